@@ -1,0 +1,92 @@
+// Model catalog entries as stored in kiln_private.models and as read by providers.
+// `cost` is what the upstream charges; callers are billed cost × markup, rounded up per charge.
+
+export type ModelCategory = 'image' | 'text' | 'svg';
+
+export interface TokenCost {
+  input_micros_per_token: number;
+  output_micros_per_token: number;
+}
+export interface ImageCost {
+  micros_per_image: number;
+}
+
+export interface CatalogModel {
+  id: string;
+  name: string;
+  category: ModelCategory;
+  /** adapter name: 'local' | 'openai' */
+  provider: string;
+  upstream: { baseUrl?: string; model?: string; apiKeyEnv?: string } | null;
+  supports_image_input: boolean;
+  input_modalities: string[];
+  output_modalities: string[];
+  cost: Partial<TokenCost & ImageCost> | null;
+  maxOutputTokens: number | null;
+  markup: number;
+  enabled: boolean;
+  description?: string | null;
+}
+
+import type { Sql } from './db.ts';
+
+/** A catalog row as read from kiln.models, normalised for providers and billing. */
+export function rowToModel(row: any, defaultMarkup: number): CatalogModel {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description ?? null,
+    category: row.category,
+    provider: row.provider,
+    upstream: row.upstream ?? null,
+    supports_image_input: row.supports_image_input,
+    input_modalities: row.input_modalities,
+    output_modalities: row.output_modalities,
+    cost: row.cost ?? null,
+    maxOutputTokens: row.max_output_tokens ?? null,
+    markup: row.markup == null ? defaultMarkup : Number(row.markup),
+    enabled: row.enabled,
+  };
+}
+
+export async function getModel(sql: Sql, id: string, defaultMarkup: number): Promise<CatalogModel | null> {
+  const [row] = await sql`select * from kiln.models where id = ${id} and enabled`;
+  return row ? rowToModel(row, defaultMarkup) : null;
+}
+
+/** Multiplies by the markup exactly enough for display (6 decimals). */
+function marked(n: unknown, markup: number): number | undefined {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return undefined;
+  return Math.round(n * markup * 1e6) / 1e6;
+}
+
+/** The billed (marked-up) price shown by GET /models; null when the cost is unknown. */
+export function pricingOf(model: CatalogModel): Record<string, number> | null {
+  const c = model.cost;
+  if (!c) return null;
+  const out: Record<string, number> = {};
+  for (const k of ['micros_per_image', 'input_micros_per_token', 'output_micros_per_token'] as const) {
+    const m = marked(c[k], model.markup);
+    if (m !== undefined) out[k] = m;
+  }
+  return Object.keys(out).length ? out : null;
+}
+
+/** The public shape of a model (SPEC "Model"). */
+export function publicModel(model: CatalogModel) {
+  return {
+    id: model.id,
+    name: model.name,
+    category: model.category,
+    provider: model.provider,
+    supports_image_input: model.supports_image_input,
+    input_modalities: model.input_modalities,
+    output_modalities: model.output_modalities,
+    pricing: pricingOf(model),
+  };
+}
+
+export async function listModels(sql: Sql, defaultMarkup: number): Promise<CatalogModel[]> {
+  const rows = await sql`select * from kiln.models where enabled order by sort_order, id`;
+  return rows.map((r) => rowToModel(r, defaultMarkup));
+}

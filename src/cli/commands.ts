@@ -1,0 +1,263 @@
+// The CLI command table. Each command parses its flags, calls one SQL function (or the
+// service), and returns what is printed as JSON.
+
+import fs from 'node:fs';
+import * as v from 'valibot';
+import { openDatabase } from '../boot.ts';
+import type { Config } from '../config.ts';
+import { migrate, type Sql } from '../db.ts';
+import { issueMessage } from '../http.ts';
+import { generateKey } from '../keys.ts';
+import { microsFlag, parseFlags, required, UsageError, uuidFlag } from './args.ts';
+import { ModelEntry } from './model-entry.ts';
+import { runServices } from './serve.ts';
+
+export interface Command {
+  help: string;
+  run(argv: string[], config: Config): Promise<unknown>;
+}
+
+async function withDb<T>(config: Config, fn: (sql: Sql) => Promise<T>): Promise<T> {
+  const db = await openDatabase(config, { migrate: !config.databaseUrl, poolSize: 2 });
+  try {
+    return await fn(db.sql);
+  } finally {
+    await db.close();
+  }
+}
+
+const TIERS = ['legacy_free', 'pro', 'enterprise', 'blocked'];
+
+function tierFlag(t: unknown): string | undefined {
+  if (t === undefined) return undefined;
+  if (typeof t !== 'string' || !TIERS.includes(t)) throw new UsageError(`--tier must be one of ${TIERS.join(', ')}`);
+  return t;
+}
+
+function accountJson(a: any) {
+  return {
+    id: a.id,
+    email: a.email,
+    tier: a.tier,
+    budget_micros: a.budget_micros == null ? null : Number(a.budget_micros),
+    created_at: a.created_at,
+  };
+}
+
+export const commands: Record<string, Command> = {
+  serve: {
+    help: 'Run the API and the worker in one process (embedded Postgres when DATABASE_URL is unset).',
+    run: (argv, config) => runServices(config, { api: true, worker: true, argv }),
+  },
+  api: {
+    help: 'Run the HTTP API only.',
+    run: (argv, config) => runServices(config, { api: true, worker: false, argv }),
+  },
+  worker: {
+    help: 'Run the job worker only.',
+    run: (argv, config) => runServices(config, { api: false, worker: true, argv }),
+  },
+  migrate: {
+    help: 'Apply committed migrations (and graphile-worker\'s schema).',
+    async run(argv, config) {
+      parseFlags(argv, {});
+      const db = await openDatabase(config, { migrate: false, poolSize: 1 });
+      try {
+        await migrate(db.url);
+        const [row] = await db.sql`select count(*)::int as n from graphile_migrate.migrations`;
+        return { migrated: true, migrations: row.n };
+      } finally {
+        await db.close();
+      }
+    },
+  },
+
+  'user create': {
+    help: '--email E [--tier legacy_free|pro|enterprise|blocked] [--budget-micros N|unlimited]',
+    async run(argv, config) {
+      const f = parseFlags(argv, { email: 'string', tier: 'string', 'budget-micros': 'string' });
+      const email = required(f, 'email');
+      const tier = tierFlag(f.tier) ?? 'legacy_free';
+      const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
+      return withDb(config, async (sql) => {
+        const [a] = await sql`select * from kiln.create_account(${email}, ${tier}, ${budget === undefined ? null : budget?.toString() ?? null}::bigint, ${budget === undefined})`;
+        return accountJson(a);
+      });
+    },
+  },
+  'user set': {
+    help: '--user ID [--tier T] [--budget-micros N|unlimited]',
+    async run(argv, config) {
+      const f = parseFlags(argv, { user: 'string', tier: 'string', 'budget-micros': 'string' });
+      const id = uuidFlag(f, 'user')!;
+      const tier = tierFlag(f.tier);
+      const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
+      return withDb(config, async (sql) => {
+        const [a] = await sql`
+          update kiln_private.accounts set
+            tier = coalesce(${tier ?? null}, tier),
+            budget_micros = case when ${budget !== undefined} then ${budget === undefined ? null : budget?.toString() ?? null}::bigint else budget_micros end
+          where id = ${id} returning *`;
+        if (!a) throw new Error('account not found');
+        return accountJson(a);
+      });
+    },
+  },
+
+  'key create': {
+    help: '--user ID [--scopes read|read,write] [--rpm N] [--workspace ID] [--name N]',
+    async run(argv, config) {
+      const f = parseFlags(argv, { user: 'string', scopes: 'string', rpm: 'string', workspace: 'string', name: 'string' });
+      const user = uuidFlag(f, 'user')!;
+      const workspace = uuidFlag(f, 'workspace', true);
+      const scopes = String(f.scopes ?? 'read,write').split(',').map((s) => s.trim()).filter(Boolean);
+      if (!scopes.length || scopes.some((s) => s !== 'read' && s !== 'write')) throw new UsageError('--scopes must be read or read,write');
+      let rpm: number | null = null;
+      if (f.rpm !== undefined) {
+        if (typeof f.rpm !== 'string' || !/^\d{1,9}$/.test(f.rpm) || Number(f.rpm) < 1) throw new UsageError('--rpm must be a positive whole number');
+        rpm = Number(f.rpm);
+      }
+      const { key, hash, displayPrefix } = generateKey();
+      return withDb(config, async (sql) => {
+        const [k] = await sql`select * from kiln.create_api_key(${user}, ${hash}, ${displayPrefix}, ${[...new Set(scopes)]}, ${rpm}, ${workspace}, ${(f.name as string) ?? null})`;
+        return { id: k.id, key, prefix: k.display_prefix, user: k.account_id, scopes: k.scopes, rpm: k.rpm, workspace: k.workspace_id, created_at: k.created_at };
+      });
+    },
+  },
+  'key revoke': {
+    help: '--key-id ID',
+    async run(argv, config) {
+      const f = parseFlags(argv, { 'key-id': 'string' });
+      const id = uuidFlag(f, 'key-id')!;
+      return withDb(config, async (sql) => {
+        const [k] = await sql`select * from kiln.revoke_api_key(${id})`;
+        return { id: k.id, revoked_at: k.revoked_at };
+      });
+    },
+  },
+
+  'workspace create': {
+    help: '--name N --owner USER',
+    async run(argv, config) {
+      const f = parseFlags(argv, { name: 'string', owner: 'string' });
+      const name = required(f, 'name');
+      const owner = uuidFlag(f, 'owner')!;
+      return withDb(config, async (sql) => {
+        const [w] = await sql`select * from kiln.create_workspace(${name}, ${owner})`;
+        return { id: w.id, name: w.name, owner: w.owner_id, plan_status: w.plan_status };
+      });
+    },
+  },
+  'workspace member add': {
+    help: '--workspace ID --user USER [--role admin|member]',
+    async run(argv, config) {
+      const f = parseFlags(argv, { workspace: 'string', user: 'string', role: 'string' });
+      const ws = uuidFlag(f, 'workspace')!;
+      const user = uuidFlag(f, 'user')!;
+      const role = (f.role as string) ?? 'member';
+      if (role !== 'admin' && role !== 'member') throw new UsageError('--role must be admin or member');
+      return withDb(config, async (sql) => {
+        const [m] = await sql`select * from kiln.add_workspace_member(${ws}, ${user}, ${role})`;
+        return { workspace: m.workspace_id, user: m.account_id, role: m.role, left_at: m.left_at };
+      });
+    },
+  },
+  'workspace member remove': {
+    help: '--workspace ID --user USER',
+    async run(argv, config) {
+      const f = parseFlags(argv, { workspace: 'string', user: 'string' });
+      const ws = uuidFlag(f, 'workspace')!;
+      const user = uuidFlag(f, 'user')!;
+      return withDb(config, async (sql) => {
+        const [m] = await sql`select * from kiln.remove_workspace_member(${ws}, ${user})`;
+        return { workspace: m.workspace_id, user: m.account_id, role: m.role, left_at: m.left_at };
+      });
+    },
+  },
+  'workspace plan': {
+    help: '--workspace ID --status active|lapsed [--budget-micros N|unlimited]',
+    async run(argv, config) {
+      const f = parseFlags(argv, { workspace: 'string', status: 'string', 'budget-micros': 'string' });
+      const ws = uuidFlag(f, 'workspace')!;
+      const status = required(f, 'status');
+      if (status !== 'active' && status !== 'lapsed') throw new UsageError('--status must be active or lapsed');
+      const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
+      return withDb(config, async (sql) => {
+        const [w] = await sql`select * from kiln.set_workspace_plan(${ws}, ${status}, ${budget === undefined ? null : budget?.toString() ?? null}::bigint, ${budget !== undefined})`;
+        return { id: w.id, plan_status: w.plan_status, plan_budget_micros: w.plan_budget_micros == null ? null : Number(w.plan_budget_micros) };
+      });
+    },
+  },
+
+  'model upsert': {
+    help: '--file model.json (one catalog entry; see README "Model catalog")',
+    async run(argv, config) {
+      const f = parseFlags(argv, { file: 'string' });
+      const file = required(f, 'file');
+      let raw: unknown;
+      try {
+        raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+      } catch (e: any) {
+        throw new UsageError(`cannot read ${file}: ${e.message}`);
+      }
+      const parsed = v.safeParse(ModelEntry, raw);
+      if (!parsed.success) throw new UsageError(`invalid model entry: ${issueMessage(parsed.issues)}`);
+      return withDb(config, async (sql) => {
+        const [m] = await sql`select * from kiln.upsert_model(${sql.json(parsed.output as any)})`;
+        return { id: m.id, name: m.name, category: m.category, provider: m.provider, enabled: m.enabled, updated_at: m.updated_at };
+      });
+    },
+  },
+  'model list': {
+    help: 'Print the catalog, including disabled entries and upstream cost.',
+    async run(argv, config) {
+      parseFlags(argv, {});
+      return withDb(config, async (sql) => {
+        const rows = await sql`select * from kiln.models order by sort_order, id`;
+        return rows.map((r) => ({ ...r, markup: r.markup == null ? null : Number(r.markup) }));
+      });
+    },
+  },
+
+  gm: {
+    help: '<graphile-migrate command> — e.g. `kiln gm watch`, `kiln gm commit`, `kiln gm status` (embedded database when DATABASE_URL is unset).',
+    async run(argv, config) {
+      const { spawnSync } = await import('node:child_process');
+      const path = await import('node:path');
+      const { startEmbedded } = await import('../db.ts');
+      const env = { ...process.env };
+      let stop: (() => Promise<void>) | null = null;
+      if (!config.databaseUrl) {
+        const pg = await startEmbedded(config.dataDir);
+        stop = pg.owned ? pg.stop : null;
+        env.DATABASE_URL = pg.url;
+        env.SHADOW_DATABASE_URL = pg.adminUrl('kiln_shadow');
+        env.ROOT_DATABASE_URL = pg.adminUrl('postgres');
+      }
+      try {
+        // graphile-worker's schema must exist before Kiln's migrations run (shadow included).
+        const { runMigrations } = await import('graphile-worker');
+        await runMigrations({ connectionString: env.DATABASE_URL! });
+        const bin = path.join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'graphile-migrate');
+        const res = spawnSync(bin, argv, { stdio: 'inherit', env });
+        if (res.status !== 0) throw new Error(`graphile-migrate exited with ${res.status}`);
+        return undefined;
+      } finally {
+        await stop?.();
+      }
+    },
+  },
+
+  usage: {
+    help: '--user ID [--workspace ID]',
+    async run(argv, config) {
+      const f = parseFlags(argv, { user: 'string', workspace: 'string' });
+      const user = uuidFlag(f, 'user')!;
+      const ws = uuidFlag(f, 'workspace', true);
+      return withDb(config, async (sql) => {
+        const [r] = await sql`select kiln.get_usage(${user}, ${ws}) as usage`;
+        return r.usage;
+      });
+    },
+  },
+};

@@ -1,0 +1,98 @@
+// `kiln serve | api | worker`: start the database (embedded when DATABASE_URL is unset),
+// migrate, then run the HTTP API and/or the worker until SIGINT/SIGTERM.
+
+import http from 'node:http';
+import { toNodeHandler } from 'h3/node';
+import { openDatabase } from '../boot.ts';
+import type { Config } from '../config.ts';
+import { createContext } from '../context.ts';
+import { generateKey } from '../keys.ts';
+import { createApp, API_PREFIX } from '../server.ts';
+import { extensions } from '../extensions.ts';
+import { startWorker } from '../worker.ts';
+import { parseFlags } from './args.ts';
+
+export interface RunOptions {
+  api: boolean;
+  worker: boolean;
+  argv: string[];
+}
+
+export async function runServices(config: Config, opts: RunOptions): Promise<undefined> {
+  parseFlags(opts.argv, {});
+  const shutdown = new AbortController();
+  // Migrate on start for the embedded default; with DATABASE_URL operators run `kiln migrate`
+  // (as in docker-compose.yml), but `serve` migrates too so one command is enough.
+  const db = await openDatabase(config, { migrate: !config.databaseUrl || (opts.api && opts.worker) });
+  const ctx = createContext(config, db.sql, shutdown.signal);
+
+  let server: http.Server | null = null;
+  let worker: Awaited<ReturnType<typeof startWorker>> | null = null;
+  let stopping: Promise<void> | null = null;
+  const stop = (signal: string) => {
+    stopping ??= (async () => {
+      ctx.log.info('shutting down', { signal });
+      shutdown.abort();
+      await Promise.allSettled([
+        server && new Promise<void>((resolve) => { server!.close(() => resolve()); server!.closeIdleConnections(); setTimeout(() => server!.closeAllConnections(), 5000).unref(); }),
+        worker?.stop(),
+      ]);
+      await db.close();
+    })();
+    return stopping;
+  };
+  const done = new Promise<void>((resolve) => {
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(sig, () => { stop(sig).finally(resolve); });
+    }
+  });
+
+  try {
+    if (opts.worker) worker = await startWorker(ctx, db.url);
+    if (opts.api) {
+      const app = createApp(ctx, { extend: extensions });
+      server = http.createServer({ keepAliveTimeout: 65_000 }, toNodeHandler(app) as any);
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(config.port, config.host, () => resolve());
+      });
+      const addr = server.address() as import('node:net').AddressInfo;
+      const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${addr.port}${API_PREFIX}`;
+      if (opts.worker) await printDevKey(ctx.sql, base);
+      process.stdout.write(`Kiln is listening on ${base}\n`);
+    } else {
+      process.stdout.write('Kiln worker started\n');
+    }
+  } catch (e) {
+    await stop('startup-failure');
+    throw e;
+  }
+  await done;
+  return undefined;
+}
+
+/** On an empty database, create a local development account and print one key for it, once. */
+async function printDevKey(sql: import('../db.ts').Sql, base: string) {
+  const { key, hash, displayPrefix } = generateKey();
+  const created = await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext('kiln:dev-account'))`;
+    const [{ n }] = await tx`select count(*)::int as n from kiln_private.accounts`;
+    if (n > 0) return null;
+    const [a] = await tx`select * from kiln.create_account('dev@localhost', 'pro', null, true)`;
+    await tx`select * from kiln.create_api_key(${a.id}, ${hash}, ${displayPrefix}, ${['read', 'write']}, null, null, 'development key')`;
+    return a;
+  });
+  if (!created) return;
+  process.stdout.write(
+    [
+      '',
+      'Created a local development account (dev@localhost) and an API key for it.',
+      'This key is shown once; store it now:',
+      '',
+      `  ${key}`,
+      '',
+      `  curl -H "Authorization: Bearer ${key}" ${base}/usage`,
+      '',
+    ].join('\n') + '\n',
+  );
+}

@@ -1,0 +1,86 @@
+// One error catalogue (type → status), one mapping from database errors, one renderer.
+// Nothing raw from Postgres (detail, query, parameters) ever reaches a client or a log line.
+
+export type ErrorType =
+  | 'invalid_request'
+  | 'unauthorized'
+  | 'insufficient_scope'
+  | 'rate_limited'
+  | 'insufficient_quota'
+  | 'payment_required'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'server_error';
+
+const STATUS: Record<ErrorType, number> = {
+  invalid_request: 400,
+  unauthorized: 401,
+  payment_required: 402,
+  insufficient_scope: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  rate_limited: 429,
+  insufficient_quota: 429,
+  server_error: 500,
+};
+
+export class ApiError extends Error {
+  readonly type: ErrorType;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  constructor(type: ErrorType, message: string, opts: { status?: number; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.type = type;
+    this.status = opts.status ?? STATUS[type];
+    this.headers = opts.headers ?? {};
+  }
+}
+
+export const UNAUTHORIZED_MESSAGE = 'Missing or invalid API key.';
+
+export const errors = {
+  invalid: (message: string) => new ApiError('invalid_request', message),
+  unauthorized: () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { headers: { 'www-authenticate': 'Bearer' } }),
+  scope: (scope: string) => new ApiError('insufficient_scope', `This API key lacks the "${scope}" scope.`),
+  notFound: (what = 'Resource') => new ApiError('not_found', `${what} not found.`),
+  rateLimited: (retryAfter: number) =>
+    new ApiError('rate_limited', `Too many requests. Retry after ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`, {
+      headers: { 'retry-after': String(retryAfter) },
+    }),
+  unavailable: (message = 'A dependency is briefly unavailable. Retry with backoff.') =>
+    new ApiError('server_error', message, { status: 503, headers: { 'retry-after': '1' } }),
+  internal: () => new ApiError('server_error', 'Unexpected error.'),
+};
+
+/** Kiln's SQLSTATEs (db/ERROR_CODES.md) → API errors. The SQL message is written for clients. */
+const SQLSTATE: Record<string, ErrorType> = {
+  KI001: 'invalid_request',
+  KQ001: 'insufficient_quota',
+  KP001: 'payment_required',
+  KN001: 'not_found',
+  KF001: 'insufficient_scope',
+  KC001: 'invalid_request',
+};
+
+/** Connection-level failures that mean "briefly unavailable" (503), not a bug (500). */
+const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01)/;
+
+export function fromDatabaseError(e: any): ApiError | null {
+  const code: string | undefined = e?.code;
+  if (typeof code !== 'string') return null;
+  const type = SQLSTATE[code];
+  if (type) return new ApiError(type, String(e.message ?? 'Request failed.'));
+  if (UNAVAILABLE.test(code) || /^(ECONNREFUSED|ECONNRESET|CONNECT_TIMEOUT|CONNECTION_)/.test(code)) {
+    return errors.unavailable();
+  }
+  return null;
+}
+
+export function toApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  return fromDatabaseError(e) ?? errors.internal();
+}
+
+export function envelope(e: ApiError) {
+  return { error: { type: e.type === 'method_not_allowed' ? 'invalid_request' : e.type, message: e.message } };
+}

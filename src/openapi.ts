@@ -1,0 +1,115 @@
+// Builds the OpenAPI 3.1 document from the route definitions and their valibot schemas.
+
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import type { RouteDef } from './route.ts';
+import { components } from './schemas.ts';
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Invalid request.',
+  401: 'Missing, malformed, revoked or unknown API key.',
+  402: 'The key bills to a workspace that cannot be charged.',
+  403: 'The key lacks the scope this endpoint needs.',
+  404: 'Not found, or not owned by the caller.',
+  429: 'Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`).',
+  500: 'Unexpected error.',
+  503: 'A dependency (such as the rate limiter) is briefly unavailable; retry with backoff.',
+};
+
+export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
+  const byIdentity = new Map<v.GenericSchema, string>();
+  for (const [name, schema] of Object.entries(components)) byIdentity.set(schema, name);
+  const convert = (schema: v.GenericSchema) => {
+    const name = byIdentity.get(schema);
+    if (name) return { $ref: `#/components/schemas/${name}` };
+    return strip(toJsonSchema(schema, opts(schema)));
+  };
+  const opts = (self?: v.GenericSchema) => ({
+    target: 'draft-2020-12' as const,
+    errorMode: 'ignore' as const,
+    definitions: Object.fromEntries(Object.entries(components).filter(([, s]) => s !== self)),
+    overrideRef: ({ referenceId }: { referenceId: string }) => `#/components/schemas/${referenceId}`,
+  });
+
+  const paths: Record<string, any> = {};
+  for (const r of routes) {
+    const parameters: any[] = [];
+    for (const [name, s] of Object.entries(r.params ?? {})) {
+      parameters.push({ name, in: 'path', required: true, schema: convert(s) });
+    }
+    for (const [name, s] of Object.entries(r.query ?? {})) {
+      parameters.push({ name, in: 'query', required: false, schema: convert(s) });
+    }
+    const responses: Record<string, any> = {
+      [r.success.status]: {
+        description: r.success.description,
+        headers: {
+          'x-request-id': { $ref: '#/components/headers/RequestId' },
+          ...Object.fromEntries(Object.entries(r.success.headers ?? {}).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])),
+        },
+        ...(r.success.schema ? { content: { 'application/json': { schema: convert(r.success.schema) } } } : {}),
+      },
+    };
+    for (const status of r.errors) {
+      responses[status] = {
+        description: STATUS_TEXT[status] ?? 'Error.',
+        headers: {
+          'x-request-id': { $ref: '#/components/headers/RequestId' },
+          ...(status === 429 || status === 503 ? { 'retry-after': { $ref: '#/components/headers/RetryAfter' } } : {}),
+        },
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
+    const op: any = {
+      operationId: r.operationId,
+      summary: r.summary,
+      ...(r.description ? { description: r.description } : {}),
+      tags: [r.tag],
+      ...(parameters.length ? { parameters } : {}),
+      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: convert(r.body) } } } } : {}),
+      responses,
+      security: r.scope ? [{ apiKey: [] }] : [],
+      ...(r.scope ? { 'x-kiln-scope': r.scope } : {}),
+    };
+    (paths[r.path] ??= {})[r.method.toLowerCase()] = op;
+  }
+
+  const schemas: Record<string, any> = {};
+  for (const [name, schema] of Object.entries(components)) {
+    schemas[name] = strip(toJsonSchema(schema, opts(schema)));
+  }
+
+  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name }));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Kiln API',
+      version: '1.0.0',
+      description: 'Asynchronous image and code generation, synchronous image transforms, the model catalog and usage, and server-side workflow runs. Money is in integer microdollars (1,000,000 = 1 US dollar).',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: serverUrl }],
+    tags,
+    security: [{ apiKey: [] }],
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: `Authorization: Bearer kiln_live_…`.' },
+      },
+      headers: {
+        RequestId: { description: 'Identifies the request in logs.', schema: { type: 'string' } },
+        RetryAfter: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer' } },
+      },
+      schemas,
+    },
+  };
+}
+
+/** Drops the per-schema `$schema` marker (OpenAPI 3.1 sets the dialect once). */
+function strip(s: any) {
+  if (s && typeof s === 'object') {
+    delete s.$schema;
+    delete s.$defs;
+  }
+  return s;
+}

@@ -1,0 +1,24 @@
+// GET /openapi.json — the OpenAPI 3.1 description generated from the route definitions.
+
+import { defineRoute } from '../../route.ts';
+
+let cached: string | null = null;
+
+export function openApiRoute(build: () => unknown) {
+  return defineRoute({
+    method: 'GET',
+    path: '/openapi.json',
+    operationId: 'getOpenApi',
+    summary: 'The OpenAPI 3.1 document',
+    tag: 'Meta',
+    scope: null,
+    success: { status: 200, description: 'OpenAPI 3.1.0 document.' },
+    errors: [],
+    async handler() {
+      cached ??= JSON.stringify(build());
+      return new Response(cached, {
+        headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' },
+      });
+    },
+  });
+}

@@ -1,0 +1,25 @@
+// Shared valibot schemas: named OpenAPI components for the bodies every endpoint returns.
+
+import * as v from 'valibot';
+
+export const ErrorEnvelope = v.pipe(
+  v.object({
+    error: v.object({
+      type: v.pipe(
+        v.picklist(['invalid_request', 'unauthorized', 'insufficient_scope', 'rate_limited', 'insufficient_quota', 'payment_required', 'not_found', 'server_error']),
+        v.description('Stable machine-readable error type.'),
+      ),
+      message: v.pipe(v.string(), v.description('Human-readable message.')),
+    }),
+  }),
+  v.description('Every error response uses this envelope.'),
+);
+
+export const Uuid = v.pipe(v.string(), v.uuid('must be a uuid'));
+
+/** Named components for the OpenAPI document; routes add theirs with `registerSchemas`. */
+export const components: Record<string, v.GenericSchema> = { Error: ErrorEnvelope };
+
+export function registerSchemas(schemas: Record<string, v.GenericSchema>): void {
+  Object.assign(components, schemas);
+}

@@ -1,0 +1,80 @@
+// `npm test`: starts a throwaway embedded Postgres (or uses DATABASE_URL's server), builds a
+// migrated template database once, then runs every test file with node:test; each file clones
+// the template, so files run in parallel in isolation.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { migrate, startEmbedded } from '../src/db.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+function findTests(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== 'bench' && e.name !== 'fixtures') out.push(...findTests(p));
+    } else if (e.name.endsWith('.test.ts')) out.push(p);
+  }
+  return out.sort();
+}
+
+async function main(): Promise<number> {
+  const only = process.argv.slice(2);
+  const files = only.length ? only.map((f) => path.resolve(f)) : findTests(path.join(root, 'test'));
+  let adminUrl: (db: string) => string;
+  let stop = async () => {};
+  let dataDir: string | null = null;
+  if (process.env.DATABASE_URL) {
+    const u = new URL(process.env.DATABASE_URL);
+    adminUrl = (db) => { const x = new URL(u); x.pathname = `/${db}`; return x.toString(); };
+  } else {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-test-'));
+    const pg = await startEmbedded(dataDir, { fast: true });
+    adminUrl = pg.adminUrl;
+    stop = pg.stop;
+  }
+  const cleanup = async () => {
+    await stop();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => { cleanup().finally(() => process.exit(130)); });
+
+  const template = `kiln_template_${process.pid}`;
+  const admin = postgres(adminUrl('postgres'), { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`drop database if exists ${template}`);
+    await admin.unsafe(`create database ${template}`);
+    const t0 = Date.now();
+    await migrate(adminUrl(template), { includeCurrent: true });
+    process.stdout.write(`# template database migrated in ${Date.now() - t0} ms\n`);
+
+    const code = await new Promise<number>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', '--test', `--test-concurrency=${process.env.KILN_TEST_CONCURRENCY ?? 2}`, ...files],
+        {
+          stdio: 'inherit',
+          env: { ...process.env, KILN_TEST_ADMIN_URL: adminUrl('postgres'), KILN_TEST_TEMPLATE: template, KILN_LOG: process.env.KILN_LOG ?? 'silent' },
+        },
+      );
+      child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));
+    });
+    return code;
+  } finally {
+    await admin.unsafe(`drop database if exists ${template} with (force)`).catch(() => {});
+    await admin.end();
+    await cleanup();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`test runner failed: ${e?.stack ?? e}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,126 @@
+// Test helpers: a private database cloned from the migrated template, a real HTTP server on
+// loopback, and shortcuts to create accounts and keys through the same SQL functions the CLI uses.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after } from 'node:test';
+import { toNodeHandler } from 'h3/node';
+import postgres from 'postgres';
+import { loadConfig, type Config } from '../src/config.ts';
+import { createContext, type Context } from '../src/context.ts';
+import { connect, type Sql } from '../src/db.ts';
+import { extensions } from '../src/extensions.ts';
+import { generateKey } from '../src/keys.ts';
+import { createApp, API_PREFIX } from '../src/server.ts';
+
+export interface TestDb {
+  url: string;
+  sql: Sql;
+}
+
+let counter = 0;
+
+// Cleanups run once, after every test of the file (registered at import, at top level:
+// `after` called inside a `before` hook would run as soon as that hook ends).
+const cleanups: Array<() => Promise<unknown>> = [];
+after(async () => {
+  for (const fn of cleanups.reverse()) await fn().catch(() => {});
+});
+export function onCleanup(fn: () => Promise<unknown>) {
+  cleanups.push(fn);
+}
+
+/** A fresh database for this test file (dropped when the file ends). */
+export async function createTestDb(): Promise<TestDb> {
+  const adminUrl = process.env.KILN_TEST_ADMIN_URL;
+  const template = process.env.KILN_TEST_TEMPLATE;
+  if (!adminUrl || !template) throw new Error('run tests with `npm test` (it prepares the database)');
+  const name = `kiln_t_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  // CREATE DATABASE … TEMPLATE fails while another session uses the template: retry briefly.
+  for (let i = 0; ; i++) {
+    try {
+      await admin.unsafe(`create database ${name} template ${template}`);
+      break;
+    } catch (e: any) {
+      if (e.code !== '55006' || i > 50) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const sql = connect(url, { max: 20 });
+  onCleanup(async () => {
+    await sql.end({ timeout: 5 });
+    await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+    await admin.end();
+  });
+  return { url, sql };
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig(), logLevel: process.env.KILN_LOG ?? 'silent', ...overrides };
+}
+
+export interface TestServer {
+  base: string;
+  origin: string;
+  ctx: Context;
+  db: TestDb;
+  close(): Promise<void>;
+}
+
+/** The real h3 app on a real HTTP server bound to 127.0.0.1 on a free port. */
+export async function startServer(opts: { config?: Partial<Config>; db?: TestDb } = {}): Promise<TestServer> {
+  const db = opts.db ?? (await createTestDb());
+  const shutdown = new AbortController();
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://127.0.0.1:${port}`;
+  const config = testConfig({ publicUrl: origin, port, ...opts.config });
+  const ctx = createContext(config, db.sql, shutdown.signal);
+  const app = createApp(ctx, { extend: extensions });
+  server.on('request', toNodeHandler(app) as any);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    shutdown.abort();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  onCleanup(close);
+  return { base: origin + API_PREFIX, origin, ctx, db, close };
+}
+
+export async function createAccount(sql: Sql, opts: { tier?: string; budgetMicros?: bigint | number | null; email?: string } = {}) {
+  const email = opts.email ?? `u${Date.now()}${Math.random().toString(36).slice(2, 8)}@example.test`;
+  const useDefault = opts.budgetMicros === undefined;
+  const budget = opts.budgetMicros == null ? null : String(opts.budgetMicros);
+  const [a] = await sql`select * from kiln.create_account(${email}, ${opts.tier ?? 'pro'}, ${budget}::bigint, ${useDefault})`;
+  return a as { id: string; email: string; tier: string };
+}
+
+export async function createKey(sql: Sql, accountId: string, opts: { scopes?: string[]; rpm?: number | null; workspaceId?: string | null } = {}) {
+  const { key, hash, displayPrefix } = generateKey();
+  const [k] = await sql`select * from kiln.create_api_key(${accountId}, ${hash}, ${displayPrefix}, ${opts.scopes ?? ['read', 'write']}, ${opts.rpm ?? null}, ${opts.workspaceId ?? null}, null)`;
+  return { id: k.id as string, key };
+}
+
+/** fetch with the bearer key and JSON body. */
+export async function api(base: string, key: string | null, path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...init.headers };
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (init.body !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(base + path, {
+    method: init.method ?? (init.body !== undefined ? 'POST' : 'GET'),
+    headers,
+    body: init.body === undefined ? undefined : typeof init.body === 'string' ? init.body : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  let body: any = text;
+  try { body = JSON.parse(text); } catch { /* not JSON */ }
+  return { status: res.status, headers: res.headers, body };
+}
