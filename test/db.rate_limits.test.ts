@@ -1,0 +1,111 @@
+// kiln.consume_rate_limits / kiln.authorize_request: GCRA on the database clock, exact under
+// concurrency, retry-after rounded up, failing closed (503) when the limiter cannot answer.
+
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+
+let srv: TestServer;
+
+before(async () => {
+  srv = await startServer({ config: { readRpm: 1000, limiterTimeoutMs: 1500 } });
+});
+
+const consume = async (key: string, limit: number) => {
+  const [r] = await srv.db.sql`select kiln.consume_rate_limits(${[key]}, ${[limit]}) as retry`;
+  return r.retry as number;
+};
+
+/** Moves a bucket's clock back, as if `seconds` had passed. */
+const age = (key: string, seconds: number) =>
+  srv.db.sql`update kiln_private.rate_limit_buckets set tat = tat - make_interval(secs => ${seconds}) where key = ${key}`;
+
+test('a limit of N per minute admits a burst of N, then refills at N per minute', async () => {
+  const key = 'test:burst';
+  for (let i = 0; i < 10; i++) assert.equal(await consume(key, 10), 0, `request ${i + 1} admitted`);
+  const retry = await consume(key, 10);
+  assert.ok(retry >= 1 && retry <= 6, `retry-after ${retry} within one emission interval (6 s), rounded up`);
+  // One emission interval later exactly one more request fits.
+  await age(key, 6);
+  assert.equal(await consume(key, 10), 0);
+  assert.ok((await consume(key, 10)) > 0);
+  // A full minute refills the whole burst, and no more.
+  await age(key, 60);
+  for (let i = 0; i < 10; i++) assert.equal(await consume(key, 10), 0);
+  assert.ok((await consume(key, 10)) > 0);
+});
+
+test('retry-after is whole seconds rounded up, and waiting that long always succeeds', async () => {
+  const key = 'test:retry';
+  for (let i = 0; i < 7; i++) await consume(key, 7); // T = 60/7 ≈ 8.571 s
+  const retry = await consume(key, 7);
+  assert.equal(retry, 9, 'ceil(8.571…)');
+  // Slightly less than the advertised wait is still too early; the advertised wait is enough.
+  await age(key, retry - 0.7);
+  assert.ok((await consume(key, 7)) >= 1);
+  await age(key, 0.7);
+  assert.equal(await consume(key, 7), 0);
+});
+
+test('a denied request consumes nothing from any bucket', async () => {
+  const a = 'test:multi:a';
+  const b = 'test:multi:b';
+  for (let i = 0; i < 2; i++) {
+    const [r] = await srv.db.sql`select kiln.consume_rate_limits(${[a, b]}, ${[100, 2]}) as retry`;
+    assert.equal(r.retry, 0);
+  }
+  const [before] = await srv.db.sql`select tat from kiln_private.rate_limit_buckets where key = ${a}`;
+  const [denied] = await srv.db.sql`select kiln.consume_rate_limits(${[a, b]}, ${[100, 2]}) as retry`;
+  assert.ok(denied.retry > 0);
+  const [afterRow] = await srv.db.sql`select tat from kiln_private.rate_limit_buckets where key = ${a}`;
+  assert.equal(afterRow.tat.getTime(), before.tat.getTime());
+});
+
+test('200 concurrent requests against a per-key limit of N let exactly N through', async () => {
+  const acct = await createAccount(srv.db.sql);
+  const N = 37;
+  const { key } = await createKey(srv.db.sql, acct.id, { rpm: N });
+  const results = await Promise.all(Array.from({ length: 200 }, () => api(srv.base, key, '/usage')));
+  const ok = results.filter((r) => r.status === 200).length;
+  const limited = results.filter((r) => r.status === 429);
+  assert.equal(ok, N);
+  assert.equal(limited.length, 200 - N);
+  for (const r of limited) {
+    assert.equal(r.body.error.type, 'rate_limited');
+    assert.match(r.headers.get('retry-after')!, /^[1-9]\d*$/);
+    assert.ok(r.headers.get('x-request-id'));
+  }
+});
+
+test('each key has its own bucket; the read bucket applies per key', async () => {
+  const s2 = await startServer({ db: srv.db, config: { readRpm: 3 } });
+  const acct = await createAccount(srv.db.sql);
+  const k1 = await createKey(srv.db.sql, acct.id);
+  const k2 = await createKey(srv.db.sql, acct.id);
+  for (let i = 0; i < 3; i++) assert.equal((await api(s2.base, k1.key, '/models')).status, 200);
+  const limited = await api(s2.base, k1.key, '/usage');
+  assert.equal(limited.status, 429);
+  assert.equal(limited.body.error.type, 'rate_limited');
+  assert.equal((await api(s2.base, k2.key, '/models')).status, 200, 'another key is unaffected');
+  await s2.close();
+});
+
+test('the limiter failing or timing out is a 503 server_error, never a pass', async () => {
+  const acct = await createAccount(srv.db.sql);
+  const { key } = await createKey(srv.db.sql, acct.id);
+  assert.equal((await api(srv.base, key, '/usage')).status, 200);
+  // Hold an exclusive lock on the buckets: the limiter cannot answer within its timeout.
+  const started = Date.now();
+  const res = await srv.db.sql.begin(async (tx) => {
+    await tx`lock table kiln_private.rate_limit_buckets in access exclusive mode`;
+    return Promise.all([api(srv.base, key, '/usage'), api(srv.base, key, '/models')]);
+  });
+  for (const r of res) {
+    assert.equal(r.status, 503);
+    assert.equal(r.body.error.type, 'server_error');
+    assert.ok(r.headers.get('x-request-id'));
+    assert.ok(!JSON.stringify(r.body).match(/lock|relation|kiln_private|select/i), 'no SQL details leak');
+  }
+  assert.ok(Date.now() - started < 5000);
+  assert.equal((await api(srv.base, key, '/usage')).status, 200, 'recovers once the limiter answers');
+});
