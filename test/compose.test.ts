@@ -1,0 +1,43 @@
+// docker-compose.yml is the production shape: this machine has no Docker engine, so the file is
+// parsed and checked against the CLI and the configuration it uses.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { parse } from 'yaml';
+import { commands } from '../src/cli/commands.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+const compose = parse(fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
+const configSource = fs.readFileSync(path.join(root, 'src', 'config.ts'), 'utf8');
+
+test('postgres, migrate, api and worker services', () => {
+  assert.deepEqual(Object.keys(compose.services).sort(), ['api', 'migrate', 'postgres', 'worker']);
+  assert.match(compose.services.postgres.image, /^postgres:\d+/);
+  assert.ok(compose.services.postgres.healthcheck);
+});
+
+test('kiln services run real CLI commands from an image built from this repository', () => {
+  for (const name of ['migrate', 'api', 'worker']) {
+    const svc = compose.services[name];
+    assert.equal(svc.build.context, '.');
+    assert.match(svc.build.dockerfile_inline, /npm ci/);
+    assert.match(svc.build.dockerfile_inline, /ENTRYPOINT \["node", "bin\/kiln.js"\]/);
+    assert.ok(commands[svc.command.join(' ')], `${name}: "kiln ${svc.command.join(' ')}" exists`);
+    assert.equal(svc.command.join(' '), name);
+    assert.match(svc.environment.DATABASE_URL, /@postgres:5432\//);
+  }
+  assert.equal(compose.services.migrate.depends_on.postgres.condition, 'service_healthy');
+  assert.equal(compose.services.api.depends_on.migrate.condition, 'service_completed_successfully');
+  assert.equal(compose.services.worker.depends_on.migrate.condition, 'service_completed_successfully');
+  assert.equal(compose.services.api.environment.HOST, '0.0.0.0');
+});
+
+test('every environment variable the services set is one Kiln reads', () => {
+  for (const name of ['migrate', 'api', 'worker']) {
+    for (const key of Object.keys(compose.services[name].environment)) {
+      assert.ok(configSource.includes(`'${key}'`), `${name}: ${key} is read in src/config.ts`);
+    }
+  }
+});
