@@ -3,7 +3,7 @@
 import * as v from 'valibot';
 import { listModels, publicModel } from '../../catalog.ts';
 import type { Context } from '../../context.ts';
-import { authorize } from '../../http.ts';
+import { authorize, sendJson } from '../../http.ts';
 import { defineRoute } from '../../route.ts';
 import { registerSchemas } from '../../schemas.ts';
 
@@ -53,8 +53,6 @@ export default defineRoute({
   async handler(ctx, event) {
     // Authorization (and its rate limit) and the catalog read are independent: run them together.
     const [, catalog] = await Promise.all([authorize(ctx, event, { scope: 'read', bucket: 'read' }), cachedCatalog(ctx)]);
-    return new Response(catalog.body, {
-      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'private, max-age=300' },
-    });
+    return sendJson(event, catalog.body, { raw: true, headers: { 'cache-control': 'private, max-age=300' } });
   },
 });

@@ -1,5 +1,6 @@
 // GET /openapi.json — the OpenAPI 3.1 description generated from the route definitions.
 
+import { sendJson } from '../../http.ts';
 import { defineRoute } from '../../route.ts';
 
 let cached: string | null = null;
@@ -14,11 +15,9 @@ export function openApiRoute(build: () => unknown) {
     scope: null,
     success: { status: 200, description: 'OpenAPI 3.1.0 document.' },
     errors: [],
-    async handler() {
+    async handler(_ctx, event) {
       cached ??= JSON.stringify(build());
-      return new Response(cached, {
-        headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' },
-      });
+      return sendJson(event, cached, { raw: true, headers: { 'cache-control': 'public, max-age=300' } });
     },
   });
 }

@@ -1,10 +1,7 @@
 // GET /usage — tier, personal budget and, for workspace-bound keys, the Team pool.
 
 import * as v from 'valibot';
-import { errors } from '../../errors.ts';
-import { authResult, withTimeout } from '../../http.ts';
-import { bearerKey, hashKey } from '../../keys.ts';
-import { errorFields } from '../../log.ts';
+import { authorizeWithUsage, sendJson } from '../../http.ts';
 import { defineRoute } from '../../route.ts';
 import { registerSchemas } from '../../schemas.ts';
 
@@ -37,24 +34,8 @@ export default defineRoute({
   success: { status: 200, description: 'Usage for the key\'s billing scope.', schema: Usage },
   errors: [401, 403, 429, 503],
   async handler(ctx, event) {
-    const key = bearerKey(event.req.headers.get('authorization'));
-    if (!key) throw errors.unauthorized();
     // Authorization, rate limit and the usage read in one round trip.
-    let row: any;
-    try {
-      [row] = await withTimeout(
-        ctx.sql`
-          select a.*, case when a.status = 'ok' then kiln.get_usage(a.account_id, a.workspace_id)::text end as usage
-          from kiln.authorize_request(${hashKey(key)}, 'read', 'read', ${ctx.config.readRpm}::int) a`,
-        ctx.config.limiterTimeoutMs,
-      );
-    } catch (e) {
-      ctx.log.warn('usage authorize failed; failing closed', errorFields(e));
-      throw errors.unavailable();
-    }
-    authResult(row, 'read');
-    return new Response(row.usage, {
-      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
-    });
+    const { usage } = await authorizeWithUsage(ctx, event);
+    return sendJson(event, usage, { raw: true, headers: { 'cache-control': 'no-store' } });
   },
 });

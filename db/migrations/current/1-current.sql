@@ -1,1 +1,0 @@
--- Enter migration here

@@ -1,0 +1,40 @@
+// A benchmark server process: the real Kiln app plus a bare h3 route running `select 1` (the
+// one-round-trip limit), on loopback. Prints {"port"} when ready.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { H3 } from 'h3';
+import { toNodeHandler } from 'h3/node';
+import { loadConfig } from '../../src/config.ts';
+import { createContext } from '../../src/context.ts';
+import { connect } from '../../src/db.ts';
+import { extensions } from '../../src/extensions.ts';
+import { createApp } from '../../src/server.ts';
+import { authStats } from '../../src/http.ts';
+
+const url = process.env.KILN_BENCH_DB!;
+const sql = connect(url, { max: 10 });
+const config = { ...loadConfig(), logLevel: 'silent', readRpm: 1_000_000_000, transformRpm: 1_000_000_000 };
+const server = http.createServer({ keepAliveTimeout: 65_000 });
+server.listen(0, '127.0.0.1', () => {
+  const port = (server.address() as AddressInfo).port;
+  const ctx = createContext({ ...config, publicUrl: `http://127.0.0.1:${port}`, port }, sql);
+  const app = createApp(ctx, {
+    extend: [
+      (a) => {
+        a.get('/bench/auth-stats', async () => ({ ...authStats }));
+        a.get('/bench/select1', async () => {
+          const [row] = await sql`select 1 as one`;
+          return row;
+        });
+      },
+      ...extensions,
+    ],
+  });
+  server.on('request', toNodeHandler(app) as any);
+  process.stdout.write(JSON.stringify({ port }) + '\n');
+});
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => sql.end().then(() => process.exit(0)));
+});

@@ -1,0 +1,98 @@
+// `npm run bench`: every benchmark in one run on this machine, printing figures and their
+// ratios to the `select 1` route (the one-round-trip limit). Not a test: targets are reported.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { generateKey } from '../../src/keys.ts';
+import { benchDatabase, fmt, load, type LoadResult } from './_env.ts';
+
+export interface BenchContext {
+  dbUrl: string;
+  sql: import('../../src/db.ts').Sql;
+  origin: string;
+  base: string;
+  select1: LoadResult;
+  keys: string[];
+  accountIds: string[];
+  report(name: string, figures: Record<string, unknown>): void;
+}
+
+const results: Record<string, Record<string, unknown>> = {};
+
+async function startBenchServer(dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
+    env: { ...process.env, KILN_BENCH_DB: dbUrl, KILN_LOG: 'silent' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const rl = readline.createInterface({ input: child.stdout! });
+  const port = await new Promise<number>((resolve, reject) => {
+    rl.once('line', (l) => resolve(JSON.parse(l).port));
+    child.once('exit', (c) => reject(new Error(`bench server exited ${c}`)));
+  });
+  return { child, port };
+}
+
+async function main() {
+  const db = await benchDatabase();
+  const { child, port } = await startBenchServer(db.url);
+  const origin = `http://127.0.0.1:${port}`;
+  const base = `${origin}/api/v1`;
+  try {
+    // 64 keys on 64 accounts, rotated: realistic traffic is many keys, each under its own limits.
+    const keys: string[] = [];
+    const accountIds: string[] = [];
+    for (let i = 0; i < 64; i++) {
+      const [a] = await db.sql`select * from kiln.create_account(${`bench${i}@example.test`}, 'enterprise', null, true)`;
+      const k = generateKey();
+      await db.sql`select kiln.create_api_key(${a.id}, ${k.hash}, ${k.displayPrefix}, ${['read', 'write']}, null, null, null)`;
+      keys.push(k.key);
+      accountIds.push(a.id);
+    }
+    const auth = keys.map((k) => ({ authorization: `Bearer ${k}` }));
+
+    // Warm up, then measure the limit and the foundation routes.
+    // Same client work for every route (rotating auth headers), so ratios compare servers only.
+    await load({ url: `${origin}/bench/select1`, headers: auth, seconds: 1 });
+    const select1 = await load({ url: `${origin}/bench/select1`, headers: auth });
+    const models = await load({ url: `${base}/models`, headers: auth });
+    const usage = await load({ url: `${base}/usage`, headers: auth });
+    console.log('\n## Foundation (ratio to the select-1 route)');
+    console.log(`select 1 route    ${fmt(select1)}`);
+    console.log(`GET /models       ${fmt(models)}   ratio ${(models.rps / select1.rps).toFixed(2)} (target ≥ 0.8)`);
+    console.log(`GET /usage        ${fmt(usage)}   ratio ${(usage.rps / select1.rps).toFixed(2)} (target ≥ 0.6)`);
+    results.foundation = {
+      select1, models, usage,
+      modelsRatio: +(models.rps / select1.rps).toFixed(2),
+      usageRatio: +(usage.rps / select1.rps).toFixed(2),
+    };
+
+    const ctx: BenchContext = {
+      dbUrl: db.url, sql: db.sql, origin, base, select1, keys, accountIds,
+      report(name, figures) { results[name] = figures; },
+    };
+    // Later modules register here (each prints its own section and reports figures).
+    for (const mod of await benchModules()) {
+      await mod(ctx);
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await db.close();
+  }
+  console.log('\n## JSON');
+  console.log(JSON.stringify(results, null, 2));
+}
+
+async function benchModules(): Promise<Array<(ctx: BenchContext) => Promise<void>>> {
+  const { benchModules } = await import('./modules.ts');
+  return benchModules;
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
