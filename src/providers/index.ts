@@ -1,0 +1,57 @@
+// Entry point of the provider layer: adapter lookup by catalog `provider` name, code generation
+// that applies the GLSL rules, and the pricing helpers used to reserve and settle charges.
+
+import type { CatalogModel } from '../catalog.ts';
+import { generateGlsl } from '../glsl.ts';
+import { localProvider } from './local.ts';
+import { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
+import { outputKind, ProviderError, upstreamSetting, type Provider, type TextOutput, type TextRequest } from './types.ts';
+
+export * from './types.ts';
+export { actualMicros, inputTokenBound, maxTokensFor, reserveMicros, IMAGE_INPUT_TOKENS } from './costs.ts';
+export type { ChargeUsage, CostRequest } from './costs.ts';
+export { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
+export { localProvider } from './local.ts';
+export { stripCodeFences } from './fences.ts';
+
+const cache = new Map<string, Provider>();
+
+/**
+ * The adapter for a catalog entry's `provider`. Pass options to get a fresh instance with
+ * non-default timeouts/retries (the cached default uses 120 s per attempt, 3 attempts).
+ */
+export function getProvider(name: string, options?: { openai?: OpenAIOptions }): Provider {
+  if (name === 'local') return localProvider;
+  if (name === 'openai') {
+    if (options?.openai) return createOpenAIProvider(options.openai);
+    let p = cache.get(name);
+    if (!p) cache.set(name, (p = createOpenAIProvider()));
+    return p;
+  }
+  throw new ProviderError('model is not available', { code: 'config', retryable: false });
+}
+
+/**
+ * Whether https image inputs may be handed to the upstream as URLs (see inputs.ts `passUrls`)
+ * instead of being downloaded by us. Opt-in per model via `upstream.acceptImageUrls: true`,
+ * because many OpenAI-compatible servers only take inline data.
+ */
+export function acceptsImageUrls(model: CatalogModel, type: 'image' | 'code'): boolean {
+  return model.provider === 'openai' && type === 'code' && upstreamSetting(model, 'acceptImageUrls') === true;
+}
+
+/** generateText plus the output-kind rules that need a check (GLSL: validate, repair once). */
+export function generateCode(provider: Provider, req: TextRequest): Promise<TextOutput> {
+  return outputKind(req) === 'glsl' ? generateGlsl(provider, req) : provider.generateText(req);
+}
+
+/** CodeResult.structuredOutput: the parsed value when the text is JSON, else null. */
+export function structuredOutput(text: string): unknown {
+  const t = text.trim();
+  if (!/^[[{]/.test(t)) return null;
+  try {
+    return JSON.parse(t) as unknown;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,127 @@
+// The contract between generation jobs and model adapters: requests, outputs and the one
+// error type an adapter may throw (its message is safe to show to API clients).
+
+import type { CatalogModel } from '../catalog.ts';
+
+export const ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3'] as const;
+export type AspectRatio = (typeof ASPECT_RATIOS)[number];
+
+export const TARGET_LANGUAGES = [
+  'text', 'tsx', 'jsx', 'css', 'svg', 'json', 'typescript', 'javascript', 'mdx', 'markdown', 'glsl',
+] as const;
+export type TargetLanguage = (typeof TARGET_LANGUAGES)[number];
+
+/** A resolved image input: bytes, or a vetted https URL for adapters that fetch URLs themselves. */
+export type ImageInputData = { data: Buffer; mediaType: string } | { url: string; mediaType: string };
+
+export interface TextInput {
+  content: string;
+  /** Defaults to `Input N` (1-based) when rendered into a prompt. */
+  label?: string;
+  language?: string;
+}
+
+export interface ImageRequest {
+  model: CatalogModel;
+  prompt: string;
+  aspectRatio: AspectRatio;
+  images: ImageInputData[];
+  textInputs: TextInput[];
+  signal: AbortSignal;
+}
+
+export interface ImageOutput {
+  data: Buffer;
+  mediaType: string;
+  width: number;
+  height: number;
+  providerRequestId?: string | null;
+}
+
+export interface TextRequest {
+  model: CatalogModel;
+  prompt: string;
+  targetLanguage: TargetLanguage;
+  screenHtml: boolean;
+  images: ImageInputData[];
+  textInputs: TextInput[];
+  maxTokens: number;
+  signal: AbortSignal;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface TextOutput {
+  text: string;
+  usage: TokenUsage;
+  providerRequestId?: string | null;
+}
+
+export interface Provider {
+  generateImage(req: ImageRequest): Promise<ImageOutput>;
+  generateText(req: TextRequest): Promise<TextOutput>;
+}
+
+export type ProviderErrorCode =
+  | 'aborted' // req.signal fired (shutdown): nothing is known about the upstream outcome
+  | 'timeout'
+  | 'network'
+  | 'rate_limited'
+  | 'upstream_error' // upstream 5xx
+  | 'rejected' // upstream 4xx other than 429: retrying the same request cannot help
+  | 'bad_response' // unparseable or incomplete upstream answer
+  | 'invalid_output' // answer parsed but breaks the output rules (e.g. GLSL)
+  | 'config'; // catalog entry cannot be served by this adapter
+
+export interface ProviderErrorOptions {
+  code: ProviderErrorCode;
+  retryable: boolean;
+  retryAfterMs?: number;
+  status?: number;
+  /** Tokens already consumed upstream before the failure (e.g. both GLSL attempts). */
+  usage?: TokenUsage;
+  cause?: unknown;
+}
+
+/**
+ * `message` is a short client-safe summary; it never contains an upstream body, URL or key.
+ * `retryable` says whether running the same job again later may succeed.
+ */
+export class ProviderError extends Error {
+  readonly code: ProviderErrorCode;
+  readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+  readonly status?: number;
+  readonly usage?: TokenUsage;
+
+  constructor(message: string, opts: ProviderErrorOptions) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ProviderError';
+    this.code = opts.code;
+    this.retryable = opts.retryable;
+    if (opts.retryAfterMs !== undefined) this.retryAfterMs = opts.retryAfterMs;
+    if (opts.status !== undefined) this.status = opts.status;
+    if (opts.usage !== undefined) this.usage = opts.usage;
+  }
+}
+
+/**
+ * What a text request must produce. Screen HTML wins over the language (the screen is a page
+ * whatever the language says), and an `svg` category model always draws SVG.
+ */
+export type OutputKind = Exclude<TargetLanguage, 'svg'> | 'svg' | 'html';
+
+export function outputKind(req: { model: CatalogModel; targetLanguage: TargetLanguage; screenHtml: boolean }): OutputKind {
+  if (req.screenHtml) return 'html';
+  if (req.model.category === 'svg') return 'svg';
+  return req.targetLanguage;
+}
+
+/** Extra, optional upstream settings read from the catalog entry's `upstream` JSON. */
+export function upstreamSetting(model: CatalogModel, key: string): unknown {
+  const u = model.upstream as Record<string, unknown> | null;
+  return u && Object.prototype.hasOwnProperty.call(u, key) ? u[key] : undefined;
+}
