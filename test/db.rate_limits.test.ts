@@ -112,3 +112,31 @@ test('the limiter failing or timing out is a 503 server_error, never a pass', as
   assert.ok(Date.now() - started < 5000);
   assert.equal((await api(srv.base, key, '/usage')).status, 200, 'recovers once the limiter answers');
 });
+
+test('kiln.authorize_requests decides a batch in arrival order, independent keys and shared buckets alike', async () => {
+  const acct = await createAccount(srv.db.sql);
+  const keys = await Promise.all([1, 2, 3].map(() => createKey(srv.db.sql, acct.id)));
+  const { hashKey } = await import('../src/keys.ts');
+  const batch = (ks: string[], rpm: number, bucket: string | null = 'read') => srv.db.sql`
+    select ord, status, retry_after from kiln.authorize_requests(
+      ${srv.db.sql.array(ks.map(hashKey) as any, 17)}, ${srv.db.sql.array(ks.map(() => 'read'), 25)},
+      ${srv.db.sql.array(ks.map(() => bucket) as any, 25)}, ${srv.db.sql.array(ks.map(() => rpm), 23)},
+      ${srv.db.sql.array(ks.map(() => false), 16)}) order by ord`;
+  const distinct = keys.map((k) => k.key);
+  // Independent buckets (the one-UPDATE fast path): a limit of 1 admits each key once.
+  assert.deepEqual((await batch(distinct, 1)).map((r) => r.status), ['ok', 'ok', 'ok']);
+  const again = await batch(distinct, 1);
+  assert.deepEqual(again.map((r) => r.status), ['rate_limited', 'rate_limited', 'rate_limited']);
+  for (const r of again) assert.ok(r.retry_after >= 59 && r.retry_after <= 60, String(r.retry_after));
+  // One key several times in a batch (shared bucket): admitted in order until the burst is used.
+  const k4 = (await createKey(srv.db.sql, acct.id)).key;
+  assert.deepEqual((await batch([k4, k4, k4, k4], 2)).map((r) => r.status), ['ok', 'ok', 'rate_limited', 'rate_limited']);
+  // Unknown keys and scope failures sit beside admitted ones.
+  const ro = (await createKey(srv.db.sql, acct.id, { scopes: ['read'] })).key;
+  const mixed = await srv.db.sql`
+    select status from kiln.authorize_requests(
+      ${srv.db.sql.array([hashKey('kiln_live_' + 'x'.repeat(40)), hashKey(ro), hashKey(ro)] as any, 17)},
+      ${srv.db.sql.array(['read', 'write', 'read'], 25)}, ${srv.db.sql.array(['read', 'read', 'read'], 25)},
+      ${srv.db.sql.array([5, 5, 5], 23)}, ${srv.db.sql.array([false, false, true], 16)}) order by ord`;
+  assert.deepEqual(mixed.map((r) => r.status), ['unauthorized', 'insufficient_scope', 'ok']);
+});

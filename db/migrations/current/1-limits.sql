@@ -158,6 +158,11 @@ declare
   v_f_scopes text[];
   v_f_rpm int[];
   v_f_tier text[];
+  v_usage_ords int[] := array[]::int[];
+  v_fast boolean := false;
+  v_blimits int[];
+  v_admitted text[];
+  v_bkey text;
 begin
   if v_n = 0 then
     return;
@@ -182,19 +187,68 @@ begin
     end if;
   end loop;
 
-  -- The buckets every authenticated, in-scope request needs.
-  select array_agg(distinct b order by b) into v_bkeys
-  from (
-    select unnest(
-      case when v_rpms[i] is not null then array['key:' || v_key_ids[i]] else array[]::text[] end ||
-      case p_buckets[i] when 'read' then array['read:' || v_key_ids[i]]
-                       when 'transform' then array['transform:' || v_accounts[i]]
-                       else array[]::text[] end) as b
-    from generate_subscripts(p_key_hashes, 1) as i
-    where v_key_ids[i] is not null and v_scope_ok[i]
-  ) x;
-  if v_bkeys is not null then
-    -- Create missing buckets, then lock all of them in key order and read their TATs.
+  -- Fast path (the common case): each request needs at most one bucket and no bucket is
+  -- shared within the batch, so every admission is independent and one INSERT … ON CONFLICT
+  -- DO UPDATE … WHERE creates, decides and debits them all, taking row locks in key order.
+  v_fast := true;
+  v_bkeys := array[]::text[];
+  v_blimits := array[]::int[];
+  for v_i in 1 .. v_n loop
+    continue when v_key_ids[v_i] is null or not v_scope_ok[v_i] or p_buckets[v_i] is null and v_rpms[v_i] is null;
+    if v_rpms[v_i] is not null and p_buckets[v_i] is not null then
+      v_fast := false;
+      exit;
+    end if;
+    v_bkey := case when v_rpms[v_i] is not null then 'key:' || v_key_ids[v_i]
+                   when p_buckets[v_i] = 'read' then 'read:' || v_key_ids[v_i]
+                   when p_buckets[v_i] = 'transform' then 'transform:' || v_accounts[v_i] end;
+    if v_bkey is null then
+      raise exception 'unknown bucket %', p_buckets[v_i] using errcode = '22023';
+    end if;
+    if v_bkey = any (v_bkeys) then
+      v_fast := false;
+      exit;
+    end if;
+    v_bkeys := v_bkeys || v_bkey;
+    v_blimits := v_blimits || coalesce(v_rpms[v_i], p_bucket_rpms[v_i]);
+  end loop;
+
+  if v_fast then
+    if cardinality(v_bkeys) > 0 then
+      with admitted as (
+        insert into kiln_private.rate_limit_buckets as b (key, tat)
+          select u.key, v_now + make_interval(secs => 60.0 / u.lim)
+          from unnest(v_bkeys, v_blimits) as u(key, lim)
+          order by u.key
+        on conflict (key) do update
+          -- excluded.tat - v_now is this bucket's emission interval T = 60 s / N.
+          set tat = greatest(b.tat, v_now) + (excluded.tat - v_now)
+          where greatest(b.tat, v_now) + (excluded.tat - v_now) - v_now <= interval '60 seconds'
+        returning b.key)
+      select array_agg(key) into v_admitted from admitted;
+      v_admitted := coalesce(v_admitted, array[]::text[]);
+      -- v_dirty marks admitted buckets; denied ones kept their TAT: read it for retry-after.
+      v_dirty := array(select k = any (v_admitted) from unnest(v_bkeys) k);
+      v_btats := array_fill(null::timestamptz, array[cardinality(v_bkeys)]);
+      if cardinality(v_admitted) < cardinality(v_bkeys) then
+        select array_agg(t.tat order by k.o) into v_btats
+          from unnest(v_bkeys) with ordinality as k(key, o)
+          left join kiln_private.rate_limit_buckets t on t.key = k.key;
+      end if;
+    end if;
+  else
+    -- General path: every bucket of the batch, sorted; created when missing, then locked in
+    -- key order (so batches never deadlock), decided in memory, and written once at the end.
+    select array_agg(distinct b order by b) into v_bkeys
+    from (
+      select unnest(
+        case when v_rpms[i] is not null then array['key:' || v_key_ids[i]] else array[]::text[] end ||
+        case p_buckets[i] when 'read' then array['read:' || v_key_ids[i]]
+                         when 'transform' then array['transform:' || v_accounts[i]]
+                         else array[]::text[] end) as b
+      from generate_subscripts(p_key_hashes, 1) as i
+      where v_key_ids[i] is not null and v_scope_ok[i]
+    ) x;
     insert into kiln_private.rate_limit_buckets (key, tat)
       select b, '-infinity' from unnest(v_bkeys) b
       where not exists (select 1 from kiln_private.rate_limit_buckets x where x.key = b)
@@ -236,6 +290,17 @@ begin
     elsif p_buckets[v_i] is not null then
       raise exception 'unknown bucket %', p_buckets[v_i] using errcode = '22023';
     end if;
+    if v_fast and cardinality(v_req_bkeys) = 1 then
+      v_j := array_position(v_bkeys, v_req_bkeys[1]);
+      if not v_dirty[v_j] then
+        status := 'rate_limited';
+        retry_after := greatest(1, ceil(extract(epoch from (
+          greatest(v_btats[v_j], v_now) + make_interval(secs => 60.0 / v_req_limits[1]) - v_now - interval '60 seconds')))::int);
+        return next;
+        continue;
+      end if;
+      v_req_bkeys := array[]::text[];  -- already debited
+    end if;
     -- GCRA: emission interval T = 60 s / N, burst N (tolerance 60 s); all buckets or none.
     v_retry := 0;
     v_pos := array[]::int[];
@@ -262,12 +327,22 @@ begin
     status := 'ok';
     retry_after := 0;
     if p_with_usage[v_i] then
-      usage := kiln.get_usage(v_accounts[v_i], v_workspaces[v_i])::text;
+      -- Filled in below, for all such requests in one query.
+      v_usage_ords := v_usage_ords || v_i;
+      continue;
     end if;
     return next;
   end loop;
 
-  if v_bkeys is not null and true = any (v_dirty) then
+  if cardinality(v_usage_ords) > 0 then
+    return query
+      select o.i::int, 'ok'::text, v_key_ids[o.i], v_accounts[o.i], v_workspaces[o.i], v_tiers[o.i],
+             string_to_array(v_scope_lists[o.i], ','), 0, u.usage::text
+      from unnest(v_usage_ords) as o(i)
+      left join lateral kiln_private.usage_rows(v_accounts[o.i], v_workspaces[o.i]) u on true;
+  end if;
+
+  if not v_fast and v_bkeys is not null and true = any (v_dirty) then
     update kiln_private.rate_limit_buckets b
       set tat = v_btats[array_position(v_bkeys, b.key)]
       where b.key = any (v_bkeys) and v_dirty[array_position(v_bkeys, b.key)];
@@ -292,44 +367,46 @@ as $$
   from kiln.authorize_requests(array[p_key_hash], array[p_scope], array[p_bucket], array[p_bucket_rpm], array[false]) r;
 $$;
 
--- GET /usage in one statement (the hot read path).
+-- GET /usage in one statement (the hot read path). An inlinable set-returning SQL function, so
+-- the batched authorization can join it instead of calling a function per request.
+create or replace function kiln_private.usage_rows(p_account_id uuid, p_workspace_id uuid) returns table (usage json)
+  language sql stable
+as $$
+  select json_build_object(
+    'tier', acct.tier,
+    'token_budget_micros', acct.budget_micros,
+    'used_micros', coalesce(bp.held_micros + bp.settled_micros, 0),
+    'remaining_micros', case when acct.budget_micros is not null
+                             then greatest(acct.budget_micros - coalesce(bp.held_micros + bp.settled_micros, 0), 0) end,
+    'resets_at', case when acct.budget_micros is not null
+                      then to_char((acct.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end,
+    'scope', case when p_workspace_id is null then 'personal' else 'workspace' end,
+    'workspace_id', p_workspace_id,
+    'workspace_budget_micros', ws.plan_budget_micros,
+    'workspace_used_micros', case when ws.id is not null then coalesce(wbp.held_micros + wbp.settled_micros, 0) end,
+    'workspace_remaining_micros', case when ws.plan_budget_micros is not null
+                                       then greatest(ws.plan_budget_micros - coalesce(wbp.held_micros + wbp.settled_micros, 0), 0) end,
+    'workspace_resets_at', case when ws.id is not null
+                                then to_char((ws.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end)
+  from (select a.id, a.tier, a.budget_micros, kiln_private.period_start(a.period_anchor, now()) as period
+        from kiln_private.accounts a where a.id = p_account_id) acct
+  left join kiln_private.budget_periods bp on bp.pool_id = acct.id and bp.period_start = acct.period
+  left join (select w.id, w.plan_budget_micros, kiln_private.period_start(w.plan_period_anchor, now()) as period
+             from kiln_private.workspaces w
+             where w.id = p_workspace_id and w.plan_status = 'active'
+               and exists (select 1 from kiln_private.workspace_members m
+                           where m.workspace_id = w.id and m.account_id = p_account_id and m.left_at is null)) ws on true
+  left join kiln_private.budget_periods wbp on wbp.pool_id = ws.id and wbp.period_start = ws.period;
+$$;
+comment on function kiln_private.usage_rows(uuid, uuid) is
+  'The GET /usage body as one row (none when the account does not exist); inlined by the planner into callers.';
+
 create or replace function kiln.get_usage(p_account_id uuid, p_workspace_id uuid) returns json
   language sql stable
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
-  with acct as (
-    select a.*, kiln_private.period_start(a.period_anchor, now()) as period
-    from kiln_private.accounts a where a.id = p_account_id
-  ), used as (
-    select coalesce((select b.held_micros + b.settled_micros from kiln_private.budget_periods b, acct
-                     where b.pool_id = acct.id and b.period_start = acct.period), 0) as v
-  ), ws as (
-    select w.*, kiln_private.period_start(w.plan_period_anchor, now()) as period
-    from kiln_private.workspaces w
-    where w.id = p_workspace_id and w.plan_status = 'active'
-      and exists (select 1 from kiln_private.workspace_members m
-                  where m.workspace_id = w.id and m.account_id = p_account_id and m.left_at is null)
-  ), ws_used as (
-    select coalesce((select b.held_micros + b.settled_micros from kiln_private.budget_periods b, ws
-                     where b.pool_id = ws.id and b.period_start = ws.period), 0) as v
-  )
-  select json_build_object(
-    'tier', acct.tier,
-    'token_budget_micros', acct.budget_micros,
-    'used_micros', used.v,
-    'remaining_micros', case when acct.budget_micros is null then null else greatest(acct.budget_micros - used.v, 0) end,
-    'resets_at', case when acct.budget_micros is null then null
-                      else to_char((acct.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end,
-    'scope', case when p_workspace_id is null then 'personal' else 'workspace' end,
-    'workspace_id', p_workspace_id,
-    'workspace_budget_micros', ws.plan_budget_micros,
-    'workspace_used_micros', case when ws.id is not null then ws_used.v end,
-    'workspace_remaining_micros', case when ws.plan_budget_micros is not null then greatest(ws.plan_budget_micros - ws_used.v, 0) end,
-    'workspace_resets_at', case when ws.id is not null
-                                then to_char((ws.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end
-  )
-  from acct cross join used cross join ws_used left join ws on true;
+  select usage from kiln_private.usage_rows(p_account_id, p_workspace_id);
 $$;
 comment on function kiln.get_usage(uuid, uuid) is
   'The GET /usage body for an account, and for a workspace-bound key its Team pool (workspace_* null when the plan is not active or the member left). Null when the account does not exist.';
