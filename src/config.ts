@@ -57,6 +57,8 @@ export function loadConfig() {
     readRpm: int('KILN_READ_RPM', 600, 1),
     /** Requests per minute per account on POST /images/transforms (shared with the app's image tools). */
     transformRpm: int('KILN_TRANSFORM_RPM', 60, 1),
+    /** Image transforms decoding at once per process (CPU- and memory-heavy). */
+    transformConcurrency: int('KILN_TRANSFORM_CONCURRENCY', 2, 1, 64),
     /** Milliseconds the authorize/rate-limit call may take before the request fails closed with 503. */
     limiterTimeoutMs: int('KILN_LIMITER_TIMEOUT_MS', 2000, 1),
     defaultMarkup: num('KILN_DEFAULT_MARKUP', 1.25, 1),
@@ -64,20 +66,35 @@ export function loadConfig() {
     defaultCodeModel: str('KILN_DEFAULT_CODE_MODEL', 'local/coder'),
     /** Largest JSON request body, bytes. */
     maxBodyBytes: int('KILN_MAX_BODY_BYTES', 16 * 1024 * 1024, 1024),
-    /** Secret for signing image URLs; generated and kept in the data dir when unset. */
+    /** Secret for signing image URLs; when unset one is generated once and kept in the database (shared by every process). */
     urlSigningSecret: opt('KILN_URL_SIGNING_SECRET'),
     signedUrlTtlSeconds: int('KILN_SIGNED_URL_TTL', 3600, 1),
+    /** Executions of one generation before it fails for good (transient provider errors retry with backoff). */
+    generationMaxAttempts: int('KILN_GENERATION_MAX_ATTEMPTS', 5, 1, 25),
+    /** Deadline for one execution of a generation (all provider calls of that attempt), ms. */
+    generationTimeoutMs: int('KILN_GENERATION_TIMEOUT_MS', 600_000, 100),
+    /** Per-request timeout of an upstream provider call, ms. */
+    providerTimeoutMs: int('KILN_PROVIDER_TIMEOUT_MS', 120_000, 100),
+    /** Attempts of one upstream call inside an execution (429/5xx/network retried with backoff). */
+    providerAttempts: int('KILN_PROVIDER_ATTEMPTS', 3, 1, 10),
+    /** When an account's parallel slots are all busy, look again after this long (a freed slot wakes it sooner), ms. */
+    slotRetryMs: int('KILN_SLOT_RETRY_MS', 2000, 10),
     workerConcurrency: int('KILN_WORKER_CONCURRENCY', 8, 1, 1000),
     /** How long a worker may go without a heartbeat before its jobs are unlocked for others. */
     workerHeartbeatSeconds: int('KILN_WORKER_HEARTBEAT_SECONDS', 5, 1),
     workerStaleSeconds: int('KILN_WORKER_STALE_SECONDS', 30, 3),
     runWindowSeconds: int('KILN_RUN_WINDOW_SECONDS', 300, 1),
     logLevel: str('KILN_LOG', 'info'),
+    /** Public URL of the MCP endpoint and the required token audience; unset = `${publicUrl}/mcp` (see src/mcp/mount.ts). */
     mcpUrl: opt('MCP_URL'),
     oidcIssuer: opt('OIDC_ISSUER'),
     oidcJwksUrl: opt('OIDC_JWKS_URL'),
     oidcAutoLinkEmail: bool('OIDC_AUTO_LINK_EMAIL', false),
+    /** Exact browser origins (scheme://host[:port], comma-separated) allowed to call the MCP endpoint; unset = MCP_URL's own origin. */
+    mcpAllowedOrigins: opt('MCP_ALLOWED_ORIGINS')?.split(',').map((s) => s.trim()).filter(Boolean),
+    /** Development only: a loopback OIDC issuer for `kiln dev-token` tokens (src/mcp/dev-issuer.ts). */
     devIssuer: bool('KILN_DEV_ISSUER', false),
+    devIssuerPort: int('KILN_DEV_ISSUER_PORT', 8788, 0, 65535),
   };
 }
 

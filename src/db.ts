@@ -28,6 +28,29 @@ export function connect(url: string, opts: { max?: number; appName?: string } = 
   });
 }
 
+/** Array type OIDs for `pgArray`. */
+export const ARRAY_OID = { bool: 1000, bytea: 1001, int4: 1007, text: 1009, uuid: 2951 } as const;
+
+function arrayElement(v: string | number | boolean | Uint8Array | null): string {
+  if (v === null) return 'NULL';
+  if (typeof v === 'boolean') return v ? 't' : 'f';
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new TypeError('array element is not a finite number');
+    return String(v);
+  }
+  if (v instanceof Uint8Array) return `"\\\\x${Buffer.from(v).toString('hex')}"`;
+  return `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * An array parameter with an explicit array type, serialised here. postgres.js's `sql.array`
+ * picks the array OID from types it fetches on first connect, so a query built before that
+ * (the first burst of a new process) would send the element type instead and fail.
+ */
+export function pgArray(sql: Sql, values: Array<string | number | boolean | Uint8Array | null>, oid: number) {
+  return sql.typed(`{${values.map(arrayElement).join(',')}}` as any, oid);
+}
+
 async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -163,6 +186,14 @@ export async function migrate(url: string, opts: { includeCurrent?: boolean } = 
     clearAllPools();
   }
   if (opts.includeCurrent) await applyCurrent(url);
+  // Shared seed images ship with the code: load them (idempotently) whenever we migrate.
+  const { loadSeeds } = await import('./transforms/seeds.ts');
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await loadSeeds(sql);
+  } finally {
+    await sql.end();
+  }
 }
 
 /** Runs the uncommitted migration (db/migrations/current*) as-is: development and tests only. */

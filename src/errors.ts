@@ -62,8 +62,8 @@ const SQLSTATE: Record<string, ErrorType> = {
   KC001: 'invalid_request',
 };
 
-/** Connection-level failures that mean "briefly unavailable" (503), not a bug (500). */
-const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01)/;
+/** Connection-level failures that mean "briefly unavailable" (503), not a bug (500); KS001 = stale catalog price, retryable. */
+const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01|KS001)/;
 
 export function fromDatabaseError(e: any): ApiError | null {
   const code: string | undefined = e?.code;

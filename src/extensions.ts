@@ -2,5 +2,7 @@
 
 import type { H3 } from 'h3';
 import type { Context } from './context.ts';
+import { mountFiles } from './files.ts';
+import { mountMcp } from './mcp/mount.ts';
 
-export const extensions: Array<(app: H3, ctx: Context) => void> = [];
+export const extensions: Array<(app: H3, ctx: Context) => void> = [mountFiles, (app, ctx) => mountMcp(app, ctx)];

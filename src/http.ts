@@ -4,6 +4,7 @@
 import type { H3Event } from 'h3';
 import * as v from 'valibot';
 import type { Context } from './context.ts';
+import { ARRAY_OID, pgArray } from './db.ts';
 import { ApiError, errors } from './errors.ts';
 import { bearerKey, hashKey } from './keys.ts';
 import { errorFields } from './log.ts';
@@ -140,9 +141,9 @@ class AuthBatcher {
     const { sql, config } = this.ctx;
     withTimeout(
       sql`select * from kiln.authorize_requests(
-        ${sql.array(batch.map((b) => b.hash) as any, BYTEA)}, ${sql.array(batch.map((b) => b.scope), TEXT)},
-        ${sql.array(batch.map((b) => b.bucket) as any, TEXT)}, ${sql.array(batch.map((b) => b.rpm) as any, INT4)},
-        ${sql.array(batch.map((b) => b.withUsage), BOOL)})`,
+        ${pgArray(sql, batch.map((b) => b.hash), ARRAY_OID.bytea)}, ${pgArray(sql, batch.map((b) => b.scope), ARRAY_OID.text)},
+        ${pgArray(sql, batch.map((b) => b.bucket), ARRAY_OID.text)}, ${pgArray(sql, batch.map((b) => b.rpm), ARRAY_OID.int4)},
+        ${pgArray(sql, batch.map((b) => b.withUsage), ARRAY_OID.bool)})`,
       config.limiterTimeoutMs,
     ).then(
       (rows) => {
@@ -155,9 +156,6 @@ class AuthBatcher {
     );
   }
 }
-
-// Explicit array element types (postgres.js cannot infer them from Buffers, booleans or nulls).
-const BOOL = 16, BYTEA = 17, INT4 = 23, TEXT = 25;
 
 /** Counters for the benchmark report (mean batch size). */
 export const authStats = { batches: 0, requests: 0 };

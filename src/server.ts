@@ -27,9 +27,11 @@ export function requestId(event: H3Event): string {
 
 export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
   const routes = opts.routes ?? apiRoutes;
-  const all = [...routes, openApiRoute(() => buildOpenApi(all, `${ctx.config.publicUrl}${API_PREFIX}`))];
+  const all: RouteDef[] = [...routes, openApiRoute(() => buildOpenApi(all, `${ctx.config.publicUrl}${API_PREFIX}`))];
 
   const app = new H3({
+    // Expected 4xx are not worth a stack trace; renderError logs real failures itself.
+    silent: true,
     onRequest(event) {
       const incoming = event.req.headers.get('x-request-id');
       const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();

@@ -1,5 +1,14 @@
-// The graphile-worker task list: file name = task identifier.
+// The graphile-worker task list: file name = task identifier. Tasks are built per context so
+// they share the process's database pool, config and shutdown signal.
 
 import type { TaskList } from 'graphile-worker';
+import type { Context } from '../src/context.ts';
+import generationRun from './generation__run.ts';
+import workflowRunNode from './workflow__run_node.ts';
 
-export const taskList: TaskList = {};
+export function createTaskList(ctx: Context): TaskList {
+  return {
+    generation__run: generationRun(ctx),
+    workflow__run_node: workflowRunNode(ctx),
+  };
+}

@@ -11,7 +11,7 @@ import { createContext, type Context } from '../src/context.ts';
 import { connect, type Sql } from '../src/db.ts';
 import { extensions } from '../src/extensions.ts';
 import { generateKey } from '../src/keys.ts';
-import { createApp, API_PREFIX } from '../src/server.ts';
+import { createApp, API_PREFIX, type AppOptions } from '../src/server.ts';
 
 export interface TestDb {
   url: string;
@@ -71,8 +71,11 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** The real h3 app on a real HTTP server bound to 127.0.0.1 on a free port. */
-export async function startServer(opts: { config?: Partial<Config>; db?: TestDb } = {}): Promise<TestServer> {
+/**
+ * The real h3 app on a real HTTP server bound to 127.0.0.1 on a free port. `extend` replaces the
+ * app's extension mounts (default: src/extensions.ts, as in production).
+ */
+export async function startServer(opts: { config?: Partial<Config>; db?: TestDb; extend?: AppOptions['extend'] } = {}): Promise<TestServer> {
   const db = opts.db ?? (await createTestDb());
   const shutdown = new AbortController();
   const server = http.createServer();
@@ -81,7 +84,7 @@ export async function startServer(opts: { config?: Partial<Config>; db?: TestDb 
   const origin = `http://127.0.0.1:${port}`;
   const config = testConfig({ publicUrl: origin, port, ...opts.config });
   const ctx = createContext(config, db.sql, shutdown.signal);
-  const app = createApp(ctx, { extend: extensions });
+  const app = createApp(ctx, { extend: opts.extend ?? extensions });
   server.on('request', toNodeHandler(app) as any);
   let closed = false;
   const close = async () => {

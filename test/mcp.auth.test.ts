@@ -147,7 +147,7 @@ describe('MCP bearer authentication', () => {
     assert.equal(res.status, 200);
     const { result } = await rpcBody(res);
     assert.equal(result.isError, true);
-    assert.equal(result.structuredContent.error.type, 'identity_not_linked');
+    assert.equal(result.structuredContent.error.type, 'unauthorized');
     assert.match(result.content[0].text, new RegExp(`kiln identity link --user <USER_ID> --issuer ${iss.issuer} --subject bob`));
 
     const linked = await startMcpApp({ issuer: iss, linked: { [`${iss.issuer}|bob`]: 'acct-bob' } });

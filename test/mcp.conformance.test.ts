@@ -8,7 +8,10 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMcpApp, type TestApp } from './_issuer.ts';
+import { createAccount, startServer, type TestServer } from './_setup.ts';
 import type { ToolDef } from '../src/mcp/server.ts';
+import { mountMcp } from '../src/mcp/mount.ts';
+import { mountFiles } from '../src/files.ts';
 
 /** Scenarios a stateless, tools-only server must pass (the suite's fixture tools are registered below). */
 const APPLICABLE = [
@@ -166,4 +169,44 @@ describe('MCP conformance suite (auth disabled, stateless, tools only)', () => {
       if (specVersion === '2025-11-25') assert.ok(ran.includes('json-schema-2020-12') && ran.includes('dns-rebinding-protection'));
     });
   }
+});
+
+/**
+ * The same suite against the real Kiln app (h3 server, Postgres, the nine tools), with the MCP route's
+ * test-only auth bypass standing in for a token. Scenarios that call the suite's fixture tools
+ * (test_simple_text, test_error_handling, json_schema_2020_12_tool) cannot pass against Kiln's tools;
+ * they run against the fixture app above with the very same route.
+ */
+const APPLICABLE_REAL = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
+const FIXTURE_ONLY = ['tools-call-simple-text', 'tools-call-error', 'json-schema-2020-12'];
+
+describe('MCP conformance suite against the real Kiln app (auth disabled for this test only)', () => {
+  let srv: TestServer;
+  let workDir: string;
+  before(async () => {
+    const identity = { iss: 'urn:kiln:conformance', sub: 'suite' };
+    srv = await startServer({ extend: [mountFiles, (app, ctx) => mountMcp(app, ctx, { testOnlyDisableAuth: identity })] });
+    const acct = await createAccount(srv.db.sql);
+    await srv.db.sql`select kiln.link_identity(${identity.iss}, ${identity.sub}, ${acct.id}::uuid, null, null)`;
+    workDir = await mkdtemp(join(tmpdir(), 'kiln-conformance-real-'));
+  });
+  after(async () => {
+    await srv.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  test('both spec versions: the scenarios that apply to Kiln\'s own tools pass', async () => {
+    const runs = await Promise.all(SPEC_VERSIONS.map((v) => runSuite(`${srv.origin}/mcp`, v, join(workDir, v))));
+    for (const [i, results] of runs.entries()) {
+      const unclassified = [...results.keys()].filter((s) => !APPLICABLE_REAL.includes(s) && !FIXTURE_ONLY.includes(s) && !(s in NOT_APPLICABLE));
+      assert.deepEqual(unclassified, [], `${SPEC_VERSIONS[i]}: new conformance scenarios: classify them in this file`);
+      for (const name of APPLICABLE_REAL) {
+        const r = results.get(name);
+        if (!r) continue;
+        assert.equal(r.failure, 0, `${SPEC_VERSIONS[i]} ${name} failed: ${r.failures.join(' | ')}`);
+        assert.ok(r.success > 0, `${SPEC_VERSIONS[i]} ${name} made no successful check`);
+      }
+      assert.ok(results.has('server-initialize') && results.has('tools-list'), `${SPEC_VERSIONS[i]}: core scenarios missing`);
+    }
+  });
 });

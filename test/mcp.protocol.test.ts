@@ -82,23 +82,23 @@ describe('SDK 1.x client, protocol 2025-11-25 (stateless legacy path)', () => {
     assert.match((res.content as any)[0].text, /budget/);
   });
 
-  test('invalid arguments → isError invalid_arguments; crash → internal_error without leaking details', async () => {
+  test('invalid arguments → isError invalid_request; crash → server_error without leaking details', async () => {
     const bad = await client.callTool({ name: 'echo', arguments: { message: 42 } });
     assert.equal(bad.isError, true);
-    assert.equal((bad.structuredContent as any).error.type, 'invalid_arguments');
+    assert.equal((bad.structuredContent as any).error.type, 'invalid_request');
     const crash = await client.callTool({ name: 'crash', arguments: {} });
     assert.equal(crash.isError, true);
-    assert.equal((crash.structuredContent as any).error.type, 'internal_error');
+    assert.equal((crash.structuredContent as any).error.type, 'server_error');
     assert.doesNotMatch(JSON.stringify(crash), /secret|exploded/);
     assert.ok(app.errors.some((e) => String(e).includes('database exploded')));
   });
 
-  test('valibot-derived schemas: parse applies defaults; out-of-range → invalid_arguments', async () => {
+  test('valibot-derived schemas: parse applies defaults; out-of-range → invalid_request', async () => {
     assert.deepEqual((await client.callTool({ name: 'count', arguments: {} })).structuredContent, { items: [1, 2, 3] });
     assert.deepEqual((await client.callTool({ name: 'count', arguments: { n: 2 } })).structuredContent, { items: [1, 2] });
     const bad = await client.callTool({ name: 'count', arguments: { n: 11 } });
     assert.equal(bad.isError, true);
-    assert.equal((bad.structuredContent as any).error.type, 'invalid_arguments');
+    assert.equal((bad.structuredContent as any).error.type, 'invalid_request');
   });
 
   test('unknown tool stays a JSON-RPC error (-32602)', async () => {

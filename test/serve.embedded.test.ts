@@ -12,7 +12,7 @@ import { api } from './_setup.ts';
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'kiln.js');
 
 function start(dataDir: string) {
-  const env = { ...process.env, KILN_DATA_DIR: dataDir, PORT: '0', KILN_LOG: 'silent' };
+  const env: NodeJS.ProcessEnv = { ...process.env, KILN_DATA_DIR: dataDir, PORT: '0', KILN_LOG: 'silent' };
   delete env.DATABASE_URL;
   const child = spawn(process.execPath, [BIN, 'serve'], { env });
   let out = '';
@@ -46,8 +46,14 @@ function postmasterAlive(dataDir: string): boolean {
 
 test('kiln serve boots an embedded database, prints one working key once, and shuts down cleanly', { timeout: 240_000 }, async () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-serve-'));
+  const children: Array<ReturnType<typeof start>> = [];
+  const startTracked = (dir: string) => {
+    const s = start(dir);
+    children.push(s);
+    return s;
+  };
   try {
-    const first = start(dataDir);
+    const first = startTracked(dataDir);
     const { base, out } = await first.ready;
     assert.match(base, /^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
     const key = /(kiln_live_[0-9A-Za-z]{40})/.exec(out)?.[1];
@@ -58,13 +64,15 @@ test('kiln serve boots an embedded database, prints one working key once, and sh
     assert.equal(await first.stop('SIGTERM'), 0);
     assert.equal(postmasterAlive(dataDir), false, 'no orphaned postgres');
 
-    const second = start(dataDir);
+    const second = startTracked(dataDir);
     const again = await second.ready;
     assert.doesNotMatch(again.out, /kiln_live_/, 'the key is printed only once');
     assert.equal((await api(again.base, key!, '/usage')).status, 200, 'data persisted');
     assert.equal(await second.stop('SIGINT'), 0);
     assert.equal(postmasterAlive(dataDir), false);
   } finally {
+    // A failed assertion must not leave a server (and its postgres) running.
+    for (const c of children) if (c.child.exitCode === null && c.child.signalCode === null) await c.stop('SIGTERM');
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 });

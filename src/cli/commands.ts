@@ -11,6 +11,8 @@ import { generateKey } from '../keys.ts';
 import { microsFlag, parseFlags, required, UsageError, uuidFlag } from './args.ts';
 import { ModelEntry } from './model-entry.ts';
 import { runServices } from './serve.ts';
+import { workflowCommands } from '../workflows/cli.ts';
+import { mcpCommands } from '../mcp/cli.ts';
 
 export interface Command {
   help: string;
@@ -247,6 +249,9 @@ export const commands: Record<string, Command> = {
       }
     },
   },
+
+  ...workflowCommands(withDb),
+  ...mcpCommands(withDb),
 
   usage: {
     help: '--user ID [--workspace ID]',

@@ -7,6 +7,8 @@ export interface Identity {
   iss: string;
   sub: string;
   email?: string;
+  /** The provider's `email_verified` claim was true (only then may an email auto-link an account). */
+  emailVerified?: boolean;
 }
 
 export interface AuthConfig {
@@ -156,6 +158,7 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
       });
       const identity: Identity = { iss: payload.iss!, sub: payload.sub! };
       if (typeof payload.email === 'string') identity.email = payload.email;
+      if (payload.email_verified === true || payload.email_verified === 'true') identity.emailVerified = true;
       return { identity, claims: payload };
     } catch (err) {
       if (err instanceof AuthError) throw err;

@@ -27,6 +27,8 @@ export interface McpRouteOptions {
   testOnlyDisableAuth?: Identity;
   serverInfo?: { name: string; version: string };
   instructions?: string;
+  /** Largest POST body in bytes (413 above it); default the SDK's 4 MiB. Kiln passes KILN_MAX_BODY_BYTES like REST. */
+  maxRequestBodySize?: number;
   /** Per-request correlation id; default a random UUID. */
   requestId?: (req: Request) => string;
   /** Tool crashes and bad tool results (log as errors) plus requests the SDK rejected with a 4xx (info/debug). */
@@ -87,7 +89,7 @@ export function createMcpRoute(opts: McpRouteOptions): (req: Request) => Promise
       if (!principal) throw new Error('MCP request reached the SDK without a principal');
       return buildServer(principal);
     },
-    { legacy: 'stateless', onerror: (err) => report(err, {}) },
+    { legacy: 'stateless', onerror: (err) => report(err, {}), ...(opts.maxRequestBodySize !== undefined && { maxRequestBodySize: opts.maxRequestBodySize }) },
   );
 
   return async function mcpRoute(req: Request): Promise<Response> {

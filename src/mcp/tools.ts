@@ -29,7 +29,7 @@ export interface ToolDef {
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; openWorldHint: boolean; idempotentHint?: boolean };
   /**
    * Optional parse after the JSON Schema check (e.g. `(a) => v.parse(Input, a)` to apply valibot defaults and
-   * transforms); what it returns is what the handler gets, and a throw becomes an invalid_arguments tool error.
+   * transforms); what it returns is what the handler gets, and a throw becomes an invalid_request tool error.
    */
   parse?(args: unknown): unknown;
   handler(ctx: ToolContext, args: any): Promise<{ structuredContent: object; text: string } | ToolError>;
@@ -158,29 +158,29 @@ async function callTool(tool: CompiledTool, args: unknown, principal: Principal,
   const { requestId } = principal;
   const report = (err: unknown) => opts.onError?.(err, { requestId, tool: tool.def.name });
   const problem = await tool.validateInput(args);
-  if (problem) return toolError('invalid_arguments', `Invalid arguments for ${tool.def.name}: ${problem}`);
+  if (problem) return toolError('invalid_request', `Invalid arguments for ${tool.def.name}: ${problem}`);
   if (tool.def.parse) {
     try {
       args = tool.def.parse(args);
     } catch (err) {
-      return toolError('invalid_arguments', `Invalid arguments for ${tool.def.name}: ${err instanceof Error ? err.message : String(err)}`);
+      return toolError('invalid_request', `Invalid arguments for ${tool.def.name}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
   let out: Awaited<ReturnType<ToolDef['handler']>>;
   try {
     const accountId = await principal.resolveAccount();
-    if (!accountId) return toolError('identity_not_linked', unlinkedMessage(principal.identity));
+    if (!accountId) return toolError('unauthorized', unlinkedMessage(principal.identity));
     out = await tool.def.handler({ accountId, identity: principal.identity, requestId, signal: principal.signal }, args);
   } catch (err) {
     report(err);
-    return toolError('internal_error', `Internal error while running ${tool.def.name} (request ${requestId}).`);
+    return toolError('server_error', `Internal error while running ${tool.def.name} (request ${requestId}).`);
   }
   if ('error' in out) return toolError(out.error.type, out.error.message);
   const invalid = await tool.validateOutput(out.structuredContent);
   if (invalid) {
     report(new Error(`MCP tool ${tool.def.name} produced structuredContent not matching its outputSchema: ${invalid}`));
-    return toolError('internal_error', `Internal error while running ${tool.def.name} (request ${requestId}).`);
+    return toolError('server_error', `Internal error while running ${tool.def.name} (request ${requestId}).`);
   }
   return { content: [{ type: 'text', text: out.text }], structuredContent: out.structuredContent as Record<string, unknown> };
 }

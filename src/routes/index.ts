@@ -1,7 +1,13 @@
 // Every REST route, grouped by resource. Later modules add theirs here.
 
 import type { RouteDef } from '../route.ts';
+import createGeneration from './generations/create.ts';
+import getGeneration from './generations/get.ts';
+import transformImage from './images/transform.ts';
 import listModels from './models/list.ts';
 import getUsage from './usage/get.ts';
+import getWorkflowRun from './workflows/get-run.ts';
+import listWorkflows from './workflows/list.ts';
+import runWorkflow from './workflows/run.ts';
 
-export const apiRoutes: RouteDef[] = [listModels, getUsage];
+export const apiRoutes: RouteDef[] = [listModels, getUsage, createGeneration, getGeneration, transformImage, listWorkflows, runWorkflow, getWorkflowRun];

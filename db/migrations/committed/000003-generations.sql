@@ -1,3 +1,8 @@
+--! Previous: sha1:97a8350fd142b48603ab83feebfbf3140313cfc1
+--! Hash: sha1:d745b29dbf5b6cf46b708b72fe54c9837b9cfae5
+--! Message: generations
+
+--! split: 2-generations.sql
 -- Generations, the image store, worker heartbeats and analyst views.
 --
 -- A generation is reserved, inserted and queued in one transaction (kiln.create_generation);
@@ -15,12 +20,17 @@ drop view if exists kiln.generation_timings;
 drop view if exists kiln.daily_generations;
 drop view if exists kiln.daily_spend;
 drop function if exists kiln.create_generation(uuid, uuid, uuid, text, text, text, bigint, jsonb, bigint, int);
+drop function if exists kiln.create_generations(uuid[], uuid[], uuid[], text[], text[], text[], bigint[], jsonb[], bigint[], int[]);
+drop function if exists kiln_private.insert_generation(uuid, uuid, uuid, text, text, text, bigint, jsonb, bigint, int, boolean);
+drop function if exists kiln.get_generations(uuid[], uuid[], text[]);
 drop function if exists kiln.start_generation(uuid, text, bigint, int, int, int);
 drop function if exists kiln.defer_generation(uuid, text, bigint, text);
 drop function if exists kiln.complete_generation(uuid, jsonb, bigint, text);
 drop function if exists kiln.fail_generation(uuid, text);
 drop function if exists kiln.get_generation(uuid, uuid, text[]);
 drop function if exists kiln_private.nudge_waiting_generation(uuid);
+drop function if exists kiln_private.enqueue_new_job(text, json, text, int);
+drop function if exists kiln_private.enqueue_new_job(text, json, text, int, boolean);
 drop function if exists kiln_private.worker_alive(text, int);
 drop function if exists kiln.beat_worker(text, text, int);
 drop function if exists kiln.retire_worker(text);
@@ -226,7 +236,36 @@ create index generations_created_idx on kiln_private.generations (created_at);
 comment on table kiln_private.generations is
   'Generation jobs: request, state, result, cost and the charge that bills them.';
 
-create function kiln.create_generation(
+-- graphile_worker.add_job runs its job-key replacement with a cached generic plan that scans the
+-- whole jobs table, so each enqueue gets slower as a backlog grows (≈0.3 ms → 0.8 ms per job at
+-- a few thousand queued jobs). A brand-new key cannot conflict with anything, so the hot path
+-- inserts the job row itself — the same row add_job would write — and sends the same
+-- notification. Relies on graphile-worker 0.17's table layout (pinned in package.json; every
+-- generation test exercises it). Rare paths (slot waits, nudges) keep using add_job.
+create function kiln_private.enqueue_new_job(p_task text, p_payload json, p_key text, p_max_attempts int, p_notify boolean)
+  returns void
+  language plpgsql volatile
+  set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_task int;
+begin
+  select id into v_task from graphile_worker._private_tasks where identifier = p_task;
+  if not found then
+    perform graphile_worker.add_job(p_task, p_payload, job_key => p_key, max_attempts => p_max_attempts);
+    return;
+  end if;
+  insert into graphile_worker._private_jobs (task_id, payload, max_attempts, key)
+    values (v_task, p_payload, p_max_attempts, p_key);
+  if p_notify then
+    perform pg_notify('jobs:insert', '{"r":' || random()::text || ',"count":1}');
+  end if;
+end;
+$$;
+comment on function kiln_private.enqueue_new_job(text, json, text, int, boolean) is
+  'Queues a job under a key that cannot exist yet (what graphile_worker.add_job does for a new key, minus its table-wide key scan). p_notify false: the caller notifies once for a batch.';
+
+create function kiln_private.insert_generation(
   p_account_id uuid,
   p_key_id uuid,
   p_workspace_id uuid,
@@ -236,10 +275,10 @@ create function kiln.create_generation(
   p_model_version bigint,
   p_request jsonb,
   p_reserve_micros bigint,
-  p_max_attempts int
+  p_max_attempts int,
+  p_notify boolean
 ) returns uuid
   language plpgsql volatile
-  security definer
   set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -247,7 +286,7 @@ declare
   v_id uuid := gen_random_uuid();
   v_charge kiln_private.charges;
 begin
-  if p_type not in ('image', 'code') then
+  if p_type is null or p_type not in ('image', 'code') then
     raise exception 'type must be image or code' using errcode = 'KI001';
   end if;
   select * into v_model from kiln_private.models where id = p_model_id and enabled;
@@ -270,14 +309,88 @@ begin
   values
     (v_id, p_account_id, p_key_id, p_workspace_id, p_origin, p_model_id, p_type, p_request,
      p_reserve_micros, v_charge.id, p_max_attempts);
-  -- job_key = generation id: a duplicate enqueue of a waiting job collapses into one.
-  perform graphile_worker.add_job('generation__run', json_build_object('id', v_id),
-                                  job_key => v_id::text, max_attempts => p_max_attempts);
+  -- job_key = generation id: any later enqueue of the same generation collapses into this job.
+  perform kiln_private.enqueue_new_job('generation__run', json_build_object('id', v_id), v_id::text, p_max_attempts, p_notify);
   return v_id;
 end;
 $$;
+comment on function kiln_private.insert_generation(uuid, uuid, uuid, text, text, text, bigint, jsonb, bigint, int, boolean) is
+  'The body of create_generation(s): model check, worst-case reservation, insert, enqueue.';
+
+create function kiln.create_generation(
+  p_account_id uuid,
+  p_key_id uuid,
+  p_workspace_id uuid,
+  p_origin text,
+  p_type text,
+  p_model_id text,
+  p_model_version bigint,
+  p_request jsonb,
+  p_reserve_micros bigint,
+  p_max_attempts int
+) returns uuid
+  language sql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+  select kiln_private.insert_generation(p_account_id, p_key_id, p_workspace_id, p_origin, p_type, p_model_id,
+                                        p_model_version, p_request, p_reserve_micros, p_max_attempts, true);
+$$;
 comment on function kiln.create_generation(uuid, uuid, uuid, text, text, text, bigint, jsonb, bigint, int) is
   'Checks the model, reserves the worst-case cost, inserts the generation and queues generation__run, all in one transaction. Raises KI001 (model unknown, disabled or incompatible), KQ001/KP001 (budget), KS001 (stale catalog price; internal).';
+
+create function kiln.create_generations(
+  p_account_ids uuid[],
+  p_key_ids uuid[],
+  p_workspace_ids uuid[],
+  p_origins text[],
+  p_types text[],
+  p_model_ids text[],
+  p_model_versions bigint[],
+  p_requests jsonb[],
+  p_reserves bigint[],
+  p_max_attempts int[]
+) returns table (ord int, id uuid, error_code text, error_message text)
+  language plpgsql volatile
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_i int;
+  v_created int := 0;
+begin
+  if cardinality(p_account_ids) > 50 then
+    raise exception 'at most 50 generations per call' using errcode = '22023';
+  end if;
+  -- Budget pools are locked in one global order, so concurrent batches cannot deadlock.
+  for v_i in
+    select s.i from generate_subscripts(p_account_ids, 1) as s(i)
+      order by coalesce(p_workspace_ids[s.i], p_account_ids[s.i]), s.i
+  loop
+    ord := v_i;
+    begin
+      id := kiln_private.insert_generation(p_account_ids[v_i], p_key_ids[v_i], p_workspace_ids[v_i], p_origins[v_i],
+        p_types[v_i], p_model_ids[v_i], p_model_versions[v_i], p_requests[v_i], p_reserves[v_i], p_max_attempts[v_i], false);
+      error_code := null;
+      error_message := null;
+      v_created := v_created + 1;
+    exception
+      -- A business refusal affects its own request only; anything else fails the batch.
+      when sqlstate 'KI001' or sqlstate 'KQ001' or sqlstate 'KP001' or sqlstate 'KS001' or sqlstate 'KN001' then
+        id := null;
+        error_code := sqlstate;
+        error_message := sqlerrm;
+    end;
+    return next;
+  end loop;
+  if v_created > 0 then
+    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', v_created)::text);
+  end if;
+end;
+$$;
+comment on function kiln.create_generations(uuid[], uuid[], uuid[], text[], text[], text[], bigint[], jsonb[], bigint[], int[]) is
+  'create_generation for up to 50 requests in one transaction (the API batches concurrent POSTs). Each row reports its id, or the SQLSTATE and message of its own business error; the others still commit.';
 
 -- Wakes the oldest generation of the account that waits for a parallel slot.
 create function kiln_private.nudge_waiting_generation(p_account_id uuid) returns void
@@ -351,8 +464,8 @@ begin
     end if;
     select coalesce(v_account.parallel_slots, t.parallel_slots) into v_slots
       from kiln_private.tiers t where t.tier = v_account.tier;
-    select count(*) into v_busy from kiln_private.generations
-      where account_id = v_gen.account_id and status = 'processing';
+    -- Slots are shared with workflow outputs (kiln_private.busy_slots, defined with workflows).
+    v_busy := kiln_private.busy_slots(v_gen.account_id);
     if v_busy >= v_slots then
       -- Never rejected: wait pending and look again later (or sooner, when a slot frees).
       update kiln_private.generations set waiting = true, updated_at = now() where id = p_id;
@@ -476,22 +589,53 @@ comment on function kiln.fail_generation(uuid, text) is
   'Fails a generation with a client-safe message and releases its reservation in one call. Idempotent.';
 
 create function kiln.get_generation(p_account_id uuid, p_id uuid, p_origins text[]) returns json
-  language sql stable
+  language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
 as $$
-  select json_build_object(
-    'id', g.id,
-    'status', g.status,
-    'type', g.type,
-    'result', case when g.status = 'completed' then g.result end,
-    'error', case when g.status = 'failed' then g.error end,
-    'cost_micros', g.cost_micros)
-  from kiln_private.generations g
-  where g.id = p_id and g.account_id = p_account_id and g.origin = any (p_origins);
+declare
+  v_gen kiln_private.generations;
+begin
+  -- plpgsql rather than sql: the plan is cached per session (this runs on every poll).
+  select * into v_gen from kiln_private.generations
+    where id = p_id and account_id = p_account_id and origin = any (p_origins);
+  if not found then
+    return null;
+  end if;
+  return json_build_object(
+    'id', v_gen.id,
+    'status', v_gen.status,
+    'type', v_gen.type,
+    'result', case when v_gen.status = 'completed' then v_gen.result end,
+    'error', case when v_gen.status = 'failed' then v_gen.error end,
+    'cost_micros', v_gen.cost_micros);
+end;
 $$;
 comment on function kiln.get_generation(uuid, uuid, text[]) is
   'A generation''s state for its owner, when created through one of the given origins; null otherwise.';
+
+create function kiln.get_generations(p_account_ids uuid[], p_ids uuid[], p_origins text[])
+  returns table (ord int, body json)
+  language plpgsql stable
+  security definer
+  set search_path = pg_catalog, pg_temp
+as $$
+begin
+  return query
+    select s.i, json_build_object(
+      'id', g.id,
+      'status', g.status,
+      'type', g.type,
+      'result', case when g.status = 'completed' then g.result end,
+      'error', case when g.status = 'failed' then g.error end,
+      'cost_micros', g.cost_micros)
+    from generate_subscripts(p_ids, 1) as s(i)
+    join kiln_private.generations g
+      on g.id = p_ids[s.i] and g.account_id = p_account_ids[s.i] and g.origin = any (p_origins);
+end;
+$$;
+comment on function kiln.get_generations(uuid[], uuid[], text[]) is
+  'get_generation for many (account, id) pairs in one call (the API batches concurrent polls); rows only for the visible ones.';
 
 --------------------------------------------------------------------------------
 -- Worker liveness and crash recovery.

@@ -1,4 +1,8 @@
+--! Previous: sha1:70823520fa49df310dd6fa0f49fac1ad33216060
+--! Hash: sha1:97a8350fd142b48603ab83feebfbf3140313cfc1
 --! Message: faster authorize
+
+--! split: 1-limits.sql
 -- Hot path of every request: authenticate + scope + rate limits in as few statements as
 -- possible. A single bucket (the common case) is one INSERT … ON CONFLICT DO UPDATE … WHERE,
 -- which is atomic per row; several buckets keep the all-or-nothing locking path.

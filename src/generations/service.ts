@@ -1,0 +1,369 @@
+// Generation service shared by REST, MCP and workflows: validate and price a request, create it
+// (reserve + insert + enqueue in one SQL call), and read it back in the SPEC's status shape.
+
+import { isIP } from 'node:net';
+import * as v from 'valibot';
+import type { CatalogModel } from '../catalog.ts';
+import { rowToModel } from '../catalog.ts';
+import type { Context } from '../context.ts';
+import type { Sql } from '../db.ts';
+import { ApiError, errors, toApiError } from '../errors.ts';
+import { issueMessage, withTimeout } from '../http.ts';
+import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
+import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
+import { signedUrl } from '../store.ts';
+import { Batcher, type BatchResult } from './batch.ts';
+import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
+
+export type Origin = 'api' | 'mcp' | 'app' | 'workflow';
+
+export interface Caller {
+  accountId: string;
+  /** The API key, when the call came with one (null for MCP). */
+  keyId: string | null;
+  /** Team pool to bill; null = the personal budget. */
+  workspaceId: string | null;
+  origin: Origin;
+}
+
+/** What is persisted in kiln_private.generations.request and read back by the worker. */
+export interface StoredRequest {
+  type: 'image' | 'code';
+  prompt: string;
+  images: Array<{ url: string; mediaType: string }>;
+  textInputs: TextInput[];
+  aspectRatio: AspectRatio;
+  targetLanguage: TargetLanguage;
+  screenHtml: boolean;
+  maxTokens: number;
+  /** The catalog entry as priced at creation: the job runs and settles with exactly this. */
+  model: CatalogModel;
+}
+
+export interface PreparedGeneration {
+  type: 'image' | 'code';
+  modelId: string;
+  /** Catalog row version the price was computed from (checked again in SQL). */
+  modelVersion: string;
+  request: StoredRequest;
+  reserveMicros: number;
+}
+
+// ---------------------------------------------------------------- catalog cache
+
+interface CatalogEntry {
+  model: CatalogModel;
+  version: string;
+}
+
+interface CatalogCache {
+  at: number;
+  byId: Map<string, CatalogEntry>;
+}
+
+/** Entries are re-read at least this often; a stale price is also caught by create_generation (KS001). */
+const CATALOG_TTL_MS = 60_000;
+const catalogs = new WeakMap<Sql, CatalogCache>();
+
+async function readEntries(ctx: Context, id: string | null): Promise<CatalogEntry[]> {
+  const rows = await ctx.sql`
+    select *, (extract(epoch from updated_at) * 1000000)::bigint::text as version
+    from kiln.models where enabled and (${id}::text is null or id = ${id}::text)`;
+  return rows.map((r) => ({ model: rowToModel(r, ctx.config.defaultMarkup), version: r.version as string }));
+}
+
+/**
+ * An enabled catalog entry by id from a per-process cache. Misses look the one id up; the
+ * price a generation is reserved at is re-checked in SQL, so staleness never mis-bills.
+ */
+async function catalogEntry(ctx: Context, id: string, force = false): Promise<CatalogEntry | null> {
+  let cache = catalogs.get(ctx.sql);
+  if (!cache || Date.now() - cache.at > CATALOG_TTL_MS) {
+    cache = { at: Date.now(), byId: new Map((await readEntries(ctx, null)).map((e) => [e.model.id, e])) };
+    catalogs.set(ctx.sql, cache);
+    force = false;
+  }
+  const hit = cache.byId.get(id);
+  if (hit && !force) return hit;
+  const [entry] = await readEntries(ctx, id);
+  if (entry) cache.byId.set(id, entry);
+  else cache.byId.delete(id);
+  return entry ?? null;
+}
+
+// ---------------------------------------------------------------- validation
+
+const MEDIA_OK = /^image\/[a-z0-9.+-]+$/i;
+
+async function checkImageInput(input: { url: string; mediaType?: string }, i: number): Promise<void> {
+  try {
+    if (/^data:/i.test(input.url)) {
+      const decoded = decodeDataUri(input.url, DEFAULT_MAX_IMAGE_BYTES, input.mediaType ?? 'image/png');
+      if (!MEDIA_OK.test(decoded.mediaType)) throw new InputError('the data: URI is not an image');
+      await sniffImage(decoded.data);
+      return;
+    }
+    const host = new URL(input.url).hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && !isPublicAddress(host)) throw new InputError('image URL host is not allowed');
+    if (/^(localhost|.*\.localhost)$/i.test(host)) throw new InputError('image URL host is not allowed');
+  } catch (e) {
+    if (e instanceof InputError) throw errors.invalid(`images.${i}.url: ${e.message}`);
+    throw errors.invalid(`images.${i}.url: not a usable image`);
+  }
+}
+
+/** "field: problem" for the first issue; missing fields say so plainly. */
+export function validationMessage(issues: readonly v.BaseIssue<unknown>[]): string {
+  const issue = issues[0]!;
+  const path = v.getDotPath(issue);
+  if (path && issue.kind === 'schema' && issue.input === undefined && issue.type === 'object') return `${path}: is required`;
+  return issueMessage(issues);
+}
+
+/**
+ * Validates a request body against every SPEC rule and prices it. Nothing is written.
+ * Throws ApiError invalid_request (400) with a "field: message" text.
+ */
+export async function prepareGeneration(ctx: Context, input: unknown): Promise<PreparedGeneration> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw errors.invalid('The request body must be a JSON object.');
+  const parsed = v.safeParse(GenerationRequest, input);
+  if (!parsed.success) throw errors.invalid(validationMessage(parsed.issues));
+  const body = parsed.output;
+  const modelId = body.model ?? (body.type === 'image' ? ctx.config.defaultImageModel : ctx.config.defaultCodeModel);
+  const entry = await catalogEntry(ctx, modelId);
+  if (!entry) {
+    throw errors.invalid(body.model === undefined ? `the default ${body.type} model is not available` : `model: "${modelId}" is not in the catalog`);
+  }
+  const { model } = entry;
+  const wantsImage = body.type === 'image';
+  if (wantsImage !== (model.category === 'image')) {
+    throw errors.invalid(`model: "${model.id}" is ${model.category === 'image' ? 'an image' : `a ${model.category}`} model and cannot produce ${body.type} output`);
+  }
+  const images = body.images ?? [];
+  if (images.length && !model.supports_image_input) {
+    throw errors.invalid(`images: model "${model.id}" does not accept image inputs`);
+  }
+  let targetLanguage: TargetLanguage = body.targetLanguage ?? (model.category === 'svg' ? 'svg' : 'text');
+  if (model.category === 'svg' && targetLanguage !== 'svg' && !body.screenHtml) {
+    throw errors.invalid(`targetLanguage: model "${model.id}" produces SVG only; use "svg" or omit it`);
+  }
+  await Promise.all(images.map((img, i) => checkImageInput(img, i)));
+
+  const textInputs: TextInput[] = (body.textInputs ?? []).map((t) => ({
+    content: t.content,
+    ...(t.label !== undefined ? { label: t.label } : {}),
+    ...(t.language !== undefined ? { language: t.language } : {}),
+  }));
+  const screenHtml = body.screenHtml ?? false;
+  const maxTokens = maxTokensFor(model);
+  const request: StoredRequest = {
+    type: body.type,
+    prompt: body.prompt,
+    images: images.map((img) => ({ url: img.url, mediaType: img.mediaType ?? 'image/png' })),
+    textInputs,
+    aspectRatio: body.aspectRatio ?? '1:1',
+    targetLanguage,
+    screenHtml,
+    maxTokens,
+    model,
+  };
+  let reserve: number;
+  try {
+    reserve = wantsImage
+      ? reserveMicros(model, { type: 'image' })
+      : reserveMicros(model, {
+          type: 'code', prompt: body.prompt, targetLanguage, screenHtml, textInputs, imageCount: images.length, maxTokens,
+        });
+  } catch {
+    throw errors.invalid(`model: "${model.id}" has no usable price`);
+  }
+  return { type: body.type, modelId: model.id, modelVersion: entry.version, request, reserveMicros: reserve };
+}
+
+// ---------------------------------------------------------------- creating
+
+interface CreateItem {
+  caller: Caller;
+  p: PreparedGeneration;
+}
+
+const TEXT = 25, INT8 = 20, INT4 = 23, UUID = 2950;
+
+/**
+ * postgres.js learns array type OIDs with its first query; a `sql.array` parameter serialised
+ * before that goes out with the element type. One query per pool settles it.
+ */
+const typesReady = new WeakMap<Sql, Promise<unknown>>();
+function arrayTypesReady(sql: Sql): Promise<unknown> {
+  let p = typesReady.get(sql);
+  if (!p) {
+    p = sql`select 1`.then(() => undefined);
+    p.catch(() => typesReady.delete(sql));
+    typesReady.set(sql, p);
+  }
+  return p;
+}
+
+/** A create may wait on budget-row locks; past this it fails closed (503) rather than hang. */
+const CREATE_TIMEOUT_MS = 15_000;
+const creators = new WeakMap<Sql, Batcher<CreateItem, string>>();
+
+/** Counters for the benchmark report (mean batch sizes). */
+export const generationStats = { createBatches: 0, creates: 0, readBatches: 0, reads: 0 };
+
+function creatorFor(ctx: Context): Batcher<CreateItem, string> {
+  let b = creators.get(ctx.sql);
+  if (!b) {
+    const sql = ctx.sql;
+    b = new Batcher<CreateItem, string>(50, async (items) => {
+      await arrayTypesReady(sql);
+      generationStats.createBatches++;
+      generationStats.creates += items.length;
+      // Explicit element types: postgres.js cannot infer them from nulls.
+      const col = (f: (i: CreateItem) => unknown, type: number) => sql.array(items.map(f) as any[], type);
+      const rows = await withTimeout(
+        sql`select * from kiln.create_generations(
+          ${col((i) => i.caller.accountId, UUID)}, ${col((i) => i.caller.keyId, UUID)}, ${col((i) => i.caller.workspaceId, UUID)},
+          ${col((i) => i.caller.origin, TEXT)}, ${col((i) => i.p.type, TEXT)}, ${col((i) => i.p.modelId, TEXT)},
+          ${col((i) => i.p.modelVersion, INT8)}, ${col((i) => JSON.stringify(i.p.request), TEXT)}::jsonb[],
+          ${col((i) => String(i.p.reserveMicros), INT8)}, ${col(() => ctx.config.generationMaxAttempts, INT4)})`,
+        CREATE_TIMEOUT_MS,
+      );
+      const out: Array<BatchResult<string>> = items.map(() => ({ error: new Error('no result') }));
+      for (const r of rows) {
+        out[r.ord - 1] = r.id ? { ok: r.id } : { error: Object.assign(new Error(r.error_message), { code: r.error_code }) };
+      }
+      return out;
+    });
+    creators.set(ctx.sql, b);
+  }
+  return b;
+}
+
+/**
+ * Starts a generation for an already-authorized caller: validates and prices `input`, then
+ * reserves the worst case, inserts and enqueues in one transaction (batched with concurrent
+ * calls). Used by REST (origin api), MCP tools (origin mcp) and anything else that starts one.
+ * Returns the SPEC "Generation accepted" body. Throws ApiError: invalid_request (400),
+ * insufficient_quota (429), payment_required (402), or server_error (503 when the database is
+ * briefly unavailable).
+ */
+export async function createGeneration(ctx: Context, caller: Caller, input: unknown): Promise<{ id: string; status: 'pending' }> {
+  let prepared = await prepareGeneration(ctx, input);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const id = await creatorFor(ctx).add({ caller, p: prepared });
+      return { id, status: 'pending' };
+    } catch (e: any) {
+      // The cached catalog price was stale: re-read the entry and price again, once.
+      if (e?.code === 'KS001' && attempt === 0) {
+        await catalogEntry(ctx, prepared.modelId, true);
+        prepared = await prepareGeneration(ctx, input);
+        continue;
+      }
+      if (e?.code === 'KS001') throw errors.unavailable('The model catalog is changing. Retry with backoff.');
+      if (e?.code === 'KILN_TIMEOUT') throw errors.unavailable();
+      if (e instanceof ApiError) throw e;
+      const api = toApiError(e);
+      if (api.status === 500) {
+        ctx.log.error('create generation failed', { code: typeof e?.code === 'string' ? e.code : undefined, message: String(e?.message ?? e).slice(0, 300) });
+      }
+      throw api;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- reading
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(s: unknown): s is string {
+  return typeof s === 'string' && UUID_RE.test(s);
+}
+
+/** The row shape returned by kiln.get_generation. */
+export interface GenerationRow {
+  id: string;
+  status: 'pending' | 'processing' | 'completed' | 'failed';
+  type: 'image' | 'code';
+  result: any;
+  error: string | null;
+  cost_micros: number | string | null;
+}
+
+/** SPEC "Generation status": ImageResult with a freshly signed URL, or CodeResult. */
+export async function renderGeneration(ctx: Context, row: GenerationRow): Promise<GenerationStatusBody> {
+  let result: GenerationStatusBody['result'] = null;
+  if (row.status === 'completed' && row.result) {
+    const costMicros = Number(row.cost_micros ?? 0);
+    if (row.result.type === 'image') {
+      result = {
+        type: 'image',
+        url: row.result.path ? await signedUrl(ctx, row.result.path) : null,
+        mediaType: row.result.mediaType ?? null,
+        aspectRatio: row.result.aspectRatio ?? '1:1',
+        costMicros,
+      };
+    } else {
+      result = { type: 'code', code: row.result.code ?? null, structuredOutput: row.result.structuredOutput ?? null, costMicros };
+    }
+  }
+  return { id: row.id, status: row.status, result, error: row.status === 'failed' ? row.error ?? 'generation failed' : null };
+}
+
+interface GetItem {
+  accountId: string;
+  id: string;
+  origins: Origin[];
+}
+
+const readers = new WeakMap<Sql, Batcher<GetItem, GenerationRow | null>>();
+
+function readerFor(ctx: Context): Batcher<GetItem, GenerationRow | null> {
+  let b = readers.get(ctx.sql);
+  if (!b) {
+    const sql = ctx.sql;
+    b = new Batcher<GetItem, GenerationRow | null>(100, async (items) => {
+      await arrayTypesReady(sql);
+      generationStats.readBatches++;
+      generationStats.reads += items.length;
+      // One call per distinct origin set (REST always asks for ['api']).
+      const out: Array<BatchResult<GenerationRow | null>> = items.map(() => ({ ok: null }));
+      const groups = new Map<string, number[]>();
+      items.forEach((it, i) => {
+        const k = it.origins.join(',');
+        groups.set(k, [...(groups.get(k) ?? []), i]);
+      });
+      for (const idx of groups.values()) {
+        const rows = await withTimeout(
+          sql`select ord, body from kiln.get_generations(
+            ${sql.array(idx.map((i) => items[i]!.accountId), UUID)}, ${sql.array(idx.map((i) => items[i]!.id), UUID)},
+            ${sql.array(items[idx[0]!]!.origins, TEXT)})`,
+          ctx.config.limiterTimeoutMs,
+        );
+        for (const r of rows) out[idx[r.ord - 1]!] = { ok: r.body };
+      }
+      return out;
+    });
+    readers.set(ctx.sql, b);
+  }
+  return b;
+}
+
+/**
+ * A generation of `accountId` created through one of `origins` (REST passes ['api'], MCP its
+ * own), in the SPEC "Generation status" shape. Throws ApiError invalid_request for a malformed
+ * id, not_found for unknown / another account's / another origin's, server_error 503 when the
+ * database is briefly unavailable.
+ */
+export async function getGeneration(ctx: Context, accountId: string, id: string, origins: Origin[]): Promise<GenerationStatusBody> {
+  if (!isUuid(id)) throw errors.invalid('id: must be a uuid');
+  let row: GenerationRow | null;
+  try {
+    row = await readerFor(ctx).add({ accountId, id: id.toLowerCase(), origins });
+  } catch (e) {
+    throw toApiError(e).status >= 500 ? errors.unavailable() : toApiError(e);
+  }
+  if (!row) throw errors.notFound('Generation');
+  return renderGeneration(ctx, row);
+}

@@ -1,0 +1,78 @@
+// get_usage and list_models: the account's tier and budget (the GET /usage body for the identity's
+// billing scope) and the model catalog (the GET /models body), both on the per-account MCP read bucket.
+import * as v from 'valibot';
+import type { Context } from '../../context.ts';
+import { errors } from '../../errors.ts';
+import { cachedCatalog, ModelList } from '../../routes/models/list.ts';
+import { Usage } from '../../routes/usage/get.ts';
+import type { ToolDef } from '../tools.ts';
+import { callerOf, consumeRead, defineTool, dollars, READ_ONLY } from './common.ts';
+
+const NoArguments = v.object({});
+
+export function usageTool(ctx: Context): ToolDef {
+  return defineTool({
+    name: 'get_usage',
+    title: 'Usage and budget',
+    description:
+      'Read the signed-in account\'s plan tier and current generation budget (personal, and the Team pool when this sign-in bills a workspace). ' +
+      'Amounts are microdollars (1,000,000 = 1 USD). Use it as a pre-flight check before generating.',
+    input: NoArguments,
+    output: Usage,
+    annotations: READ_ONLY,
+    async handler(t) {
+      const caller = callerOf(t);
+      await consumeRead(ctx, caller.accountId);
+      const [row] = await ctx.sql`select kiln.get_usage(${caller.accountId}::uuid, ${caller.workspaceId}::uuid) as usage`;
+      const usage = row?.usage as v.InferOutput<typeof Usage> | null;
+      if (!usage) throw errors.notFound('Account');
+      return { structuredContent: usage, text: usageText(usage) };
+    },
+  });
+}
+
+function usageText(u: v.InferOutput<typeof Usage>): string {
+  const personal =
+    u.token_budget_micros == null
+      ? `personal budget unlimited (${dollars(u.used_micros)} used this period)`
+      : `personal budget ${dollars(u.remaining_micros)} remaining of ${dollars(u.token_budget_micros)} (resets ${u.resets_at})`;
+  if (u.scope === 'personal') return `Tier ${u.tier}; ${personal}. Generations bill the personal budget.`;
+  const pool =
+    u.workspace_used_micros == null
+      ? 'the workspace has no active Team plan or this account is no longer a member, so generations cannot be billed'
+      : u.workspace_budget_micros == null
+        ? `Team pool unlimited (${dollars(u.workspace_used_micros)} used)`
+        : `Team pool ${dollars(u.workspace_remaining_micros)} remaining of ${dollars(u.workspace_budget_micros)} (resets ${u.workspace_resets_at})`;
+  return `Tier ${u.tier}; generations bill workspace ${u.workspace_id}: ${pool}. (${personal}.)`;
+}
+
+const ModelFilter = v.object({
+  filter: v.optional(
+    v.pipe(
+      v.picklist(['image', 'code'], 'must be "image" or "code"'),
+      v.description('`image`: image models (for generate_image). `code`: text and SVG models (for generate_code). Omit for all.'),
+    ),
+  ),
+});
+
+export function modelsTool(ctx: Context): ToolDef {
+  return defineTool({
+    name: 'list_models',
+    title: 'List models',
+    description:
+      'List the generation models with the marked-up prices billed to this account (microdollars per image, or per input/output token). ' +
+      'Optionally filter to image models or to text/code (text and SVG) models. Pass a model `id` as `model` to generate_image or generate_code.',
+    input: ModelFilter,
+    output: ModelList,
+    annotations: READ_ONLY,
+    async handler(t, args: v.InferOutput<typeof ModelFilter>) {
+      const caller = callerOf(t);
+      const [, catalog] = await Promise.all([consumeRead(ctx, caller.accountId), cachedCatalog(ctx)]);
+      const data = catalog.models.filter((m) => !args.filter || (args.filter === 'image' ? m.category === 'image' : m.category !== 'image'));
+      const text = data.length
+        ? `${data.length} model${data.length === 1 ? '' : 's'}: ${data.map((m) => `${m.id} (${m.category})`).join(', ')}.`
+        : 'No models match.';
+      return { structuredContent: { data }, text };
+    },
+  });
+}

@@ -1,0 +1,89 @@
+// list_workflows, run_workflow and get_workflow_run: the REST workflow service with origin 'mcp'.
+// A run bills each output to the identity's scope, like generate_*; reads use the MCP read bucket.
+import * as v from 'valibot';
+import type { Context } from '../../context.ts';
+import { Uuid } from '../../schemas.ts';
+import { getRun, listWorkflows, startRun } from '../../workflows/service.ts';
+import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';
+import type { ToolDef } from '../tools.ts';
+import { callerOf, consumeRead, defineTool, READ_ONLY } from './common.ts';
+
+const ListArgs = v.object({ limit: v.optional(ListLimit), offset: v.optional(ListOffset) });
+
+export function listWorkflowsTool(ctx: Context): ToolDef {
+  return defineTool({
+    name: 'list_workflows',
+    title: 'List workflows',
+    description: 'List your saved workflows (id, name, updated_at), most recently updated first. Paginate with limit (1–100, default 50) and offset.',
+    input: ListArgs,
+    output: WorkflowList,
+    annotations: READ_ONLY,
+    async handler(t, args: v.InferOutput<typeof ListArgs>) {
+      const caller = callerOf(t);
+      await consumeRead(ctx, caller.accountId);
+      const list = await listWorkflows(ctx, caller.accountId, args);
+      const text = list.data.length
+        ? `${list.data.length} workflow${list.data.length === 1 ? '' : 's'}: ${list.data.map((w) => `${w.name} (${w.id})`).join(', ')}.`
+        : 'No workflows on this page.';
+      return { structuredContent: list, text };
+    },
+  });
+}
+
+const RunArgs = v.object({ workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')) });
+
+export function runWorkflowTool(ctx: Context): ToolDef {
+  return defineTool({
+    name: 'run_workflow',
+    title: 'Run a workflow',
+    description:
+      'Start a headless run of one of your saved workflows: every generatable node runs server-side in dependency order, each output billed like a generation. ' +
+      'The run uses a snapshot of the graph taken now. When it completes, its outputs are written back onto the workflow\'s output nodes, replacing earlier values. ' +
+      'Returns a pending run id at once; poll get_workflow_run.',
+    input: RunArgs,
+    output: RunAccepted,
+    // Spends budget, calls model providers, and overwrites the saved workflow's output nodes on completion.
+    annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true, idempotentHint: false },
+    async handler(t, args: v.InferOutput<typeof RunArgs>) {
+      const caller = callerOf(t);
+      const accepted = await startRun(ctx, { accountId: caller.accountId, keyId: null, workspaceId: caller.workspaceId, origin: 'mcp' }, args.workflowId);
+      return {
+        structuredContent: accepted,
+        text: `Started run ${accepted.id} of workflow ${args.workflowId} (pending). Poll get_workflow_run with workflowId and runId.`,
+      };
+    },
+  });
+}
+
+const GetRunArgs = v.object({
+  workflowId: v.pipe(Uuid, v.description('The workflow the run belongs to.')),
+  runId: v.pipe(Uuid, v.description('Run id returned by run_workflow.')),
+});
+
+export function getWorkflowRunTool(ctx: Context): ToolDef {
+  return defineTool({
+    name: 'get_workflow_run',
+    title: 'Get a workflow run',
+    description:
+      'Read a workflow run: status (pending, running, completed, failed), progress (outputs settled of total), per-output results as they settle ' +
+      '(signed image URLs, code/HTML/SVG text, cost in microdollars, failure details) and the run error.',
+    input: GetRunArgs,
+    output: WorkflowRun,
+    annotations: READ_ONLY,
+    async handler(t, args: v.InferOutput<typeof GetRunArgs>) {
+      const caller = callerOf(t);
+      await consumeRead(ctx, caller.accountId);
+      const run = await getRun(ctx, caller.accountId, args.workflowId, args.runId);
+      return { structuredContent: run, text: runText(run) };
+    },
+  });
+}
+
+function runText(r: WorkflowRunBody): string {
+  const head = `Run ${r.id} is ${r.status}: ${r.progress.completed} of ${r.progress.total} outputs settled.`;
+  const lines = r.results.map((x) => {
+    const what = x.status === 'failed' ? `failed: ${x.error}` : x.status === 'skipped' ? 'skipped' : x.url ?? (x.code !== undefined ? `${x.code.length} characters of ${x.type}` : 'completed');
+    return `- ${x.label ?? x.outputNodeId} (${x.type}): ${what}`;
+  });
+  return [head, ...lines, ...(r.error ? [`Error: ${r.error}`] : [])].join('\n');
+}

@@ -1,0 +1,28 @@
+// GET /generations/{id} — status, result (image with a freshly signed URL, or code) and error.
+// Never cached. Only the caller's own generations created through the REST API are visible.
+
+import { getRouterParam } from 'h3';
+import * as v from 'valibot';
+import { authorize, sendJson } from '../../http.ts';
+import { defineRoute } from '../../route.ts';
+import { Uuid } from '../../schemas.ts';
+import { GenerationStatus } from '../../generations/schemas.ts';
+import { getGeneration } from '../../generations/service.ts';
+
+export default defineRoute({
+  method: 'GET',
+  path: '/generations/{id}',
+  operationId: 'getGeneration',
+  summary: 'Poll a generation',
+  description: 'Never cached. 404 when the id does not exist, belongs to another account, or was not created through the API.',
+  tag: 'Generations',
+  scope: 'read',
+  params: { id: v.pipe(Uuid, v.description('Generation id from `POST /generations`.')) },
+  success: { status: 200, description: 'The generation.', schema: GenerationStatus, headers: { 'cache-control': 'Always `no-store`.' } },
+  errors: [400, 401, 403, 404, 429, 503],
+  async handler(ctx, event) {
+    const auth = await authorize(ctx, event, { scope: 'read', bucket: 'read' });
+    const body = await getGeneration(ctx, auth.accountId, getRouterParam(event, 'id') ?? '', ['api']);
+    return sendJson(event, body, { headers: { 'cache-control': 'no-store' } });
+  },
+});

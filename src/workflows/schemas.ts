@@ -1,0 +1,57 @@
+// Workflow response schemas (SPEC "Workflow summary", "Run accepted", "Workflow run",
+// "WorkflowRunResult") and the list query: the single source for REST, OpenAPI and MCP tools.
+
+import * as v from 'valibot';
+import { registerSchemas, Uuid } from '../schemas.ts';
+import { OUTPUT_TYPES, PLATFORMS } from './graph.ts';
+
+const dateTime = v.pipe(v.string(), v.isoTimestamp());
+
+export const WorkflowSummary = v.object({
+  id: Uuid,
+  name: v.string(),
+  updated_at: v.pipe(dateTime, v.description('When the workflow (its graph, name or written-back outputs) last changed.')),
+});
+export const WorkflowList = v.object({ data: v.array(WorkflowSummary) });
+
+export const ListLimit = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Page size, 1 to 100. Default 50.'));
+export const ListOffset = v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Workflows to skip, at least 0. Default 0.'));
+
+export const RunAccepted = v.object({
+  id: v.pipe(Uuid, v.description('Run id.')),
+  status: v.pipe(v.literal('pending'), v.description('Always `pending`.')),
+});
+
+export const WorkflowRunResult = v.object({
+  promptNodeId: v.string(),
+  outputNodeId: v.string(),
+  type: v.pipe(v.picklist(OUTPUT_TYPES), v.description('`image`, `code`, `screen` or `design`; `video` outputs are reported with status `skipped`.')),
+  status: v.picklist(['completed', 'failed', 'skipped']),
+  label: v.optional(v.pipe(v.string(), v.description('The output node\'s label, when set.'))),
+  platform: v.optional(v.pipe(v.picklist(PLATFORMS), v.description('Set on outputs created by a social-post campaign.'))),
+  url: v.optional(v.pipe(v.string(), v.description('Signed, expiring URL; completed image outputs.'))),
+  mediaType: v.optional(v.pipe(v.string(), v.description('Completed image outputs.'))),
+  code: v.optional(v.pipe(v.string(), v.description('Text of completed code, screen (HTML) and design (SVG) outputs.'))),
+  error: v.optional(v.pipe(v.string(), v.description('Set when `status` is `failed`.'))),
+  costMicros: v.optional(v.pipe(v.number(), v.integer(), v.description('Billed cost in microdollars (0 when nothing was charged).'))),
+});
+
+export const WorkflowRun = v.object({
+  id: v.pipe(Uuid, v.description('Run id.')),
+  workflowId: Uuid,
+  status: v.picklist(['pending', 'running', 'completed', 'failed']),
+  progress: v.pipe(
+    v.object({ total: v.pipe(v.number(), v.integer()), completed: v.pipe(v.number(), v.integer()) }),
+    v.description('`total`: outputs (prompt → output edges) of the run; `completed`: outputs settled so far (completed, failed or skipped).'),
+  ),
+  results: v.pipe(v.array(WorkflowRunResult), v.description('One entry per settled output, in the order they settled; grows while the run is in flight.')),
+  error: v.nullable(v.string()),
+  createdAt: dateTime,
+  completedAt: v.nullable(dateTime),
+});
+
+export type WorkflowSummaryBody = v.InferOutput<typeof WorkflowSummary>;
+export type WorkflowRunBody = v.InferOutput<typeof WorkflowRun>;
+export type WorkflowRunResultBody = v.InferOutput<typeof WorkflowRunResult>;
+
+registerSchemas({ WorkflowSummary, WorkflowList, RunAccepted, WorkflowRun, WorkflowRunResult });

@@ -1,0 +1,150 @@
+// The analyst views in `kiln` and every example query of db/examples/analyst.sql, run against
+// seeded generations and ledger rows (exactly as a psql user would run them).
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { before, test } from 'node:test';
+import { createGeneration, type Caller } from '../src/generations/service.ts';
+import { createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+
+const EXAMPLES = path.resolve(import.meta.dirname, '..', 'db', 'examples', 'analyst.sql');
+const VIEWS = ['daily_spend', 'daily_generations', 'generation_latency', 'generation_timings'];
+
+let srv: TestServer;
+const queries = new Map<string, string>();
+let alice: string;
+let aliceKey: string;
+let ws: string;
+
+/** Splits the file on `-- name:` markers; each chunk is one statement. */
+function loadExamples() {
+  const text = fs.readFileSync(EXAMPLES, 'utf8');
+  for (const chunk of text.split(/^-- name: /m).slice(1)) {
+    const name = chunk.slice(0, chunk.indexOf('\n')).trim();
+    queries.set(name, chunk.slice(chunk.indexOf('\n') + 1));
+  }
+}
+
+async function seed(caller: Caller, body: Record<string, unknown>, outcome: { cost?: number; fail?: boolean; queuedMs: number; processingMs: number } | null) {
+  const { id } = await createGeneration(srv.ctx, caller, body);
+  if (!outcome) return id;
+  if (outcome.fail) await srv.db.sql`select kiln.fail_generation(${id}, 'upstream said no')`;
+  else {
+    await srv.db.sql`select kiln.complete_generation(${id}, ${srv.db.sql.json({ type: 'code', code: 'x', structuredOutput: null })}, ${outcome.cost ?? 0}, null)`;
+  }
+  // Known latencies: started and finished relative to creation.
+  await srv.db.sql`
+    update kiln_private.generations
+      set started_at = created_at + make_interval(secs => ${outcome.queuedMs / 1000}),
+          finished_at = created_at + make_interval(secs => ${(outcome.queuedMs + outcome.processingMs) / 1000})
+    where id = ${id}`;
+  return id;
+}
+
+before(async () => {
+  loadExamples();
+  srv = await startServer();
+  // No worker runs in this file: outcomes are settled through the same SQL functions the worker uses.
+  await srv.db.sql`delete from graphile_worker._private_jobs`;
+  const a = await createAccount(srv.db.sql, { tier: 'pro' });
+  alice = a.id;
+  const k = await createKey(srv.db.sql, a.id);
+  aliceKey = k.id;
+  const owner = await createAccount(srv.db.sql);
+  const [w] = await srv.db.sql`select * from kiln.create_workspace('Studio', ${owner.id})`;
+  ws = w.id;
+  await srv.db.sql`select kiln.set_workspace_plan(${ws}, 'active', null, true)`;
+  const ownerKey = await createKey(srv.db.sql, owner.id, { workspaceId: ws });
+
+  const api = (accountId: string, keyId: string, workspaceId: string | null = null): Caller => ({ accountId, keyId, workspaceId, origin: 'api' });
+  const code = { type: 'code', prompt: 'p', targetLanguage: 'json' };
+  const image = { type: 'image', prompt: 'p' };
+  // alice: 3 completed code (cost 10, 20, 30), 1 failed image, 1 MCP image (1000), 1 still pending.
+  await seed(api(alice, aliceKey), code, { cost: 10, queuedMs: 5, processingMs: 100 });
+  await seed(api(alice, aliceKey), code, { cost: 20, queuedMs: 7, processingMs: 200 });
+  await seed(api(alice, aliceKey), code, { cost: 30, queuedMs: 9, processingMs: 300 });
+  await seed(api(alice, aliceKey), image, { fail: true, queuedMs: 3, processingMs: 50 });
+  await seed({ accountId: alice, keyId: null, workspaceId: null, origin: 'mcp' }, image, { cost: 1000, queuedMs: 4, processingMs: 400 });
+  await seed(api(alice, aliceKey), image, null);
+  // owner: 2 completed images on the Team pool.
+  await seed(api(owner.id, ownerKey.id, ws), image, { cost: 1000, queuedMs: 6, processingMs: 600 });
+  await seed(api(owner.id, ownerKey.id, ws), image, { cost: 1000, queuedMs: 8, processingMs: 800 });
+});
+
+test('every analyst view exists in kiln and carries a comment', async () => {
+  for (const v of VIEWS) {
+    const [r] = await srv.db.sql`select obj_description(${`kiln.${v}`}::regclass, 'pg_class') as c`;
+    assert.ok(r.c && r.c.length > 20, v);
+  }
+});
+
+test('the example file has every query the README shows', () => {
+  assert.deepEqual([...queries.keys()], [
+    'spend-per-day', 'top-accounts-this-month', 'spend-by-key', 'spend-by-workspace', 'model-mix',
+    'origin-share', 'latency-per-day', 'latency-last-7-days', 'slowest-generations',
+  ]);
+});
+
+const run = (name: string) => srv.db.sql.unsafe(queries.get(name)!);
+
+test('spend-per-day: settled spend, counts by state and open reservations', async () => {
+  const rows = await run('spend-per-day');
+  assert.equal(rows.length, 1);
+  const r = rows[0]!;
+  assert.equal(Number(r.spend_usd), (10 + 20 + 30 + 1000 + 2000) / 1e6);
+  assert.equal(Number(r.charges), 8);
+  assert.equal(Number(r.settled), 6);
+  assert.equal(Number(r.released), 1);
+  assert.equal(Number(r.still_reserved_usd), 1000 / 1e6, 'the pending image is still reserved');
+});
+
+test('top-accounts-this-month and spend-by-key split spend by account, origin and key', async () => {
+  const top = await run('top-accounts-this-month');
+  assert.equal(top.length, 2);
+  const a = top.find((r) => r.account_id === alice)!;
+  assert.equal(Number(a.spend_usd), 1060 / 1e6);
+  assert.equal(Number(a.api_usd), 60 / 1e6);
+  assert.equal(Number(a.mcp_usd), 1000 / 1e6);
+  assert.equal(Number(top[0]!.spend_usd), 2000 / 1e6, 'ordered by spend');
+  const byKey = await run('spend-by-key');
+  const k = byKey.find((r) => r.key_id === aliceKey && r.origin === 'api')!;
+  assert.equal(Number(k.spend_usd), 60 / 1e6);
+  assert.ok(byKey.some((r) => r.key_id === null && r.origin === 'mcp'));
+});
+
+test('spend-by-workspace shows the Team pool only', async () => {
+  const rows = await run('spend-by-workspace');
+  assert.equal(rows.length, 1);
+  assert.equal(rows[0]!.workspace_id, ws);
+  assert.equal(Number(rows[0]!.spend_usd), 2000 / 1e6);
+  assert.equal(Number(rows[0]!.members_spending), 1);
+});
+
+test('model-mix and origin-share count generations by outcome', async () => {
+  const mix = await run('model-mix');
+  const coder = mix.find((r) => r.model_id === 'local/coder')!;
+  assert.deepEqual([Number(coder.generations), Number(coder.completed), Number(coder.failed), Number(coder.avg_cost_micros)], [3, 3, 0, 20]);
+  const sketch = mix.find((r) => r.model_id === 'local/sketch')!;
+  assert.deepEqual([Number(sketch.generations), Number(sketch.completed), Number(sketch.failed)], [5, 3, 1]);
+  assert.equal(Number(sketch.failure_pct), 25);
+  const share = await run('origin-share');
+  assert.deepEqual(share.map((r) => [r.origin, Number(r.generations)]), [['api', 7], ['mcp', 1]]);
+  assert.equal(share.reduce((n, r) => n + Number(r.pct_of_day), 0), 100);
+});
+
+test('latency queries report queued and processing percentiles', async () => {
+  const daily = await run('latency-per-day');
+  const coder = daily.find((r) => r.model_id === 'local/coder')!;
+  assert.equal(Number(coder.started), 3);
+  assert.equal(Number(coder.queued_p50_ms), 7);
+  assert.equal(Number(coder.processing_p50_ms), 200);
+  const week = await run('latency-last-7-days');
+  const sketch = week.find((r) => r.model_id === 'local/sketch')!;
+  assert.equal(Number(sketch.completed), 3);
+  assert.equal(Number(sketch.processing_p50_ms), 600);
+  const slow = await run('slowest-generations');
+  assert.equal(slow.length, 6);
+  assert.equal(Number(slow[0]!.processing_ms), 800);
+  assert.ok(slow.every((r, i) => i === 0 || Number(r.processing_ms) <= Number(slow[i - 1]!.processing_ms)));
+});

@@ -1,0 +1,5 @@
+// autocannon ships no types; the benches use a small part of its API.
+declare module 'autocannon' {
+  const autocannon: (opts: Record<string, unknown>) => Promise<any>;
+  export default autocannon;
+}

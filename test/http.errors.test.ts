@@ -1,0 +1,65 @@
+// Every error path renders the SPEC envelope with x-request-id: oversized and malformed bodies,
+// wrong content types, malformed URLs — and nothing internal leaks.
+
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+
+let srv: TestServer;
+let key: string;
+before(async () => {
+  srv = await startServer({ config: { maxBodyBytes: 4096 } });
+  key = (await createKey(srv.db.sql, (await createAccount(srv.db.sql)).id)).key;
+});
+
+function assertEnvelope(res: { status: number; headers: Headers; body: any }, status: number, type: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.error.type, type);
+  assert.equal(typeof res.body.error.message, 'string');
+  assert.deepEqual(Object.keys(res.body), ['error']);
+  assert.ok(res.headers.get('x-request-id'));
+  assert.match(res.headers.get('content-type') ?? '', /application\/json/);
+  assert.doesNotMatch(JSON.stringify(res.body), /at \w+ \(|node_modules|select |kiln_private|stack/i);
+}
+
+test('oversized bodies are 413 invalid_request, declared or streamed', async () => {
+  const big = JSON.stringify({ source: 'x'.repeat(10_000), op: 'trim' });
+  assertEnvelope(await api(srv.base, key, '/images/transforms', { body: big }), 413, 'invalid_request');
+  // Chunked (no content-length): the cap applies while streaming.
+  const res = await fetch(`${srv.base}/images/transforms`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: new ReadableStream({
+      start(c) {
+        for (let i = 0; i < 10; i++) c.enqueue(new TextEncoder().encode('x'.repeat(1000)));
+        c.close();
+      },
+    }),
+    duplex: 'half',
+  } as any);
+  assertEnvelope({ status: res.status, headers: res.headers, body: await res.json() }, 413, 'invalid_request');
+});
+
+test('malformed JSON, empty bodies and wrong content types are 4xx envelopes', async () => {
+  assertEnvelope(await api(srv.base, key, '/images/transforms', { body: '{"op":' }), 400, 'invalid_request');
+  assertEnvelope(await api(srv.base, key, '/images/transforms', { body: '' }), 400, 'invalid_request');
+  assertEnvelope(await api(srv.base, key, '/images/transforms', { body: 'null' }), 400, 'invalid_request');
+  assertEnvelope(
+    await api(srv.base, key, '/images/transforms', { body: 'op=trim', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+    415,
+    'invalid_request',
+  );
+});
+
+test('malformed URLs and unknown paths stay in the envelope', async () => {
+  const res = await fetch(`${srv.origin}/api/v1/%E0%A4%A`, { headers: { authorization: `Bearer ${key}` } });
+  const body = await res.json();
+  assert.ok(res.status === 400 || res.status === 404);
+  assert.ok(body.error?.type);
+  assert.ok(res.headers.get('x-request-id'));
+  assertEnvelope(await api(srv.base, key, '/generations/../../etc/passwd'), 404, 'not_found');
+});
+
+test('authentication happens before body parsing: a bad key with a bad body is 401', async () => {
+  assertEnvelope(await api(srv.base, 'nope', '/images/transforms', { body: '{bad' }), 401, 'unauthorized');
+});

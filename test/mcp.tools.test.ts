@@ -1,0 +1,404 @@
+// The nine MCP tools on the real server (h3 app, Postgres, graphile-worker, local provider) with tokens
+// from a loopback OIDC issuer: listed with schemas, called with SDK 1.x (2025-11-25) and 2.x (2026-07-28)
+// clients, results equal to the REST twin's body for the same state; ownership, budget, workspace
+// billing, rate limits, identity linking, and the MCP-token / API-key separation.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
+import { startTestWorker } from './_generations.ts';
+import { api, createAccount, createKey, startServer } from './_setup.ts';
+import { saveWorkflow, waitRun } from './_workflows.ts';
+import {
+  connectV1, connectV2, link, ok, startMcpServer, toolError, unsign, waitGeneration, waitRunMcp,
+  type AnyClient, type McpServer,
+} from './_mcp.ts';
+
+const TOOLS = [
+  'get_usage', 'list_models', 'generate_image', 'generate_code', 'get_generation',
+  'transform_image', 'list_workflows', 'run_workflow', 'get_workflow_run',
+];
+
+const GRAPH = {
+  nodes: [
+    { id: 'brief', kind: 'text', text: 'Autumn sale, 30% off' },
+    { id: 'p1', kind: 'prompt', output: 'code', targetLanguage: 'tsx', prompt: 'Landing section for the brief', model: 'local/coder' },
+    { id: 'o1', kind: 'output', label: 'Landing section' },
+  ],
+  edges: [{ from: 'brief', to: 'p1' }, { from: 'p1', to: 'o1' }],
+};
+
+const PNG_1PX =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+let srv: McpServer;
+let alice: { id: string; key: string };
+let aliceToken: string;
+
+before(async () => {
+  srv = await startMcpServer({ config: { readRpm: 1000, transformRpm: 1000 } });
+  await startTestWorker(srv);
+  const a = await createAccount(srv.db.sql, { tier: 'pro' });
+  alice = { id: a.id, key: (await createKey(srv.db.sql, a.id)).key };
+  await link(srv.db.sql, srv.iss.issuer, 'alice', a.id);
+  aliceToken = await srv.iss.sign({ sub: 'alice' });
+});
+
+for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 2026-07-28', connectV2]] as const) {
+  describe(`${era}: every tool against its REST twin`, () => {
+    let client: AnyClient;
+    before(async () => {
+      client = await connect(srv.mcpUrl, aliceToken);
+    });
+    after(() => client.close());
+
+    test('tools/list: the nine tools with input and output schemas and honest annotations', async () => {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((t) => t.name), TOOLS);
+      for (const t of tools) {
+        assert.equal(t.inputSchema.type, 'object', t.name);
+        assert.equal(t.outputSchema?.type, 'object', t.name);
+        assert.ok(t.description.length > 40, t.name);
+        for (const hint of ['readOnlyHint', 'destructiveHint', 'openWorldHint']) assert.equal(typeof t.annotations?.[hint], 'boolean', `${t.name}.${hint}`);
+      }
+      const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+      for (const name of ['get_usage', 'list_models', 'get_generation', 'list_workflows', 'get_workflow_run']) assert.equal(byName[name].annotations.readOnlyHint, true, name);
+      for (const name of ['generate_image', 'generate_code', 'transform_image', 'run_workflow']) assert.equal(byName[name].annotations.readOnlyHint, false, name);
+      assert.equal(byName.generate_image.annotations.openWorldHint, true);
+      assert.equal(byName.run_workflow.annotations.destructiveHint, true, 'a completed run overwrites the saved output nodes');
+      // Input schemas come from the REST valibot schemas.
+      assert.deepEqual(byName.generate_image.inputSchema.required, ['prompt']);
+      assert.ok(!('type' in byName.generate_image.inputSchema.properties));
+      assert.ok('aspectRatio' in byName.generate_image.inputSchema.properties);
+      assert.ok('targetLanguage' in byName.generate_code.inputSchema.properties);
+      assert.ok(byName.generate_code.inputSchema.properties.targetLanguage.enum.includes('glsl'));
+      assert.deepEqual(byName.transform_image.inputSchema.required, ['source', 'op']);
+      assert.deepEqual(byName.get_workflow_run.inputSchema.required, ['workflowId', 'runId']);
+      assert.equal(byName.list_workflows.inputSchema.properties.limit.maximum, 100);
+    });
+
+    test('get_usage and list_models equal GET /usage and GET /models', async () => {
+      const usage = await ok(client, 'get_usage');
+      assert.deepEqual(usage, (await api(srv.base, alice.key, '/usage')).body);
+      assert.equal(usage.scope, 'personal');
+      const models = await ok(client, 'list_models');
+      assert.deepEqual(models, (await api(srv.base, alice.key, '/models')).body);
+      const images = await ok(client, 'list_models', { filter: 'image' });
+      assert.ok(images.data.length > 0 && images.data.every((m: any) => m.category === 'image'));
+      const code = await ok(client, 'list_models', { filter: 'code' });
+      assert.deepEqual(
+        code.data.map((m: any) => m.id),
+        models.data.filter((m: any) => m.category === 'text' || m.category === 'svg').map((m: any) => m.id),
+      );
+    });
+
+    test('generate_image → get_generation: completes, billed to the same budget; REST cannot see it', async () => {
+      const before = await ok(client, 'get_usage');
+      const started = await ok(client, 'generate_image', { prompt: 'a red fox in the snow', aspectRatio: '16:9', images: [{ url: PNG_1PX }] });
+      assert.deepEqual(Object.keys(started).sort(), ['id', 'status']);
+      assert.equal(started.status, 'pending');
+      const done = await waitGeneration(client, started.id);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.equal(done.result.type, 'image');
+      assert.equal(done.result.aspectRatio, '16:9');
+      assert.ok(done.result.costMicros > 0);
+      assert.match(done.result.url, new RegExp(`^${srv.origin}/files/${alice.id}/generations/${started.id}\\.png\\?expires=`));
+      assert.equal((await fetch(done.result.url)).status, 200);
+      const after = await ok(client, 'get_usage');
+      assert.equal(after.used_micros, before.used_micros + done.result.costMicros, 'the MCP generation spends the REST budget');
+      const [charge] = await srv.db.sql`select origin, key_id, workspace_id, status from kiln_private.charges where generation_id = ${started.id}`;
+      assert.deepEqual({ ...charge }, { origin: 'mcp', key_id: null, workspace_id: null, status: 'settled' });
+      // REST sees only its own origin.
+      const rest = await api(srv.base, alice.key, `/generations/${started.id}`);
+      assert.equal(rest.status, 404);
+      assert.equal(rest.body.error.type, 'not_found');
+    });
+
+    test('get_generation of a REST generation equals GET /generations/{id}', async () => {
+      const created = await api(srv.base, alice.key, '/generations', { body: { type: 'code', prompt: 'a JSON list of three fruits', targetLanguage: 'json' } });
+      assert.equal(created.status, 202);
+      const done = await waitGeneration(client, created.body.id);
+      assert.equal(done.status, 'completed');
+      assert.equal(done.result.type, 'code');
+      const rest = await api(srv.base, alice.key, `/generations/${created.body.id}`);
+      assert.deepEqual(unsign(done), unsign(rest.body));
+    });
+
+    test('generate_code: GLSL and screen HTML', async () => {
+      const glsl = await waitGeneration(client, (await ok(client, 'generate_code', { prompt: 'plasma waves', targetLanguage: 'glsl' })).id);
+      assert.equal(glsl.status, 'completed');
+      assert.match(glsl.result.code, /void mainImage/);
+      assert.match(glsl.result.code, /@range/);
+      const screen = await waitGeneration(client, (await ok(client, 'generate_code', { prompt: 'a pricing page', screenHtml: true })).id);
+      assert.equal(screen.status, 'completed');
+      assert.match(screen.result.code, /<html|<!doctype/i);
+    });
+
+    test('transform_image: converts an owned generated image; same result shape as POST /images/transforms', async () => {
+      const g = await waitGeneration(client, (await ok(client, 'generate_image', { prompt: 'a lighthouse' })).id);
+      const args = { source: g.result.url, op: 'convert', options: { format: 'webp', maxDimension: 256 } };
+      const viaMcp = await ok(client, 'transform_image', args);
+      const viaRest = await api(srv.base, alice.key, '/images/transforms', { body: args });
+      assert.equal(viaRest.status, 200);
+      const strip = (r: any) => ({ ...r, url: undefined, path: undefined });
+      assert.deepEqual(strip(viaMcp), strip(viaRest.body));
+      assert.equal(viaMcp.format, 'webp');
+      assert.equal(Math.max(viaMcp.width, viaMcp.height), 256);
+      assert.match(viaMcp.path, new RegExp(`^${alice.id}/`));
+      assert.equal((await fetch(viaMcp.url)).status, 200);
+      const seed = await ok(client, 'transform_image', { source: 'seed/logo.png', op: 'trim' });
+      assert.equal(typeof seed.trimmed, 'boolean');
+    });
+
+    test('list_workflows, run_workflow, get_workflow_run equal the REST bodies', async () => {
+      const wf = await saveWorkflow(srv, alice.id, GRAPH, `mcp ${client.era}`);
+      const list = await ok(client, 'list_workflows', { limit: 100 });
+      assert.deepEqual(list, (await api(srv.base, alice.key, '/workflows?limit=100')).body);
+      assert.equal(list.data[0].id, wf, 'most recently updated first');
+      assert.deepEqual(await ok(client, 'list_workflows', { limit: 1, offset: 1 }), (await api(srv.base, alice.key, '/workflows?limit=1&offset=1')).body);
+
+      const started = await ok(client, 'run_workflow', { workflowId: wf });
+      assert.equal(started.status, 'pending');
+      const run = await waitRunMcp(client, wf, started.id);
+      assert.equal(run.status, 'completed', JSON.stringify(run));
+      assert.deepEqual(run.progress, { total: 1, completed: 1 });
+      assert.equal(run.results[0].outputNodeId, 'o1');
+      assert.equal(typeof run.results[0].code, 'string');
+      // Runs started over MCP are the account's runs: REST reads them too (one workflow, one history).
+      assert.deepEqual(unsign(run), unsign(await waitRun(srv, alice.key, wf, started.id)));
+      const [row] = await srv.db.sql`select origin, key_id, workspace_id from kiln_private.workflow_runs where id = ${started.id}`;
+      assert.deepEqual({ ...row }, { origin: 'mcp', key_id: null, workspace_id: null });
+      const [charge] = await srv.db.sql`select status, account_id from kiln_private.charges where workflow_run_id = ${started.id}`;
+      assert.deepEqual({ ...charge }, { status: 'settled', account_id: alice.id });
+    });
+
+    test('business errors are isError results with SPEC types; protocol errors stay JSON-RPC errors', async () => {
+      const empty = await toolError(client, 'generate_image', { prompt: '' });
+      assert.equal(empty.type, 'invalid_request');
+      assert.match(empty.message, /prompt/);
+      const wrongModel = await toolError(client, 'generate_image', { prompt: 'x', model: 'local/coder' });
+      assert.equal(wrongModel.type, 'invalid_request');
+      assert.match(wrongModel.message, /cannot produce image/);
+      const badId = await toolError(client, 'get_generation', { id: 'nope' });
+      assert.equal(badId.type, 'invalid_request');
+      const missing = await toolError(client, 'get_generation', { id: crypto.randomUUID() });
+      assert.deepEqual({ type: missing.type, message: missing.message }, { type: 'not_found', message: 'Generation not found.' });
+      assert.equal((await toolError(client, 'transform_image', { source: 'seed/logo.png', op: 'convert' })).type, 'invalid_request');
+      assert.equal((await toolError(client, 'list_workflows', { limit: 0 })).type, 'invalid_request');
+      await assert.rejects(client.callTool({ name: 'delete_everything', arguments: {} }), (e: any) => e.code === -32602);
+    });
+  });
+}
+
+describe('ownership: another account\'s ids answer exactly like missing ones', () => {
+  test('generation, workflow, run and stored image of another account', async () => {
+    const bob = await createAccount(srv.db.sql);
+    await link(srv.db.sql, srv.iss.issuer, 'bob', bob.id);
+    const aliceClient = await connectV1(srv.mcpUrl, aliceToken);
+    const bobClient = await connectV2(srv.mcpUrl, await srv.iss.sign({ sub: 'bob' }));
+    try {
+      const g = await waitGeneration(aliceClient, (await ok(aliceClient, 'generate_image', { prompt: 'mine' })).id);
+      const wf = await saveWorkflow(srv, alice.id, GRAPH, 'alice only');
+      const run = await ok(aliceClient, 'run_workflow', { workflowId: wf });
+
+      const strip = (e: { type: string; message: string }) => ({ type: e.type, message: e.message });
+      const ghost = crypto.randomUUID();
+      assert.deepEqual(strip(await toolError(bobClient, 'get_generation', { id: g.id })), strip(await toolError(bobClient, 'get_generation', { id: ghost })));
+      assert.deepEqual(strip(await toolError(bobClient, 'get_generation', { id: g.id })), { type: 'not_found', message: 'Generation not found.' });
+      assert.deepEqual(strip(await toolError(bobClient, 'run_workflow', { workflowId: wf })), strip(await toolError(bobClient, 'run_workflow', { workflowId: ghost })));
+      assert.equal((await toolError(bobClient, 'run_workflow', { workflowId: wf })).type, 'not_found');
+      assert.deepEqual(
+        strip(await toolError(bobClient, 'get_workflow_run', { workflowId: wf, runId: run.id })),
+        strip(await toolError(bobClient, 'get_workflow_run', { workflowId: ghost, runId: ghost })),
+      );
+      const foreign = await toolError(bobClient, 'transform_image', { source: g.result.url, op: 'convert', options: { format: 'jpeg' } });
+      assert.equal(foreign.type, 'not_found');
+      assert.equal((await ok(bobClient, 'list_workflows')).data.length, 0);
+      const [{ n }] = await srv.db.sql`select count(*)::int as n from kiln_private.workflow_runs where account_id = ${bob.id}`;
+      assert.equal(n, 0);
+    } finally {
+      await aliceClient.close();
+      await bobClient.close();
+    }
+  });
+});
+
+describe('budget, entitlement and Team workspace billing', () => {
+  test('an exhausted budget and a blocked tier refuse generations and runs (insufficient_quota); nothing is queued', async () => {
+    const broke = await createAccount(srv.db.sql, { tier: 'pro', budgetMicros: 0 });
+    const blocked = await createAccount(srv.db.sql, { tier: 'blocked' });
+    for (const [sub, acct] of [['broke', broke], ['blocked', blocked]] as const) {
+      await link(srv.db.sql, srv.iss.issuer, sub, acct.id);
+      const client = await connectV1(srv.mcpUrl, await srv.iss.sign({ sub }));
+      try {
+        const e = await toolError(client, 'generate_image', { prompt: 'anything' });
+        assert.equal(e.type, 'insufficient_quota', `${sub}: ${e.message}`);
+        assert.equal((await toolError(client, 'generate_code', { prompt: 'anything' })).type, 'insufficient_quota');
+        const wf = await saveWorkflow(srv, acct.id, GRAPH);
+        assert.equal((await toolError(client, 'run_workflow', { workflowId: wf })).type, 'insufficient_quota');
+        // Reads and free transforms still work.
+        assert.equal((await ok(client, 'get_usage')).tier, sub === 'broke' ? 'pro' : 'blocked');
+        assert.equal(typeof (await ok(client, 'transform_image', { source: 'seed/logo.png', op: 'trim' })).trimmed, 'boolean');
+      } finally {
+        await client.close();
+      }
+      const [{ g }] = await srv.db.sql`select count(*)::int as g from kiln_private.generations where account_id = ${acct.id}`;
+      assert.equal(g, 0);
+    }
+  });
+
+  test('an identity linked to a Team workspace bills the pool, re-checked on every call (payment_required when lapsed or left)', async () => {
+    const owner = await createAccount(srv.db.sql);
+    const dave = await createAccount(srv.db.sql, { tier: 'pro' });
+    const [ws] = await srv.db.sql`select * from kiln.create_workspace('Studio', ${owner.id})`;
+    await srv.db.sql`select kiln.add_workspace_member(${ws.id}, ${dave.id}, 'admin')`;
+    await srv.db.sql`select kiln.set_workspace_plan(${ws.id}, 'active', 5000000, true)`;
+    await link(srv.db.sql, srv.iss.issuer, 'dave', dave.id, ws.id);
+    const daveKey = (await createKey(srv.db.sql, dave.id, { workspaceId: ws.id })).key;
+    const client = await connectV2(srv.mcpUrl, await srv.iss.sign({ sub: 'dave' }));
+    try {
+      const usage = await ok(client, 'get_usage');
+      assert.deepEqual(usage, (await api(srv.base, daveKey, '/usage')).body, 'same body as a workspace-bound key');
+      assert.equal(usage.scope, 'workspace');
+      assert.equal(usage.workspace_id, ws.id);
+
+      const g = await waitGeneration(client, (await ok(client, 'generate_image', { prompt: 'team art' })).id);
+      assert.equal(g.status, 'completed');
+      const [charge] = await srv.db.sql`select workspace_id, pool_id from kiln_private.charges where generation_id = ${g.id}`;
+      assert.deepEqual({ ...charge }, { workspace_id: ws.id, pool_id: ws.id });
+      assert.equal((await ok(client, 'get_usage')).workspace_used_micros, g.result.costMicros);
+      assert.equal((await ok(client, 'get_usage')).used_micros, 0, 'the personal budget is untouched');
+
+      await srv.db.sql`select kiln.set_workspace_plan(${ws.id}, 'lapsed', null, false)`;
+      const lapsed = await toolError(client, 'generate_image', { prompt: 'more' });
+      assert.equal(lapsed.type, 'payment_required');
+      const wf = await saveWorkflow(srv, dave.id, GRAPH);
+      assert.equal((await toolError(client, 'run_workflow', { workflowId: wf })).type, 'payment_required');
+      assert.deepEqual(await ok(client, 'get_usage'), (await api(srv.base, daveKey, '/usage')).body);
+
+      await srv.db.sql`select kiln.set_workspace_plan(${ws.id}, 'active', null, false)`;
+      await ok(client, 'generate_code', { prompt: 'ok again' });
+      await srv.db.sql`select kiln.remove_workspace_member(${ws.id}, ${dave.id})`;
+      const left = await toolError(client, 'generate_code', { prompt: 'after leaving' });
+      assert.equal(left.type, 'payment_required', 'no fallback to the personal budget');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('rate limits', () => {
+  test('reads draw on a per-account MCP bucket; transforms on the account\'s transform bucket (shared with REST)', async () => {
+    const limited = await startMcpServer({ iss: srv.iss, config: { readRpm: 3, transformRpm: 2 } });
+    const a = await createAccount(limited.db.sql);
+    const b = await createAccount(limited.db.sql);
+    await link(limited.db.sql, srv.iss.issuer, 'alice', a.id);
+    await link(limited.db.sql, srv.iss.issuer, 'bob', b.id);
+    const key = (await createKey(limited.db.sql, a.id)).key;
+    const ca = await connectV1(limited.mcpUrl, await srv.iss.sign({ sub: 'alice', audience: limited.mcpUrl }));
+    const cb = await connectV1(limited.mcpUrl, await srv.iss.sign({ sub: 'bob', audience: limited.mcpUrl }));
+    try {
+      await ok(ca, 'get_usage');
+      await ok(ca, 'list_models');
+      await ok(ca, 'list_workflows');
+      const limitedErr = await toolError(ca, 'get_generation', { id: crypto.randomUUID() });
+      assert.equal(limitedErr.type, 'rate_limited');
+      assert.match(limitedErr.message, /Retry after \d+ seconds?/);
+      // Another account has its own bucket; the account's API key has its own read bucket.
+      await ok(cb, 'get_usage');
+      assert.equal((await api(limited.base, key, '/usage')).status, 200);
+      // Starting generations has no rate bucket (bounded by budget and slots), as over REST.
+      await ok(ca, 'generate_code', { prompt: 'still allowed' });
+
+      await ok(ca, 'transform_image', { source: 'seed/logo.png', op: 'trim' });
+      assert.equal((await api(limited.base, key, '/images/transforms', { body: { source: 'seed/logo.png', op: 'trim' } })).status, 200);
+      const t = await toolError(ca, 'transform_image', { source: 'seed/logo.png', op: 'trim' });
+      assert.equal(t.type, 'rate_limited', 'REST and MCP transforms share the account bucket');
+      await ok(cb, 'transform_image', { source: 'seed/logo.png', op: 'trim' });
+    } finally {
+      await ca.close();
+      await cb.close();
+    }
+  });
+});
+
+describe('identities and tokens', () => {
+  test('an unlinked identity gets a tool error saying how to link; linking takes effect on the next call', async () => {
+    const client = await connectV1(srv.mcpUrl, await srv.iss.sign({ sub: 'newcomer' }));
+    try {
+      assert.equal((await client.listTools()).tools.length, 9, 'listing needs no account');
+      const e = await toolError(client, 'get_usage');
+      assert.equal(e.type, 'unauthorized');
+      assert.match(e.message, new RegExp(`kiln identity link --user <USER_ID> --issuer ${srv.iss.issuer} --subject newcomer`));
+      const acct = await createAccount(srv.db.sql);
+      await link(srv.db.sql, srv.iss.issuer, 'newcomer', acct.id);
+      assert.equal((await ok(client, 'get_usage')).tier, 'pro');
+      await srv.db.sql`select kiln.unlink_identity(${srv.iss.issuer}, 'newcomer')`;
+      assert.equal((await toolError(client, 'get_usage')).type, 'unauthorized');
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('auto-link by verified email only when enabled, and never on an unverified email', async () => {
+    const acct = await createAccount(srv.db.sql, { email: `auto-${Date.now()}@example.test` });
+    const verified = await srv.iss.sign({ sub: 'auto-1', claims: { email: acct.email.toUpperCase(), email_verified: true } });
+    // Off by default.
+    const off = await connectV1(srv.mcpUrl, verified);
+    assert.equal((await toolError(off, 'get_usage')).type, 'unauthorized');
+    await off.close();
+
+    const on = await startMcpServer({ iss: srv.iss, config: { oidcAutoLinkEmail: true } });
+    const [acct2] = await on.db.sql`select * from kiln.create_account(${acct.email}, 'pro', null, true)`;
+    const unverified = await connectV1(on.mcpUrl, await srv.iss.sign({ sub: 'auto-2', audience: on.mcpUrl, claims: { email: acct.email, email_verified: false } }));
+    assert.equal((await toolError(unverified, 'get_usage')).type, 'unauthorized');
+    await unverified.close();
+    const c = await connectV2(on.mcpUrl, await srv.iss.sign({ sub: 'auto-1', audience: on.mcpUrl, claims: { email: acct.email, email_verified: true } }));
+    try {
+      assert.equal((await ok(c, 'get_usage')).scope, 'personal');
+      const [row] = await on.db.sql`select account_id, workspace_id from kiln_private.identities where issuer = ${srv.iss.issuer} and subject = 'auto-1'`;
+      assert.deepEqual({ ...row }, { account_id: acct2.id, workspace_id: null });
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('MCP tokens are refused on /api/v1; API keys are refused on /mcp (401 + WWW-Authenticate)', async () => {
+    const rest = await api(srv.base, aliceToken, '/usage');
+    assert.equal(rest.status, 401);
+    assert.equal(rest.body.error.type, 'unauthorized');
+    const res = await fetch(srv.mcpUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(res.status, 401);
+    const params = extractWWWAuthenticateParams(res);
+    assert.equal(params.resourceMetadataUrl?.href, `${srv.origin}/.well-known/oauth-protected-resource/mcp`);
+    assert.equal(params.error, 'invalid_token');
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      const doc = await (await fetch(srv.origin + path)).json();
+      assert.deepEqual([doc.resource, doc.authorization_servers], [srv.mcpUrl, [srv.iss.issuer]]);
+    }
+  });
+
+  test('the cached JWKS means no call to the issuer per request', async () => {
+    const before = { ...srv.iss.hits };
+    const client = await connectV2(srv.mcpUrl, aliceToken);
+    try {
+      for (let i = 0; i < 5; i++) await ok(client, 'get_usage');
+    } finally {
+      await client.close();
+    }
+    assert.deepEqual(srv.iss.hits, before, 'connect + 5 tool calls fetched neither discovery nor JWKS');
+    assert.ok(before.jwks >= 1, 'the key set was fetched once, earlier');
+    const [seen] = await srv.db.sql`select last_seen_at from kiln_private.identities where issuer = ${srv.iss.issuer} and subject = 'alice'`;
+    assert.ok(seen.last_seen_at instanceof Date && Date.now() - seen.last_seen_at.getTime() < 120_000, 'last_seen_at is kept');
+  });
+
+  test('without OIDC_ISSUER (and no dev issuer) there is no MCP endpoint', async () => {
+    const plain = await startServer({ config: { oidcIssuer: undefined, devIssuer: false } });
+    const res = await fetch(`${plain.origin}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(res.status, 404);
+    assert.equal((await fetch(`${plain.origin}/.well-known/oauth-protected-resource`)).status, 404);
+  });
+});
