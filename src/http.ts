@@ -4,6 +4,7 @@
 import type { H3Event } from 'h3';
 import * as v from 'valibot';
 import type { Context } from './context.ts';
+import { Batcher, type BatchResult } from './batch.ts';
 import { ARRAY_OID, pgArray } from './db.ts';
 import { ApiError, errors } from './errors.ts';
 import { bearerKey, hashKey } from './keys.ts';
@@ -103,68 +104,42 @@ interface AuthItem {
   bucket: string | null;
   rpm: number | null;
   withUsage: boolean;
-  resolve(row: any): void;
-  reject(e: unknown): void;
 }
 
 /**
- * Collects the authorizations that arrive in the same event-loop turn and sends them as one
- * kiln.authorize_requests call (at most 100 per call). Under load this turns N round trips and
- * N commits into one; idle, a lone request goes out on the next tick.
+ * The authorizations that arrive together go out as one kiln.authorize_requests call (at most
+ * 100 per call): under load N round trips and N commits become one; idle, a lone request goes
+ * out on the next tick.
  */
-class AuthBatcher {
-  private pending: AuthItem[] = [];
-  private scheduled = false;
-  constructor(private ctx: Context) {}
+function createAuthBatcher(ctx: Context) {
+  const { sql, config } = ctx;
+  return new Batcher<AuthItem, any>(
+    100,
+    async (batch) => {
+      const rows = await withTimeout(
+        sql`select * from kiln.authorize_requests(
+          ${pgArray(sql, batch.map((b) => b.hash), ARRAY_OID.bytea)}, ${pgArray(sql, batch.map((b) => b.scope), ARRAY_OID.text)},
+          ${pgArray(sql, batch.map((b) => b.bucket), ARRAY_OID.text)}, ${pgArray(sql, batch.map((b) => b.rpm), ARRAY_OID.int4)},
+          ${pgArray(sql, batch.map((b) => b.withUsage), ARRAY_OID.bool)})`,
+        config.limiterTimeoutMs,
+      );
+      const out: BatchResult<any>[] = batch.map(() => ({ error: new Error('no authorization row') }));
+      for (const row of rows) out[row.ord - 1] = { ok: row };
+      return out;
+    },
+  );
+}
 
-  add(item: Omit<AuthItem, 'resolve' | 'reject'>): Promise<any> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ ...item, resolve, reject });
-      if (this.pending.length >= 100) this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  private flush() {
-    this.scheduled = false;
-    const batch = this.pending.splice(0, 100);
-    if (this.pending.length && !this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
-    if (!batch.length) return;
-    authStats.batches++;
-    authStats.requests += batch.length;
-    const { sql, config } = this.ctx;
-    withTimeout(
-      sql`select * from kiln.authorize_requests(
-        ${pgArray(sql, batch.map((b) => b.hash), ARRAY_OID.bytea)}, ${pgArray(sql, batch.map((b) => b.scope), ARRAY_OID.text)},
-        ${pgArray(sql, batch.map((b) => b.bucket), ARRAY_OID.text)}, ${pgArray(sql, batch.map((b) => b.rpm), ARRAY_OID.int4)},
-        ${pgArray(sql, batch.map((b) => b.withUsage), ARRAY_OID.bool)})`,
-      config.limiterTimeoutMs,
-    ).then(
-      (rows) => {
-        for (const row of rows) batch[row.ord - 1].resolve(row);
-        for (const b of batch) b.reject(new Error('no authorization row'));
-      },
-      (e) => {
-        for (const b of batch) b.reject(e);
-      },
-    );
-  }
+const batchers = new WeakMap<Context, Batcher<AuthItem, any>>();
+function batcherFor(ctx: Context): Batcher<AuthItem, any> {
+  let b = batchers.get(ctx);
+  if (!b) batchers.set(ctx, (b = createAuthBatcher(ctx)));
+  return b;
 }
 
 /** Counters for the benchmark report (mean batch size). */
-export const authStats = { batches: 0, requests: 0 };
-
-const batchers = new WeakMap<Context, AuthBatcher>();
-function batcherFor(ctx: Context): AuthBatcher {
-  let b = batchers.get(ctx);
-  if (!b) batchers.set(ctx, (b = new AuthBatcher(ctx)));
-  return b;
+export function authStats(ctx: Context) {
+  return batcherFor(ctx).stats;
 }
 
 export function authResult(row: any, scope: string): KeyAuth {

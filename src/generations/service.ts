@@ -12,7 +12,7 @@ import { issueMessage, withTimeout } from '../http.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../store.ts';
-import { Batcher, type BatchResult } from './batch.ts';
+import { Batcher, type BatchResult } from '../batch.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 
 export type Origin = 'api' | 'mcp' | 'app' | 'workflow';
