@@ -29,7 +29,9 @@ function start(dataDir: string) {
   });
   const stop = async (sig: NodeJS.Signals) => {
     child.kill(sig);
-    return await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    if (code !== 0) process.stderr.write(`kiln serve exited ${code}; stderr:\n${err}\n`);
+    return code;
   };
   return { child, ready, stop };
 }

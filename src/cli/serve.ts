@@ -10,6 +10,7 @@ import { generateKey } from '../keys.ts';
 import { createApp, API_PREFIX } from '../server.ts';
 import { extensions } from '../extensions.ts';
 import { startWorker } from '../worker.ts';
+import { errorFields } from '../log.ts';
 import { parseFlags } from './args.ts';
 
 export interface RunOptions {
@@ -32,6 +33,9 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
   const stop = (signal: string) => {
     stopping ??= (async () => {
       ctx.log.info('shutting down', { signal });
+      // Work cut short by the shutdown (a heartbeat, a query on a closing pool) may reject with
+      // nobody left to await it: log it rather than crash with a non-zero exit.
+      process.on('unhandledRejection', (e) => ctx.log.warn('rejection during shutdown', errorFields(e)));
       shutdown.abort();
       await Promise.allSettled([
         server && new Promise<void>((resolve) => { server!.close(() => resolve()); server!.closeIdleConnections(); setTimeout(() => server!.closeAllConnections(), 5000).unref(); }),
@@ -43,7 +47,14 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
   };
   const done = new Promise<void>((resolve) => {
     for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-      process.once(sig, () => { stop(sig).finally(resolve); });
+      process.once(sig, () => {
+        stop(sig).then(resolve, (e) => {
+          ctx.log.error('shutdown failed', errorFields(e));
+          process.stderr.write(`kiln: shutdown failed: ${(e as Error)?.message ?? e}\n`);
+          process.exitCode = 1;
+          resolve();
+        });
+      });
     }
   });
 
