@@ -8,6 +8,7 @@ import { Batcher, type BatchResult } from './batch.ts';
 import { ARRAY_OID, pgArray } from './db.ts';
 import { ApiError, errors } from './errors.ts';
 import { bearerKey, hashKey } from './keys.ts';
+import { readCapped } from './streams.ts';
 import { errorFields } from './log.ts';
 
 export interface KeyAuth {
@@ -43,20 +44,9 @@ export async function readJson(event: H3Event, maxBytes: number): Promise<unknow
   }
   const body = event.req.body;
   if (!body) throw errors.invalid('Request body is required.');
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new ApiError('invalid_request', `Request body is larger than ${maxBytes} bytes.`, { status: 413 });
-    }
-    chunks.push(value);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const buf = await readCapped(body, maxBytes);
+  if (!buf) throw new ApiError('invalid_request', `Request body is larger than ${maxBytes} bytes.`, { status: 413 });
+  const text = buf.toString('utf8');
   if (!text.trim()) throw errors.invalid('Request body is required.');
   try {
     return JSON.parse(text);

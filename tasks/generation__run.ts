@@ -5,12 +5,10 @@
 
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
-import { executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
+import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
 import type { StoredRequest } from '../src/generations/service.ts';
 import { isUuid } from '../src/generations/service.ts';
-import { InputError } from '../src/inputs.ts';
 import { errorFields } from '../src/log.ts';
-import { ProviderError } from '../src/providers/index.ts';
 import { MEDIA_TYPES, objectPath } from '../src/store.ts';
 
 interface Started {
@@ -22,17 +20,9 @@ interface Started {
   reserved_micros: number | string;
 }
 
-type Verdict = { retry: true; message: string } | { retry: false; message: string };
 
 const DEADLINE = Symbol('deadline');
 
-function classify(err: unknown, signals: { deadline: AbortSignal; shutdown: AbortSignal }): Verdict {
-  if (signals.shutdown.aborted) return { retry: true, message: 'the worker shut down during the generation' };
-  if (signals.deadline.aborted) return { retry: true, message: 'the generation timed out' };
-  if (err instanceof InputError) return { retry: false, message: err.message };
-  if (err instanceof ProviderError) return { retry: err.retryable, message: err.message };
-  return { retry: true, message: 'internal error' };
-}
 
 async function complete(ctx: Context, id: string, started: Started, out: ExecutionOutput): Promise<void> {
   if (out.type === 'code') {
@@ -80,7 +70,7 @@ export default function generationRun(ctx: Context): Task {
       const out = await executeRequest(ctx, started.request, { signal, reservedMicros: Number(started.reserved_micros) });
       await complete(ctx, id, started, out);
     } catch (err) {
-      const verdict = classify(err, { deadline: deadline.signal, shutdown });
+      const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
       if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
       if (!verdict.retry || started.attempt >= started.max_attempts) {
         await ctx.sql`select kiln.fail_generation(${id}::uuid, ${verdict.message})`;

@@ -7,11 +7,10 @@
 import { createHash } from 'node:crypto';
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
-import { executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
+import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
 import { isUuid } from '../src/generations/service.ts';
 import { InputError } from '../src/inputs.ts';
 import { errorFields } from '../src/log.ts';
-import { ProviderError } from '../src/providers/index.ts';
 import { MEDIA_TYPES, objectPath } from '../src/store.ts';
 import type { UnitSpec } from '../src/workflows/plan.ts';
 import { buildRequest, reserveFor, type Upstream } from '../src/workflows/request.ts';
@@ -27,17 +26,9 @@ interface Started {
   upstream: Upstream;
 }
 
-type Verdict = { retry: boolean; message: string };
 
 const DUPLICATE = Symbol('duplicate');
 
-function classify(err: unknown, signals: { deadline: AbortSignal; shutdown: AbortSignal }): Verdict {
-  if (signals.shutdown.aborted) return { retry: true, message: 'the worker shut down during the generation' };
-  if (signals.deadline.aborted) return { retry: true, message: 'the generation timed out' };
-  if (err instanceof InputError) return { retry: false, message: err.message };
-  if (err instanceof ProviderError) return { retry: err.retryable, message: err.message };
-  return { retry: true, message: 'internal error' };
-}
 
 /** Budget refusals (SQL KQ001 / KP001) as the output's client-facing failure message. */
 function budgetMessage(e: any): string | null {
@@ -104,7 +95,7 @@ async function runOutput(ctx: Context, run: string, output: string, started: Sta
     const out = await executeRequest(ctx, req, { signal, reservedMicros: Number(reserved) });
     await complete(ctx, run, output, started, out);
   } catch (err) {
-    const verdict = classify(err, { deadline: deadline.signal, shutdown });
+    const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
     if (verdict.message === 'internal error') ctx.log.error('workflow output failed unexpectedly', { run, output, ...errorFields(err) });
     if (!verdict.retry || started.attempt >= started.max_attempts) {
       await fail(verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message);

@@ -3,13 +3,14 @@
 
 import type { Context } from '../context.ts';
 import { validateGlsl } from '../glsl.ts';
-import { resolveImageInputs } from '../inputs.ts';
+import { InputError, resolveImageInputs } from '../inputs.ts';
 import {
   acceptsImageUrls,
   actualMicros,
   generateCode,
   getProvider,
   outputKind,
+  ProviderError,
   structuredOutput,
   type ImageOutput,
   type Provider,
@@ -81,4 +82,13 @@ export async function executeRequest(ctx: Context, req: StoredRequest, opts: { s
     costMicros: actualMicros(model, out.usage, opts.reservedMicros),
     providerRequestId: out.providerRequestId ?? null,
   };
+}
+
+/** Whether a failed execution may be retried, and the client-safe message it ends with. */
+export function classifyFailure(err: unknown, signals: { deadline: AbortSignal; shutdown: AbortSignal }): { retry: boolean; message: string } {
+  if (signals.shutdown.aborted) return { retry: true, message: 'the worker shut down during the generation' };
+  if (signals.deadline.aborted) return { retry: true, message: 'the generation timed out' };
+  if (err instanceof InputError) return { retry: false, message: err.message };
+  if (err instanceof ProviderError) return { retry: err.retryable, message: err.message };
+  return { retry: true, message: 'internal error' };
 }

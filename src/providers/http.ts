@@ -1,6 +1,7 @@
 // One JSON-over-HTTP call to an upstream model API with per-attempt timeout, cancellation and
 // retries (429 honouring retry-after, 408/409/5xx, network errors) — errors made client-safe.
 
+import { readCapped as readStream } from '../streams.ts';
 import { abortedError, sleep, throwIfAborted } from './sleep.ts';
 import { ProviderError } from './types.ts';
 
@@ -73,20 +74,9 @@ export async function readCapped(res: Response, cap: number): Promise<Buffer> {
     throw new ProviderError('upstream response is too large', { code: 'bad_response', retryable: false });
   }
   if (!res.body) return Buffer.alloc(0);
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > cap) {
-      await reader.cancel().catch(() => {});
-      throw new ProviderError('upstream response is too large', { code: 'bad_response', retryable: false });
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  const buf = await readStream(res.body, cap);
+  if (!buf) throw new ProviderError('upstream response is too large', { code: 'bad_response', retryable: false });
+  return buf;
 }
 
 function statusError(status: number, body: string, headers: Headers): ProviderError {

@@ -1,16 +1,12 @@
 // Benchmark: POST /generations (accepted/s), GET /generations/{id} (rps), both as ratios to the
 // `select 1` route, and enqueue → processing latency with the local provider and a real worker.
-// Called by test/bench/run.ts; also runnable alone: `node --import tsx test/bench/generations.ts`.
+// Called by test/bench/run.ts (`KILN_BENCH_ONLY=generations npm run bench` runs this section alone).
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
 import autocannon from 'autocannon';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
-import { generateKey } from '../../src/keys.ts';
 import { startWorker } from '../../src/worker.ts';
-import { benchDatabase, fmt, load, type LoadResult } from './_env.ts';
+import { fmt, load, type LoadResult } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 export interface GenerationFigures {
@@ -119,52 +115,4 @@ export async function benchGenerations(ctx: BenchContext, opts: { latencySamples
   const e = figures.enqueueToProcessing;
   console.log(`enqueue → processing (local provider, ${e.n} at ${rate}/s): p50 ${e.p50} ms, p99 ${e.p99} ms, max ${e.max} ms (target p50 ≤ 10, p99 ≤ 50)`);
   return figures;
-}
-
-// ---------------------------------------------------------------- standalone
-
-async function standalone() {
-  const db = await benchDatabase();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
-    env: { ...process.env, KILN_BENCH_DB: db.url, KILN_LOG: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      readline.createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l).port));
-      child.once('exit', (c) => reject(new Error(`bench server exited ${c}`)));
-    });
-    const origin = `http://127.0.0.1:${port}`;
-    const keys: string[] = [];
-    const accountIds: string[] = [];
-    for (let i = 0; i < 64; i++) {
-      const [a] = await db.sql`select * from kiln.create_account(${`bench${i}@example.test`}, 'enterprise', null, true)`;
-      const k = generateKey();
-      await db.sql`select kiln.create_api_key(${a.id}, ${k.hash}, ${k.displayPrefix}, ${['read', 'write']}, null, null, null)`;
-      keys.push(k.key);
-      accountIds.push(a.id);
-    }
-    const auth = keys.map((k) => ({ authorization: `Bearer ${k}` }));
-    await load({ url: `${origin}/bench/select1`, headers: auth, seconds: 1 });
-    const select1 = await load({ url: `${origin}/bench/select1`, headers: auth });
-    console.log(`select 1 route    ${fmt(select1)}`);
-    const figures = await benchGenerations({
-      dbUrl: db.url, sql: db.sql, origin, base: `${origin}/api/v1`, select1, keys, accountIds, report() {},
-    });
-    console.log(JSON.stringify({ select1, ...figures }, null, 2));
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    await db.close();
-  }
-}
-
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  standalone().then(
-    () => process.exit(0),
-    (e) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
 }

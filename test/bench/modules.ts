@@ -5,8 +5,8 @@ import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchWorkflows } from './workflows.ts';
 
-export const benchModules: Array<(ctx: BenchContext) => Promise<void>> = [
-  async (ctx) => ctx.report('generations', { ...(await benchGenerations(ctx)) }),
-  async (ctx) => ctx.report('workflows', { ...(await benchWorkflows(ctx)) }),
-  async (ctx) => ctx.report('images', { ...(await benchImages()) }),
-];
+export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> = {
+  generations: async (ctx) => ctx.report('generations', { ...(await benchGenerations(ctx)) }),
+  workflows: async (ctx) => ctx.report('workflows', { ...(await benchWorkflows(ctx)) }),
+  images: async (ctx) => ctx.report('images', { ...(await benchImages()) }),
+};

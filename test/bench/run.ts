@@ -90,11 +90,11 @@ async function main() {
       report(name, figures) { results[name] = figures; },
     };
     // Later modules register here (each prints its own section and reports figures).
-    // KILN_BENCH_ONLY=foundation skips the other sections.
-    if (process.env.KILN_BENCH_ONLY !== 'foundation') {
-      for (const mod of await benchModules()) {
-        await mod(ctx);
-      }
+    // KILN_BENCH_ONLY=generations,workflows runs just those sections after the foundation
+    // (which every ratio needs); KILN_BENCH_ONLY=foundation runs nothing else.
+    const only = process.env.KILN_BENCH_ONLY?.split(',').map((x) => x.trim());
+    for (const [name, mod] of Object.entries(await benchModules())) {
+      if (!only || only.includes(name)) await mod(ctx);
     }
   } finally {
     child.kill('SIGTERM');
@@ -105,7 +105,7 @@ async function main() {
   console.log(JSON.stringify(results, null, 2));
 }
 
-async function benchModules(): Promise<Array<(ctx: BenchContext) => Promise<void>>> {
+async function benchModules(): Promise<Record<string, (ctx: BenchContext) => Promise<void>>> {
   const { benchModules } = await import('./modules.ts');
   return benchModules;
 }

@@ -1,9 +1,8 @@
 // Benchmark: workflow runs on a real worker. A 100-node chain (per-edge overhead: upstream settled →
 // downstream started), a 1 → 98 → 1 fan-out/fan-in (wall time), both with the local provider, and
 // 10 independent nodes each taking 500 ms at a loopback OpenAI peer (wall time).
-// Called by test/bench/run.ts; also runnable alone: `node --import tsx test/bench/workflows.ts`.
+// Called by test/bench/run.ts (`KILN_BENCH_ONLY=workflows npm run bench` runs this section alone).
 
-import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { connect } from '../../src/db.ts';
@@ -11,7 +10,6 @@ import { generateKey } from '../../src/keys.ts';
 import { startWorker } from '../../src/worker.ts';
 import { createWorkflow } from '../../src/workflows/saved.ts';
 import { chatReply, startOpenAIPeer } from '../_openai-peer.ts';
-import { benchDatabase } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 export interface WorkflowFigures {
@@ -133,42 +131,4 @@ export async function benchWorkflows(ctx: BenchContext): Promise<WorkflowFigures
     await peer.close();
     await sql.end({ timeout: 5 });
   }
-}
-
-// ---------------------------------------------------------------- standalone
-
-async function standalone() {
-  const db = await benchDatabase();
-  const { spawn } = await import('node:child_process');
-  const readline = await import('node:readline');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
-    env: { ...process.env, KILN_BENCH_DB: db.url, KILN_LOG: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  try {
-    const port = await new Promise<number>((resolve, reject) => {
-      readline.createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l).port));
-      child.once('exit', (c) => reject(new Error(`bench server exited ${c}`)));
-    });
-    const origin = `http://127.0.0.1:${port}`;
-    const figures = await benchWorkflows({
-      dbUrl: db.url, sql: db.sql, origin, base: `${origin}/api/v1`, select1: { rps: 0, p50: 0, p99: 0, non2xx: 0, errors: 0 },
-      keys: [], accountIds: [], report() {},
-    });
-    console.log(JSON.stringify(figures, null, 2));
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    await db.close();
-  }
-}
-
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  standalone().then(
-    () => process.exit(0),
-    (e) => {
-      console.error(e);
-      process.exit(1);
-    },
-  );
 }
