@@ -29,7 +29,7 @@ export function connect(url: string, opts: { max?: number; appName?: string } = 
 }
 
 /** Array type OIDs for `pgArray`. */
-export const ARRAY_OID = { bool: 1000, bytea: 1001, int4: 1007, text: 1009, uuid: 2951 } as const;
+export const ARRAY_OID = { bool: 1000, bytea: 1001, int4: 1007, int8: 1016, text: 1009, uuid: 2951 } as const;
 
 function arrayElement(v: string | number | boolean | Uint8Array | null): string {
   if (v === null) return 'NULL';

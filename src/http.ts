@@ -77,15 +77,34 @@ export async function authorizeWithUsage(ctx: Context, event: H3Event): Promise<
 }
 
 async function authorizeRow(ctx: Context, event: H3Event, opts: AuthorizeOptions, withUsage: boolean): Promise<any> {
-  const key = bearerKey(event.req.headers.get('authorization'));
-  if (!key) throw errors.unauthorized();
+  return authorizeHashRow(ctx, hashKey(requireBearer(event)), opts, withUsage);
+}
+
+/** authorize() for a key already hashed (routes that read the key before their body). */
+export async function authorizeHash(ctx: Context, hash: Buffer, opts: AuthorizeOptions): Promise<KeyAuth> {
+  return authResult(await authorizeHashRow(ctx, hash, opts, false), opts.scope);
+}
+
+async function authorizeHashRow(ctx: Context, hash: Buffer, opts: AuthorizeOptions, withUsage: boolean): Promise<any> {
   const rpm = opts.bucket === 'read' ? ctx.config.readRpm : opts.bucket === 'transform' ? ctx.config.transformRpm : null;
   try {
-    return await batcherFor(ctx).add({ hash: hashKey(key), scope: opts.scope, bucket: opts.bucket, rpm, withUsage });
+    return await batcherFor(ctx).add({ hash, scope: opts.scope, bucket: opts.bucket, rpm, withUsage });
   } catch (e) {
-    ctx.log.warn('authorize failed; failing closed', errorFields(e));
-    throw errors.unavailable('The rate limiter is briefly unavailable. Retry with backoff.');
+    throw limiterFailed(ctx, e);
   }
+}
+
+/** The limiter's call failed or timed out: fail closed with a 503, never a pass. */
+export function limiterFailed(ctx: Context, e: unknown): ApiError {
+  ctx.log.warn('authorize failed; failing closed', errorFields(e));
+  return errors.unavailable('The rate limiter is briefly unavailable. Retry with backoff.');
+}
+
+/** The bearer key of a request, or a 401 when it is missing or malformed. */
+export function requireBearer(event: H3Event): string {
+  const key = bearerKey(event.req.headers.get('authorization'));
+  if (!key) throw errors.unauthorized();
+  return key;
 }
 
 interface AuthItem {

@@ -98,11 +98,23 @@ test('the limiter failing or timing out is a 503 server_error, never a pass', as
   const { key } = await createKey(srv.db.sql, acct.id);
   assert.equal((await api(srv.base, key, '/usage')).status, 200);
   // Hold an exclusive lock on the buckets: the limiter cannot answer within its timeout.
+  // The generation routes authorize in the same call as their work: they fail closed too.
+  const rpmKey = (await createKey(srv.db.sql, acct.id, { rpm: 100 })).key;
+  const gen = await api(srv.base, key, '/generations', { body: { type: 'code', prompt: 'x' } });
+  assert.equal(gen.status, 202);
+  const [{ n: before }] = await srv.db.sql`select count(*)::int as n from kiln_private.generations where account_id = ${acct.id}`;
   const started = Date.now();
   const res = await srv.db.sql.begin(async (tx) => {
     await tx`lock table kiln_private.rate_limit_buckets in access exclusive mode`;
-    return Promise.all([api(srv.base, key, '/usage'), api(srv.base, key, '/models')]);
+    return Promise.all([
+      api(srv.base, key, '/usage'),
+      api(srv.base, key, '/models'),
+      api(srv.base, key, `/generations/${gen.body.id}`),
+      api(srv.base, rpmKey, '/generations', { body: { type: 'code', prompt: 'x' } }),
+    ]);
   });
+  const [{ n: after }] = await srv.db.sql`select count(*)::int as n from kiln_private.generations where account_id = ${acct.id}`;
+  assert.equal(after, before, 'a start refused by the limiter leaves nothing behind');
   for (const r of res) {
     assert.equal(r.status, 503);
     assert.equal(r.body.error.type, 'server_error');

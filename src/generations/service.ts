@@ -6,9 +6,9 @@ import * as v from 'valibot';
 import type { CatalogModel } from '../catalog.ts';
 import { rowToModel } from '../catalog.ts';
 import type { Context } from '../context.ts';
-import type { Sql } from '../db.ts';
+import { ARRAY_OID, pgArray, type Sql } from '../db.ts';
 import { ApiError, errors, toApiError } from '../errors.ts';
-import { issueMessage, withTimeout } from '../http.ts';
+import { authorizeHash, authResult, issueMessage, limiterFailed, withTimeout } from '../http.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../store.ts';
@@ -261,16 +261,83 @@ export async function createGeneration(ctx: Context, caller: Caller, input: unkn
         prepared = await prepareGeneration(ctx, input);
         continue;
       }
-      if (e?.code === 'KS001') throw errors.unavailable('The model catalog is changing. Retry with backoff.');
-      if (e?.code === 'KILN_TIMEOUT') throw errors.unavailable();
-      if (e instanceof ApiError) throw e;
-      const api = toApiError(e);
-      if (api.status === 500) {
-        ctx.log.error('create generation failed', { code: typeof e?.code === 'string' ? e.code : undefined, message: String(e?.message ?? e).slice(0, 300) });
-      }
-      throw api;
+      throw creationError(ctx, e);
     }
   }
+}
+
+function creationError(ctx: Context, e: any): ApiError {
+  if (e?.code === 'KS001') return errors.unavailable('The model catalog is changing. Retry with backoff.');
+  if (e?.code === 'KILN_TIMEOUT') return errors.unavailable();
+  if (e instanceof ApiError) return e;
+  const api = toApiError(e);
+  if (api.status === 500) {
+    ctx.log.error('create generation failed', { code: typeof e?.code === 'string' ? e.code : undefined, message: String(e?.message ?? e).slice(0, 300) });
+  }
+  return api;
+}
+
+interface StartItem {
+  hash: Buffer;
+  p: PreparedGeneration;
+}
+
+const starters = new WeakMap<Context, Batcher<StartItem, any>>();
+
+function starterFor(ctx: Context): Batcher<StartItem, any> {
+  let b = starters.get(ctx);
+  if (!b) {
+    const sql = ctx.sql;
+    b = new Batcher<StartItem, any>(50, async (items) => {
+      await arrayTypesReady(sql);
+      generationStats.createBatches++;
+      generationStats.creates += items.length;
+      const col = (f: (i: StartItem) => unknown, type: number) => sql.array(items.map(f) as any[], type);
+      const rows = await withTimeout(
+        sql`select * from kiln.start_generations(
+          ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, 'api', ${col((i) => i.p.type, TEXT)}, ${col((i) => i.p.modelId, TEXT)},
+          ${col((i) => i.p.modelVersion, INT8)}, ${col((i) => JSON.stringify(i.p.request), TEXT)}::jsonb[],
+          ${col((i) => String(i.p.reserveMicros), INT8)}, ${ctx.config.generationMaxAttempts}::int)`,
+        CREATE_TIMEOUT_MS,
+      );
+      const out: Array<BatchResult<any>> = items.map(() => ({ error: new Error('no result') }));
+      for (const r of rows) out[r.ord - 1] = { ok: r };
+      return out;
+    });
+    starters.set(ctx, b);
+  }
+  return b;
+}
+
+/**
+ * POST /generations in one round trip: authenticates the (hashed) key — write scope, its own
+ * rpm — and reserves, inserts and enqueues, in one transaction batched with concurrent calls.
+ * A body that fails validation is answered only after the key checks out (401/403 first).
+ * Throws ApiError as createGeneration does, plus the key's 401/403/429 and a 503 when the
+ * limiter's call fails (fail closed).
+ */
+export async function startGeneration(ctx: Context, hash: Buffer, input: unknown): Promise<{ id: string; status: 'pending' }> {
+  let prepared: PreparedGeneration;
+  try {
+    prepared = await prepareGeneration(ctx, input);
+  } catch (e) {
+    await authorizeHash(ctx, hash, { scope: 'write', bucket: null });
+    throw e;
+  }
+  let row: any;
+  try {
+    row = await starterFor(ctx).add({ hash, p: prepared });
+  } catch (e) {
+    throw limiterFailed(ctx, e);
+  }
+  const auth = authResult(row, 'write');
+  if (row.id) return { id: row.id, status: 'pending' };
+  if (row.error_code === 'KS001') {
+    // The cached catalog price was stale: the key is authorized; price again on the plain path.
+    await catalogEntry(ctx, prepared.modelId, true);
+    return createGeneration(ctx, { accountId: auth.accountId, keyId: auth.keyId, workspaceId: auth.workspaceId, origin: 'api' }, input);
+  }
+  throw creationError(ctx, Object.assign(new Error(row.error_message ?? 'generation not created'), { code: row.error_code }));
 }
 
 // ---------------------------------------------------------------- reading
@@ -366,4 +433,56 @@ export async function getGeneration(ctx: Context, accountId: string, id: string,
   }
   if (!row) throw errors.notFound('Generation');
   return renderGeneration(ctx, row);
+}
+
+interface PollItem {
+  hash: Buffer;
+  id: string;
+}
+
+const pollers = new WeakMap<Context, Batcher<PollItem, any>>();
+
+function pollerFor(ctx: Context): Batcher<PollItem, any> {
+  let b = pollers.get(ctx);
+  if (!b) {
+    const sql = ctx.sql;
+    b = new Batcher<PollItem, any>(100, async (items) => {
+      await arrayTypesReady(sql);
+      generationStats.readBatches++;
+      generationStats.reads += items.length;
+      const rows = await withTimeout(
+        sql`select * from kiln.poll_generations(
+          ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${ctx.config.readRpm}::int,
+          ${sql.array(items.map((i) => i.id), UUID)}, 'api')`,
+        ctx.config.limiterTimeoutMs,
+      );
+      const out: Array<BatchResult<any>> = items.map(() => ({ error: new Error('no result') }));
+      for (const r of rows) out[r.ord - 1] = { ok: r };
+      return out;
+    });
+    pollers.set(ctx, b);
+  }
+  return b;
+}
+
+/**
+ * GET /generations/{id} in one round trip: authorizes the (hashed) key — read scope, the
+ * per-key read bucket, its own rpm — and reads the generation in the same call. A malformed id
+ * is a 400 once the key checks out. Throws the key's 401/403/429, 404 for unknown / another
+ * account's / not created through the API, 503 when the call fails (fail closed).
+ */
+export async function pollGeneration(ctx: Context, hash: Buffer, id: string): Promise<GenerationStatusBody> {
+  if (!isUuid(id)) {
+    await authorizeHash(ctx, hash, { scope: 'read', bucket: 'read' });
+    throw errors.invalid('id: must be a uuid');
+  }
+  let row: any;
+  try {
+    row = await pollerFor(ctx).add({ hash, id: id.toLowerCase() });
+  } catch (e) {
+    throw limiterFailed(ctx, e);
+  }
+  authResult(row, 'read');
+  if (!row.body) throw errors.notFound('Generation');
+  return renderGeneration(ctx, row.body);
 }

@@ -1,10 +1,11 @@
 // POST /generations — authorize the key (scope, its own rpm), validate and price the request,
 // then reserve the worst-case cost, insert and enqueue in one transaction. Replies 202 at once.
 
-import { authorize, readJson, sendJson } from '../../http.ts';
+import { authorizeHash, readJson, requireBearer, sendJson } from '../../http.ts';
+import { hashKey } from '../../keys.ts';
 import { defineRoute } from '../../route.ts';
 import { GenerationAccepted, GenerationRequest } from '../../generations/schemas.ts';
-import { createGeneration } from '../../generations/service.ts';
+import { createGeneration, startGeneration } from '../../generations/service.ts';
 
 export default defineRoute({
   method: 'POST',
@@ -21,13 +22,33 @@ export default defineRoute({
   errors: [400, 401, 402, 403, 429, 500, 503],
   async handler(ctx, event) {
     // No endpoint bucket: starts are bounded by the budget and the plan's parallel slots; a
-    // key's own rpm still applies.
-    const auth = await authorize(ctx, event, { scope: 'write', bucket: null });
-    const input = await readJson(event, ctx.config.maxBodyBytes);
-    const accepted = await createGeneration(ctx, { accountId: auth.accountId, keyId: auth.keyId, workspaceId: auth.workspaceId, origin: 'api' }, input);
+    // key's own rpm still applies. The key's 401/403 come before any body error.
+    const hash = hashKey(requireBearer(event));
+    const write = { scope: 'write', bucket: null } as const;
+    let input: unknown;
+    try {
+      input = await readJson(event, ctx.config.maxBodyBytes);
+    } catch (e) {
+      await authorizeHash(ctx, hash, write);
+      throw e;
+    }
+    let accepted;
+    if (hasImages(input)) {
+      // Image inputs are decoded and sniffed only for an authorized key: two round trips.
+      const auth = await authorizeHash(ctx, hash, write);
+      accepted = await createGeneration(ctx, { accountId: auth.accountId, keyId: auth.keyId, workspaceId: auth.workspaceId, origin: 'api' }, input);
+    } else {
+      // Key, limits, reservation, insert and enqueue in one transaction (DESIGN.md Execution).
+      accepted = await startGeneration(ctx, hash, input);
+    }
     return sendJson(event, accepted, {
       status: 202,
       headers: { 'cache-control': 'no-store', location: `${ctx.config.publicUrl}/api/v1/generations/${accepted.id}` },
     });
   },
 });
+
+function hasImages(input: unknown): boolean {
+  const images = (input as { images?: unknown } | null)?.images;
+  return Array.isArray(images) && images.length > 0;
+}

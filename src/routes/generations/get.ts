@@ -3,11 +3,12 @@
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
-import { authorize, sendJson } from '../../http.ts';
+import { requireBearer, sendJson } from '../../http.ts';
+import { hashKey } from '../../keys.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../schemas.ts';
 import { GenerationStatus } from '../../generations/schemas.ts';
-import { getGeneration } from '../../generations/service.ts';
+import { pollGeneration } from '../../generations/service.ts';
 
 export default defineRoute({
   method: 'GET',
@@ -21,8 +22,8 @@ export default defineRoute({
   success: { status: 200, description: 'The generation.', schema: GenerationStatus, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   async handler(ctx, event) {
-    const auth = await authorize(ctx, event, { scope: 'read', bucket: 'read' });
-    const body = await getGeneration(ctx, auth.accountId, getRouterParam(event, 'id') ?? '', ['api']);
+    // Authorization, rate limits and the read in one round trip.
+    const body = await pollGeneration(ctx, hashKey(requireBearer(event)), getRouterParam(event, 'id') ?? '');
     return sendJson(event, body, { headers: { 'cache-control': 'no-store' } });
   },
 });
