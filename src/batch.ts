@@ -67,3 +67,29 @@ export class Batcher<I, O> {
     if (this.pending.length && this.inFlight < this.maxInFlight) this.schedule();
   }
 }
+
+/**
+ * One batcher per owner (a Context or a pool), created on first use: `perOwner(100, (ctx) =>
+ * (items) => …)` returns the lookup.
+ */
+export function perOwner<K extends object, I, O>(
+  max: number,
+  make: (owner: K) => (items: I[]) => Promise<Array<BatchResult<O>>>,
+): (owner: K) => Batcher<I, O> {
+  const batchers = new WeakMap<K, Batcher<I, O>>();
+  return (owner) => {
+    let b = batchers.get(owner);
+    if (!b) batchers.set(owner, (b = new Batcher(max, make(owner))));
+    return b;
+  };
+}
+
+/**
+ * Results in item order from SQL rows that carry their item's 1-based `ord`; an item without
+ * a row fails.
+ */
+export function byOrd<R extends { ord: number }, O>(count: number, rows: Iterable<R>, result: (row: R) => BatchResult<O> = (row) => ({ ok: row as unknown as O })): Array<BatchResult<O>> {
+  const out: Array<BatchResult<O>> = Array.from({ length: count }, () => ({ error: new Error('no result for this item') }));
+  for (const row of rows) out[row.ord - 1] = result(row);
+  return out;
+}

@@ -4,7 +4,7 @@
 import type { H3Event } from 'h3';
 import * as v from 'valibot';
 import type { Context } from './context.ts';
-import { Batcher, type BatchResult } from './batch.ts';
+import { byOrd, perOwner } from './batch.ts';
 import { ARRAY_OID, pgArray } from './db.ts';
 import { ApiError, errors } from './errors.ts';
 import { bearerKey, hashKey } from './keys.ts';
@@ -120,31 +120,16 @@ interface AuthItem {
  * 100 per call): under load N round trips and N commits become one; idle, a lone request goes
  * out on the next tick.
  */
-function createAuthBatcher(ctx: Context) {
-  const { sql, config } = ctx;
-  return new Batcher<AuthItem, any>(
-    100,
-    async (batch) => {
-      const rows = await withTimeout(
-        sql`select * from kiln.authorize_requests(
-          ${pgArray(sql, batch.map((b) => b.hash), ARRAY_OID.bytea)}, ${pgArray(sql, batch.map((b) => b.scope), ARRAY_OID.text)},
-          ${pgArray(sql, batch.map((b) => b.bucket), ARRAY_OID.text)}, ${pgArray(sql, batch.map((b) => b.rpm), ARRAY_OID.int4)},
-          ${pgArray(sql, batch.map((b) => b.withUsage), ARRAY_OID.bool)})`,
-        config.limiterTimeoutMs,
-      );
-      const out: BatchResult<any>[] = batch.map(() => ({ error: new Error('no authorization row') }));
-      for (const row of rows) out[row.ord - 1] = { ok: row };
-      return out;
-    },
+const batcherFor = perOwner<Context, AuthItem, any>(100, ({ sql, config }) => async (batch) => {
+  const rows = await withTimeout(
+    sql`select * from kiln.authorize_requests(
+      ${pgArray(sql, batch.map((b) => b.hash), ARRAY_OID.bytea)}, ${pgArray(sql, batch.map((b) => b.scope), ARRAY_OID.text)},
+      ${pgArray(sql, batch.map((b) => b.bucket), ARRAY_OID.text)}, ${pgArray(sql, batch.map((b) => b.rpm), ARRAY_OID.int4)},
+      ${pgArray(sql, batch.map((b) => b.withUsage), ARRAY_OID.bool)})`,
+    config.limiterTimeoutMs,
   );
-}
-
-const batchers = new WeakMap<Context, Batcher<AuthItem, any>>();
-function batcherFor(ctx: Context): Batcher<AuthItem, any> {
-  let b = batchers.get(ctx);
-  if (!b) batchers.set(ctx, (b = createAuthBatcher(ctx)));
-  return b;
-}
+  return byOrd(batch.length, rows as any);
+});
 
 /** Counters for the benchmark report (mean batch size). */
 export function authStats(ctx: Context) {

@@ -12,7 +12,7 @@ import { authorizeHash, authResult, issueMessage, limiterFailed, withTimeout } f
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../store.ts';
-import { Batcher, type BatchResult } from '../batch.ts';
+import { byOrd, perOwner, type BatchResult } from '../batch.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 
 export type Origin = 'api' | 'mcp' | 'app' | 'workflow';
@@ -206,39 +206,27 @@ function arrayTypesReady(sql: Sql): Promise<unknown> {
 
 /** A create may wait on budget-row locks; past this it fails closed (503) rather than hang. */
 const CREATE_TIMEOUT_MS = 15_000;
-const creators = new WeakMap<Sql, Batcher<CreateItem, string>>();
-
 /** Counters for the benchmark report (mean batch sizes). */
 export const generationStats = { createBatches: 0, creates: 0, readBatches: 0, reads: 0 };
 
-function creatorFor(ctx: Context): Batcher<CreateItem, string> {
-  let b = creators.get(ctx.sql);
-  if (!b) {
-    const sql = ctx.sql;
-    b = new Batcher<CreateItem, string>(50, async (items) => {
-      await arrayTypesReady(sql);
-      generationStats.createBatches++;
-      generationStats.creates += items.length;
-      // Explicit element types: postgres.js cannot infer them from nulls.
-      const col = (f: (i: CreateItem) => unknown, type: number) => sql.array(items.map(f) as any[], type);
-      const rows = await withTimeout(
-        sql`select * from kiln.create_generations(
-          ${col((i) => i.caller.accountId, UUID)}, ${col((i) => i.caller.keyId, UUID)}, ${col((i) => i.caller.workspaceId, UUID)},
-          ${col((i) => i.caller.origin, TEXT)}, ${col((i) => i.p.type, TEXT)}, ${col((i) => i.p.modelId, TEXT)},
-          ${col((i) => i.p.modelVersion, INT8)}, ${col((i) => JSON.stringify(i.p.request), TEXT)}::jsonb[],
-          ${col((i) => String(i.p.reserveMicros), INT8)}, ${col(() => ctx.config.generationMaxAttempts, INT4)})`,
-        CREATE_TIMEOUT_MS,
-      );
-      const out: Array<BatchResult<string>> = items.map(() => ({ error: new Error('no result') }));
-      for (const r of rows) {
-        out[r.ord - 1] = r.id ? { ok: r.id } : { error: Object.assign(new Error(r.error_message), { code: r.error_code }) };
-      }
-      return out;
-    });
-    creators.set(ctx.sql, b);
-  }
-  return b;
-}
+const creatorFor = perOwner<Context, CreateItem, string>(50, (ctx) => async (items) => {
+  const sql = ctx.sql;
+  await arrayTypesReady(sql);
+  generationStats.createBatches++;
+  generationStats.creates += items.length;
+  // Explicit element types: postgres.js cannot infer them from nulls.
+  const col = (f: (i: CreateItem) => unknown, type: number) => sql.array(items.map(f) as any[], type);
+  const rows = await withTimeout(
+    sql`select * from kiln.create_generations(
+      ${col((i) => i.caller.accountId, UUID)}, ${col((i) => i.caller.keyId, UUID)}, ${col((i) => i.caller.workspaceId, UUID)},
+      ${col((i) => i.caller.origin, TEXT)}, ${col((i) => i.p.type, TEXT)}, ${col((i) => i.p.modelId, TEXT)},
+      ${col((i) => i.p.modelVersion, INT8)}, ${col((i) => JSON.stringify(i.p.request), TEXT)}::jsonb[],
+      ${col((i) => String(i.p.reserveMicros), INT8)}, ${col(() => ctx.config.generationMaxAttempts, INT4)})`,
+    CREATE_TIMEOUT_MS,
+  );
+  return byOrd<any, string>(items.length, rows as any[], (r) =>
+    r.id ? { ok: r.id } : { error: Object.assign(new Error(r.error_message), { code: r.error_code }) });
+});
 
 /**
  * Starts a generation for an already-authorized caller: validates and prices `input`, then
@@ -282,32 +270,21 @@ interface StartItem {
   p: PreparedGeneration;
 }
 
-const starters = new WeakMap<Context, Batcher<StartItem, any>>();
-
-function starterFor(ctx: Context): Batcher<StartItem, any> {
-  let b = starters.get(ctx);
-  if (!b) {
-    const sql = ctx.sql;
-    b = new Batcher<StartItem, any>(50, async (items) => {
-      await arrayTypesReady(sql);
-      generationStats.createBatches++;
-      generationStats.creates += items.length;
-      const col = (f: (i: StartItem) => unknown, type: number) => sql.array(items.map(f) as any[], type);
-      const rows = await withTimeout(
-        sql`select * from kiln.start_generations(
-          ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, 'api', ${col((i) => i.p.type, TEXT)}, ${col((i) => i.p.modelId, TEXT)},
-          ${col((i) => i.p.modelVersion, INT8)}, ${col((i) => JSON.stringify(i.p.request), TEXT)}::jsonb[],
-          ${col((i) => String(i.p.reserveMicros), INT8)}, ${ctx.config.generationMaxAttempts}::int)`,
-        CREATE_TIMEOUT_MS,
-      );
-      const out: Array<BatchResult<any>> = items.map(() => ({ error: new Error('no result') }));
-      for (const r of rows) out[r.ord - 1] = { ok: r };
-      return out;
-    });
-    starters.set(ctx, b);
-  }
-  return b;
-}
+const starterFor = perOwner<Context, StartItem, any>(50, (ctx) => async (items) => {
+  const sql = ctx.sql;
+  await arrayTypesReady(sql);
+  generationStats.createBatches++;
+  generationStats.creates += items.length;
+  const col = (f: (i: StartItem) => unknown, type: number) => sql.array(items.map(f) as any[], type);
+  const rows = await withTimeout(
+    sql`select * from kiln.start_generations(
+      ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, 'api', ${col((i) => i.p.type, TEXT)}, ${col((i) => i.p.modelId, TEXT)},
+      ${col((i) => i.p.modelVersion, INT8)}, ${col((i) => JSON.stringify(i.p.request), TEXT)}::jsonb[],
+      ${col((i) => String(i.p.reserveMicros), INT8)}, ${ctx.config.generationMaxAttempts}::int)`,
+    CREATE_TIMEOUT_MS,
+  );
+  return byOrd(items.length, rows as any[]);
+});
 
 /**
  * POST /generations in one round trip: authenticates the (hashed) key — write scope, its own
@@ -384,38 +361,29 @@ interface GetItem {
   origins: Origin[];
 }
 
-const readers = new WeakMap<Sql, Batcher<GetItem, GenerationRow | null>>();
-
-function readerFor(ctx: Context): Batcher<GetItem, GenerationRow | null> {
-  let b = readers.get(ctx.sql);
-  if (!b) {
-    const sql = ctx.sql;
-    b = new Batcher<GetItem, GenerationRow | null>(100, async (items) => {
-      await arrayTypesReady(sql);
-      generationStats.readBatches++;
-      generationStats.reads += items.length;
-      // One call per distinct origin set (REST always asks for ['api']).
-      const out: Array<BatchResult<GenerationRow | null>> = items.map(() => ({ ok: null }));
-      const groups = new Map<string, number[]>();
-      items.forEach((it, i) => {
-        const k = it.origins.join(',');
-        groups.set(k, [...(groups.get(k) ?? []), i]);
-      });
-      for (const idx of groups.values()) {
-        const rows = await withTimeout(
-          sql`select ord, body from kiln.get_generations(
-            ${sql.array(idx.map((i) => items[i]!.accountId), UUID)}, ${sql.array(idx.map((i) => items[i]!.id), UUID)},
-            ${sql.array(items[idx[0]!]!.origins, TEXT)})`,
-          ctx.config.limiterTimeoutMs,
-        );
-        for (const r of rows) out[idx[r.ord - 1]!] = { ok: r.body };
-      }
-      return out;
-    });
-    readers.set(ctx.sql, b);
+const readerFor = perOwner<Context, GetItem, GenerationRow | null>(100, (ctx) => async (items) => {
+  const sql = ctx.sql;
+  await arrayTypesReady(sql);
+  generationStats.readBatches++;
+  generationStats.reads += items.length;
+  // One call per distinct origin set (REST always asks for ['api']).
+  const out: Array<BatchResult<GenerationRow | null>> = items.map(() => ({ ok: null }));
+  const groups = new Map<string, number[]>();
+  items.forEach((it, i) => {
+    const k = it.origins.join(',');
+    groups.set(k, [...(groups.get(k) ?? []), i]);
+  });
+  for (const idx of groups.values()) {
+    const rows = await withTimeout(
+      sql`select ord, body from kiln.get_generations(
+        ${sql.array(idx.map((i) => items[i]!.accountId), UUID)}, ${sql.array(idx.map((i) => items[i]!.id), UUID)},
+        ${sql.array(items[idx[0]!]!.origins, TEXT)})`,
+      ctx.config.limiterTimeoutMs,
+    );
+    for (const r of rows) out[idx[r.ord - 1]!] = { ok: r.body };
   }
-  return b;
-}
+  return out;
+});
 
 /**
  * A generation of `accountId` created through one of `origins` (REST passes ['api'], MCP its
@@ -440,30 +408,19 @@ interface PollItem {
   id: string;
 }
 
-const pollers = new WeakMap<Context, Batcher<PollItem, any>>();
-
-function pollerFor(ctx: Context): Batcher<PollItem, any> {
-  let b = pollers.get(ctx);
-  if (!b) {
-    const sql = ctx.sql;
-    b = new Batcher<PollItem, any>(100, async (items) => {
-      await arrayTypesReady(sql);
-      generationStats.readBatches++;
-      generationStats.reads += items.length;
-      const rows = await withTimeout(
-        sql`select * from kiln.poll_generations(
-          ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${ctx.config.readRpm}::int,
-          ${sql.array(items.map((i) => i.id), UUID)}, 'api')`,
-        ctx.config.limiterTimeoutMs,
-      );
-      const out: Array<BatchResult<any>> = items.map(() => ({ error: new Error('no result') }));
-      for (const r of rows) out[r.ord - 1] = { ok: r };
-      return out;
-    });
-    pollers.set(ctx, b);
-  }
-  return b;
-}
+const pollerFor = perOwner<Context, PollItem, any>(100, (ctx) => async (items) => {
+  const sql = ctx.sql;
+  await arrayTypesReady(sql);
+  generationStats.readBatches++;
+  generationStats.reads += items.length;
+  const rows = await withTimeout(
+    sql`select * from kiln.poll_generations(
+      ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${ctx.config.readRpm}::int,
+      ${sql.array(items.map((i) => i.id), UUID)}, 'api')`,
+    ctx.config.limiterTimeoutMs,
+  );
+  return byOrd(items.length, rows as any[]);
+});
 
 /**
  * GET /generations/{id} in one round trip: authorizes the (hashed) key — read scope, the
