@@ -11,6 +11,8 @@ import { connect, migrate, startEmbedded, type Sql } from '../../src/db.ts';
 export interface BenchDb {
   url: string;
   sql: Sql;
+  /** The postmaster's pid when the bench started the cluster itself (CPU accounting), else null. */
+  postmasterPid: number | null;
   close(): Promise<void>;
 }
 
@@ -34,9 +36,16 @@ export async function benchDatabase(): Promise<BenchDb> {
   }
   await migrate(url, { includeCurrent: true });
   const sql = connect(url, { max: 4 });
+  let postmasterPid: number | null = null;
+  try {
+    if (dataDir) postmasterPid = Number(fs.readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]) || null;
+  } catch {
+    postmasterPid = null;
+  }
   return {
     url,
     sql,
+    postmasterPid,
     async close() {
       await sql.end({ timeout: 5 });
       await stop();
@@ -51,6 +60,68 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** CPU time per request (µs) of the API server, Postgres and this load generator, when measured. */
+  cpu?: CpuSplit;
+}
+
+export interface CpuSplit {
+  node: number;
+  postgres: number | null;
+  loadGenerator: number;
+}
+
+// ---------------------------------------------------------------- CPU accounting (Linux /proc)
+
+const TICKS_PER_SECOND = 100; // USER_HZ: /proc reports CPU time in these units on Linux
+
+function cpuTicks(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0; // the process is gone (a backend that exited): its ticks are lost, not fatal
+  }
+}
+
+/** The postmaster and its children (backends, walwriter, autovacuum…). */
+function clusterTicks(postmasterPid: number): number {
+  let total = cpuTicks(postmasterPid);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.split(') ')[1]!.split(' ')[1]);
+      if (ppid === postmasterPid) total += cpuTicks(Number(entry));
+    } catch {
+      // exited while we looked
+    }
+  }
+  return total;
+}
+
+/** Whose CPU to count: the API server process and the Postgres cluster (when the bench owns it). */
+export interface CpuMeter {
+  serverPid: number;
+  postmasterPid: number | null;
+}
+
+/**
+ * Runs a load and adds the CPU time per request spent by the server, Postgres (null when the
+ * cluster is not ours) and this process. Unmeasured where /proc is unavailable.
+ */
+export async function withCpu(meter: CpuMeter | undefined, run: () => Promise<LoadResult>, seconds: number): Promise<LoadResult> {
+  if (!meter || !fs.existsSync('/proc/self/stat')) return run();
+  const before = { node: cpuTicks(meter.serverPid), pg: meter.postmasterPid ? clusterTicks(meter.postmasterPid) : 0, self: cpuTicks(process.pid) };
+  const result = await run();
+  const after = { node: cpuTicks(meter.serverPid), pg: meter.postmasterPid ? clusterTicks(meter.postmasterPid) : 0, self: cpuTicks(process.pid) };
+  const requests = Math.max(1, result.rps * seconds);
+  const perRequest = (ticks: number) => Math.round((ticks * 1e6) / TICKS_PER_SECOND / requests);
+  result.cpu = {
+    node: perRequest(after.node - before.node),
+    postgres: meter.postmasterPid ? perRequest(after.pg - before.pg) : null,
+    loadGenerator: perRequest(after.self - before.self),
+  };
+  return result;
 }
 
 /** Drives `url` with autocannon; `headers` rotate round robin across requests when given as a list. */
@@ -61,14 +132,20 @@ export async function load(opts: {
   body?: string;
   connections?: number;
   seconds?: number;
+  meter?: CpuMeter;
 }): Promise<LoadResult> {
+  const seconds = opts.seconds ?? Number(process.env.KILN_BENCH_SECONDS ?? 5);
+  return withCpu(opts.meter, () => runLoad({ ...opts, seconds }), seconds);
+}
+
+async function runLoad(opts: Parameters<typeof load>[0] & { seconds: number }): Promise<LoadResult> {
   const headerList = opts.headers ?? [{}];
   let i = 0;
   const result = await autocannon({
     url: opts.url,
     method: opts.method ?? 'GET',
     connections: opts.connections ?? 32,
-    duration: opts.seconds ?? Number(process.env.KILN_BENCH_SECONDS ?? 5),
+    duration: opts.seconds,
     body: opts.body,
     requests: [
       {
@@ -89,5 +166,36 @@ export async function load(opts: {
 }
 
 export function fmt(r: LoadResult) {
-  return `${String(r.rps).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ''}`;
+  const cpu = r.cpu ? `  [CPU µs/req: node ${r.cpu.node}, postgres ${r.cpu.postgres ?? '?'}, load generator ${r.cpu.loadGenerator}]` : '';
+  return `${String(r.rps).padStart(7)} req/s  p50 ${String(r.p50).padStart(4)} ms  p99 ${String(r.p99).padStart(4)} ms${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ''}${cpu}`;
+}
+
+export interface PairedFigure {
+  /** The median round of this load. */
+  median: LoadResult;
+  /** Median over the rounds of this load's req/s ÷ the reference's req/s in the same round. */
+  ratio: number;
+}
+
+/**
+ * Runs the loads in turn, `rounds` times (interleaved, so background noise on a shared machine
+ * hits each alike), and pairs each with the first load (the reference) of the same round.
+ */
+export async function interleaved<K extends string>(rounds: number, loads: Record<K, () => Promise<LoadResult>>): Promise<Record<K, PairedFigure>> {
+  const names = Object.keys(loads) as K[];
+  const runs = Object.fromEntries(names.map((n) => [n, [] as LoadResult[]])) as Record<K, LoadResult[]>;
+  for (let r = 0; r < rounds; r++) {
+    for (const n of names) runs[n].push(await loads[n]());
+  }
+  const mid = <T>(xs: T[]) => xs[Math.floor(xs.length / 2)]!;
+  const reference = runs[names[0]!];
+  return Object.fromEntries(
+    names.map((n) => [
+      n,
+      {
+        median: mid([...runs[n]].sort((a, b) => a.rps - b.rps)),
+        ratio: +mid(runs[n].map((x, i) => x.rps / reference[i]!.rps).sort((a, b) => a - b)).toFixed(2),
+      },
+    ]),
+  ) as Record<K, PairedFigure>;
 }

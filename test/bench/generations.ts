@@ -1,12 +1,13 @@
 // Benchmark: POST /generations (accepted/s), GET /generations/{id} (rps), both as ratios to the
-// `select 1` route, and enqueue → processing latency with the local provider and a real worker.
+// `select 1` route (three rounds, each paired with a `select 1` round run just before it), and
+// enqueue → processing latency with the local provider and a real worker.
 // Called by test/bench/run.ts (`KILN_BENCH_ONLY=generations npm run bench` runs this section alone).
 
 import autocannon from 'autocannon';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { startWorker } from '../../src/worker.ts';
-import { fmt, load, type LoadResult } from './_env.ts';
+import { fmt, interleaved, load, withCpu, type LoadResult } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 export interface GenerationFigures {
@@ -63,12 +64,23 @@ export async function benchGenerations(ctx: BenchContext, opts: { latencySamples
     }),
   );
   const reqs = ids.map((id, i) => ({ path: `/api/v1/generations/${id}`, headers: auth[i]! }));
+  const round = Number(process.env.KILN_BENCH_SECONDS ?? 3);
   await loadRotating(ctx.origin, reqs, 1);
-  const get = await loadRotating(ctx.origin, reqs);
+  // Each round pairs the route with a `select 1` round run just before it (as the foundation
+  // section does), so the ratio compares like with like on a machine whose speed drifts.
+  const gets = await interleaved(3, {
+    select1: ctx.select1Load,
+    get: () => withCpu(ctx.meter, () => loadRotating(ctx.origin, reqs, round), round),
+  });
 
   // POST: accepted per second (each one authorizes, reserves, inserts and enqueues).
   await load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: 1 });
-  const post = await load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body });
+  const posts = await interleaved(3, {
+    select1: ctx.select1Load,
+    post: () => load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: ctx.meter }),
+  });
+  const get = gets.get.median;
+  const post = posts.post.median;
 
   // Enqueue → processing: drain the POST backlog (no worker ran so far), then start a worker and
   // create generations at a steady rate through the API.
@@ -105,8 +117,8 @@ export async function benchGenerations(ctx: BenchContext, opts: { latencySamples
   const figures: GenerationFigures = {
     post,
     get,
-    postRatio: +(post.rps / ctx.select1.rps).toFixed(2),
-    getRatio: +(get.rps / ctx.select1.rps).toFixed(2),
+    postRatio: posts.post.ratio,
+    getRatio: gets.get.ratio,
     enqueueToProcessing: { n: lat.length, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), max: percentile(lat, 1) },
   };
   console.log('\n## Generations (ratio to the select-1 route)');

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { generateKey } from '../../src/keys.ts';
-import { benchDatabase, fmt, load, type LoadResult } from './_env.ts';
+import { benchDatabase, fmt, interleaved, load, type CpuMeter, type LoadResult } from './_env.ts';
 
 export interface BenchContext {
   dbUrl: string;
@@ -15,6 +15,10 @@ export interface BenchContext {
   select1: LoadResult;
   keys: string[];
   accountIds: string[];
+  /** CPU accounting for loads against the bench server. */
+  meter: CpuMeter;
+  /** One round of the `select 1` route, as the foundation measures it (the reference of paired ratios). */
+  select1Load(): Promise<LoadResult>;
   report(name: string, figures: Record<string, unknown>): void;
 }
 
@@ -38,6 +42,7 @@ async function main() {
   const { child, port } = await startBenchServer(db.url);
   const origin = `http://127.0.0.1:${port}`;
   const base = `${origin}/api/v1`;
+  const meter: CpuMeter = { serverPid: child.pid!, postmasterPid: db.postmasterPid };
   try {
     // 64 keys on 64 accounts, rotated: realistic traffic is many keys, each under its own limits.
     const keys: string[] = [];
@@ -55,26 +60,19 @@ async function main() {
     // Same client work for every route (rotating auth headers), so ratios compare servers only.
     // Rounds interleave the routes and the median round counts, so background noise on a
     // shared machine hits every route alike.
-    const routes = { select1: `${origin}/bench/select1`, models: `${base}/models`, usage: `${base}/usage` };
-    await load({ url: routes.select1, headers: auth, seconds: 1 });
-    const rounds: Record<keyof typeof routes, LoadResult[]> = { select1: [], models: [], usage: [] };
     const roundSeconds = Number(process.env.KILN_BENCH_SECONDS ?? 3);
-    for (let r = 0; r < 5; r++) {
-      for (const name of Object.keys(routes) as Array<keyof typeof routes>) {
-        rounds[name].push(await load({ url: routes[name], headers: auth, seconds: roundSeconds }));
-      }
-    }
-    const median = (xs: LoadResult[]) => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)];
-    const select1 = median(rounds.select1);
-    const models = median(rounds.models);
-    const usage = median(rounds.usage);
-    // Ratios pair each route with the select-1 run of the same round, then take the median.
-    const pairedRatio = (xs: LoadResult[]) => {
-      const r = xs.map((x, i) => x.rps / rounds.select1[i].rps).sort((a, b) => a - b);
-      return +r[Math.floor(r.length / 2)].toFixed(2);
-    };
-    const modelsRatio = pairedRatio(rounds.models);
-    const usageRatio = pairedRatio(rounds.usage);
+    const select1Load = () => load({ url: `${origin}/bench/select1`, headers: auth, seconds: roundSeconds, meter });
+    await load({ url: `${origin}/bench/select1`, headers: auth, seconds: 1 });
+    const f = await interleaved(5, {
+      select1: select1Load,
+      models: () => load({ url: `${base}/models`, headers: auth, seconds: roundSeconds, meter }),
+      usage: () => load({ url: `${base}/usage`, headers: auth, seconds: roundSeconds, meter }),
+    });
+    const select1 = f.select1.median;
+    const models = f.models.median;
+    const usage = f.usage.median;
+    const modelsRatio = f.models.ratio;
+    const usageRatio = f.usage.ratio;
     console.log('\n## Foundation (ratio to the select-1 route)');
     console.log(`select 1 route    ${fmt(select1)}`);
     console.log(`GET /models       ${fmt(models)}   ratio ${modelsRatio.toFixed(2)} (target ≥ 0.8)`);
@@ -86,7 +84,7 @@ async function main() {
     };
 
     const ctx: BenchContext = {
-      dbUrl: db.url, sql: db.sql, origin, base, select1, keys, accountIds,
+      dbUrl: db.url, sql: db.sql, origin, base, select1, keys, accountIds, meter, select1Load,
       report(name, figures) { results[name] = figures; },
     };
     // Later modules register here (each prints its own section and reports figures).
