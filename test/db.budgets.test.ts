@@ -167,6 +167,29 @@ test('periods roll lazily: last period\'s spend does not count against this one'
   assert.equal(p.s.toISOString(), '2026-02-28T00:00:00.000Z', 'month arithmetic clamps to the month end');
 });
 
+test('period boundaries are UTC months whatever the session time zone', async () => {
+  const at = ['2026-03-31T23:30:00Z', '2026-04-01T00:30:00Z'];
+  const starts = await db.sql.begin(async (tx) => {
+    const out: string[] = [];
+    for (const tz of ['UTC', 'America/New_York', 'Asia/Tokyo']) {
+      await tx.unsafe(`set local timezone = '${tz}'`);
+      for (const t of at) {
+        const [p] = await tx`select kiln_private.period_start('2026-01-01T00:00:00Z', ${t}::timestamptz) as s`;
+        out.push(`${tz} ${t} → ${p!.s.toISOString()}`);
+      }
+    }
+    return out;
+  });
+  assert.deepEqual(starts, [
+    'UTC 2026-03-31T23:30:00Z → 2026-03-01T00:00:00.000Z',
+    'UTC 2026-04-01T00:30:00Z → 2026-04-01T00:00:00.000Z',
+    'America/New_York 2026-03-31T23:30:00Z → 2026-03-01T00:00:00.000Z',
+    'America/New_York 2026-04-01T00:30:00Z → 2026-04-01T00:00:00.000Z',
+    'Asia/Tokyo 2026-03-31T23:30:00Z → 2026-03-01T00:00:00.000Z',
+    'Asia/Tokyo 2026-04-01T00:30:00Z → 2026-04-01T00:00:00.000Z',
+  ]);
+});
+
 test('amounts are exact integers far beyond 2^53', async () => {
   const a = await createAccount(db.sql, { budgetMicros: 2n ** 62n });
   await reserve(a.id, 2n ** 61n + 1n);
