@@ -175,6 +175,8 @@ export interface PairedFigure {
   median: LoadResult;
   /** Median over the rounds of this load's req/s ÷ the reference's req/s in the same round. */
   ratio: number;
+  /** req/s of every round, in order. */
+  rounds: number[];
 }
 
 /**
@@ -195,7 +197,13 @@ export async function interleaved<K extends string>(rounds: number, loads: Recor
       {
         median: mid([...runs[n]].sort((a, b) => a.rps - b.rps)),
         ratio: +mid(runs[n].map((x, i) => x.rps / reference[i]!.rps).sort((a, b) => a - b)).toFixed(2),
+        rounds: runs[n].map((x) => x.rps),
       },
     ]),
   ) as Record<K, PairedFigure>;
+}
+
+/** "name: a, b, c req/s" for every load of an interleaved measurement, one line each. */
+export function fmtRounds(figures: Record<string, PairedFigure>): string {
+  return Object.entries(figures).map(([name, f]) => `  rounds ${name.padEnd(8)} ${f.rounds.join(', ')} req/s`).join('\n');
 }

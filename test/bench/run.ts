@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { generateKey } from '../../src/keys.ts';
-import { benchDatabase, fmt, interleaved, load, type CpuMeter, type LoadResult } from './_env.ts';
+import { benchDatabase, fmt, fmtRounds, interleaved, load, type CpuMeter, type LoadResult } from './_env.ts';
 
 export interface BenchContext {
   dbUrl: string;
@@ -77,8 +77,10 @@ async function main() {
     console.log(`select 1 route    ${fmt(select1)}`);
     console.log(`GET /models       ${fmt(models)}   ratio ${modelsRatio.toFixed(2)} (target ≥ 0.8)`);
     console.log(`GET /usage        ${fmt(usage)}   ratio ${usageRatio.toFixed(2)} (target ≥ 0.6)`);
+    console.log(fmtRounds(f));
     results.foundation = {
       select1, models, usage,
+      rounds: { select1: f.select1.rounds, models: f.models.rounds, usage: f.usage.rounds },
       modelsRatio,
       usageRatio,
     };
