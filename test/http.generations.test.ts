@@ -193,6 +193,32 @@ test('authorization comes first: 401 without a key, 403 for a read-only key (eve
   assert.deepEqual(await ledgerOf(a.id), { generations: 0, charges: 0 });
 });
 
+test('large and unsized bodies are read only for an authorized key, and still create', async () => {
+  const a = await createAccount(srv.db.sql);
+  const k = (await createKey(srv.db.sql, a.id)).key;
+  // Over 64 KB: the key is checked before the body is read (two round trips).
+  const big = { type: 'code', prompt: 'summarise these', textInputs: [{ label: 'notes', content: 'x'.repeat(48_000) }, { content: 'y'.repeat(48_000) }] };
+  assert.ok(JSON.stringify(big).length > 64 * 1024);
+  const bad = await api(srv.base, `kiln_live_${'B'.repeat(40)}`, '/generations', { body: big });
+  assert.equal(bad.status, 401);
+  const ok = await api(srv.base, k, '/generations', { body: big });
+  assert.equal(ok.status, 202, JSON.stringify(ok.body));
+  // No content-length (chunked): the same order.
+  const chunked = (key: string, text: string) => fetch(`${srv.base}/generations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(text)); c.close(); } }),
+    duplex: 'half',
+  } as RequestInit);
+  const r1 = await chunked(k, JSON.stringify({ type: 'code', prompt: 'chunked' }));
+  assert.equal(r1.status, 202);
+  const r2 = await chunked(`kiln_live_${'C'.repeat(40)}`, '{not json');
+  assert.equal(r2.status, 401);
+  const r3 = await chunked(k, '{not json');
+  assert.equal(r3.status, 400);
+  assert.deepEqual(await ledgerOf(a.id), { generations: 2, charges: 2 });
+});
+
 test('an exhausted budget or a blocked account is 429 insufficient_quota; nothing is created', async () => {
   const poor = await createAccount(srv.db.sql, { budgetMicros: 500 });
   const k = (await createKey(srv.db.sql, poor.id)).key;

@@ -1,11 +1,11 @@
 // POST /generations — authorize the key (scope, its own rpm), validate and price the request,
 // then reserve the worst-case cost, insert and enqueue in one transaction. Replies 202 at once.
 
-import { authorizeHash, readJson, requireBearer, sendJson } from '../../http.ts';
+import { authorizeHash, readJson, requireBearer, sendJson, type KeyAuth } from '../../http.ts';
 import { hashKey } from '../../keys.ts';
 import { defineRoute } from '../../route.ts';
 import { GenerationAccepted, GenerationRequest } from '../../generations/schemas.ts';
-import { createGeneration, startGeneration } from '../../generations/service.ts';
+import { createGeneration, startGeneration, type Caller } from '../../generations/service.ts';
 
 export default defineRoute({
   method: 'POST',
@@ -25,21 +25,29 @@ export default defineRoute({
     // key's own rpm still applies. The key's 401/403 come before any body error.
     const hash = hashKey(requireBearer(event));
     const write = { scope: 'write', bucket: null } as const;
-    let input: unknown;
-    try {
-      input = await readJson(event, ctx.config.maxBodyBytes);
-    } catch (e) {
-      await authorizeHash(ctx, hash, write);
-      throw e;
-    }
+    const declared = Number(event.req.headers.get('content-length') ?? NaN);
     let accepted;
-    if (hasImages(input)) {
-      // Image inputs are decoded and sniffed only for an authorized key: two round trips.
+    if (!(declared <= ONE_CALL_MAX_BODY_BYTES)) {
+      // A large or unsized body (image inputs, typically) is read only for an authorized key:
+      // two round trips, the key first.
       const auth = await authorizeHash(ctx, hash, write);
-      accepted = await createGeneration(ctx, { accountId: auth.accountId, keyId: auth.keyId, workspaceId: auth.workspaceId, origin: 'api' }, input);
+      const input = await readJson(event, ctx.config.maxBodyBytes);
+      accepted = await createGeneration(ctx, callerOf(auth), input);
     } else {
-      // Key, limits, reservation, insert and enqueue in one transaction (DESIGN.md Execution).
-      accepted = await startGeneration(ctx, hash, input);
+      let input: unknown;
+      try {
+        input = await readJson(event, ctx.config.maxBodyBytes);
+      } catch (e) {
+        await authorizeHash(ctx, hash, write);
+        throw e;
+      }
+      if (hasImages(input)) {
+        // Image inputs are decoded and sniffed only for an authorized key.
+        accepted = await createGeneration(ctx, callerOf(await authorizeHash(ctx, hash, write)), input);
+      } else {
+        // Key, limits, reservation, insert and enqueue in one transaction (DESIGN.md Execution).
+        accepted = await startGeneration(ctx, hash, input);
+      }
     }
     return sendJson(event, accepted, {
       status: 202,
@@ -47,6 +55,13 @@ export default defineRoute({
     });
   },
 });
+
+/** Bodies up to this size are read before the key is checked, so both go out in one call. */
+const ONE_CALL_MAX_BODY_BYTES = 64 * 1024;
+
+function callerOf(auth: KeyAuth): Caller {
+  return { accountId: auth.accountId, keyId: auth.keyId, workspaceId: auth.workspaceId, origin: 'api' };
+}
 
 function hasImages(input: unknown): boolean {
   const images = (input as { images?: unknown } | null)?.images;
