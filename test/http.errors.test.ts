@@ -38,6 +38,21 @@ test('oversized bodies are 413 invalid_request, declared or streamed', async () 
     duplex: 'half',
   } as any);
   assertEnvelope({ status: res.status, headers: res.headers, body: await res.json() }, 413, 'invalid_request');
+  // A 4 MB upload still in flight when the cap is passed: the 413 still reaches the client.
+  for (const path of ['/images/transforms', '/generations']) {
+    const big = await fetch(`${srv.base}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 64; i++) c.enqueue(new TextEncoder().encode('x'.repeat(65_536)));
+          c.close();
+        },
+      }),
+      duplex: 'half',
+    } as any);
+    assertEnvelope({ status: big.status, headers: big.headers, body: await big.json() }, 413, 'invalid_request');
+  }
 });
 
 test('malformed JSON, empty bodies and wrong content types are 4xx envelopes', async () => {
