@@ -75,11 +75,12 @@ export class Batcher<I, O> {
 export function perOwner<K extends object, I, O>(
   max: number,
   make: (owner: K) => (items: I[]) => Promise<Array<BatchResult<O>>>,
+  maxInFlight = Infinity,
 ): (owner: K) => Batcher<I, O> {
   const batchers = new WeakMap<K, Batcher<I, O>>();
   return (owner) => {
     let b = batchers.get(owner);
-    if (!b) batchers.set(owner, (b = new Batcher(max, make(owner))));
+    if (!b) batchers.set(owner, (b = new Batcher(max, make(owner), maxInFlight)));
     return b;
   };
 }
