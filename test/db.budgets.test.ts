@@ -190,6 +190,30 @@ test('period boundaries are UTC months whatever the session time zone', async ()
   ]);
 });
 
+test('new accounts and Team plans are anchored at UTC midnight whatever the session time zone', async () => {
+  const anchors = await db.sql.begin(async (tx) => {
+    const out: Array<{ tz: string; account: Date; plan: Date }> = [];
+    for (const tz of ['America/New_York', 'Asia/Kolkata', 'UTC']) {
+      await tx.unsafe(`set local timezone = '${tz}'`);
+      const [a] = await tx`select * from kiln.create_account(${`anchor-${tz}-${Date.now()}@example.test`}, 'pro', null, true)`;
+      const [ws] = await tx`select * from kiln.create_workspace('anchor', ${a!.id})`;
+      await tx`select kiln.set_workspace_plan(${ws!.id}, 'active', 1000, true)`;
+      const [r] = await tx`
+        select acc.period_anchor as account, w.plan_period_anchor as plan
+        from kiln_private.accounts acc, kiln_private.workspaces w where acc.id = ${a!.id} and w.id = ${ws!.id}`;
+      out.push({ tz, account: r!.account, plan: r!.plan });
+    }
+    return out;
+  });
+  const today = new Date().toISOString().slice(0, 10);
+  for (const { tz, account, plan } of anchors) {
+    // The transaction's now() is one instant, so every anchor is the same UTC midnight.
+    assert.match(account.toISOString(), /T00:00:00\.000Z$/, `${tz} account anchor ${account.toISOString()}`);
+    assert.match(plan.toISOString(), /T00:00:00\.000Z$/, `${tz} plan anchor ${plan.toISOString()}`);
+    assert.ok(Math.abs(account.getTime() - Date.parse(`${today}T00:00:00Z`)) <= 86_400_000, `${tz}: anchored today (UTC)`);
+  }
+});
+
 test('amounts are exact integers far beyond 2^53', async () => {
   const a = await createAccount(db.sql, { budgetMicros: 2n ** 62n });
   await reserve(a.id, 2n ** 61n + 1n);
