@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { H3Event } from 'h3';
 import * as v from 'valibot';
 import type { Context } from './context.ts';
-import { byOrd, perOwner } from './batch.ts';
+import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT } from './batch.ts';
 import { ARRAY_OID, pgArray } from './db.ts';
 import { ApiError, errors } from './errors.ts';
 import { bearerKey, hashKey } from './keys.ts';
@@ -129,16 +129,16 @@ interface AuthItem {
  * 100 per call): under load N round trips and N commits become one; idle, a lone request goes
  * out on the next tick.
  */
-const batcherFor = perOwner<Context, AuthItem, any>(100, ({ sql, config }) => async (batch) => {
+const batcherFor = perOwner<Context, AuthItem, any>(100, ({ sql }) => async (batch, timeLeftMs) => {
   const rows = await withTimeout(
     sql`select * from kiln.authorize_requests(
       ${pgArray(sql, batch.map((b) => b.hash), ARRAY_OID.bytea)}, ${pgArray(sql, batch.map((b) => b.scope), ARRAY_OID.text)},
       ${pgArray(sql, batch.map((b) => b.bucket), ARRAY_OID.text)}, ${pgArray(sql, batch.map((b) => b.rpm), ARRAY_OID.int4)},
       ${pgArray(sql, batch.map((b) => b.withUsage), ARRAY_OID.bool)})`,
-    config.limiterTimeoutMs,
+    timeLeftMs,
   );
   return byOrd(batch.length, rows as any);
-});
+}, ({ config }) => ({ maxInFlight: REQUEST_BATCHES_IN_FLIGHT, timeoutMs: config.limiterTimeoutMs }));
 
 /** Counters for the benchmark report (mean batch size). */
 export function authStats(ctx: Context) {
@@ -160,6 +160,7 @@ export function authResult(row: any, scope: string): KeyAuth {
 
 /** Rejects when `p` takes longer than `ms`; a cancellable postgres.js query is cancelled. */
 export async function withTimeout<T>(p: Promise<T> & { cancel?: () => unknown }, ms: number): Promise<T> {
+  if (!Number.isFinite(ms)) return p;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {

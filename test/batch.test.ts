@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Batcher, byOrd } from '../src/batch.ts';
+import { Batcher, BatchWaitTimeout, byOrd } from '../src/batch.ts';
 
 test('calls of one turn leave as one batch, split at max, results in order', async () => {
   const sizes: number[] = [];
@@ -31,7 +31,7 @@ test('maxInFlight bounds outstanding runs; what queues meanwhile leaves together
       inFlight--;
       return items.map((i) => ({ ok: i }));
     },
-    2,
+    { maxInFlight: 2 },
   );
   const all: Promise<number>[] = [];
   // 200 calls arriving over 40 turns, faster than batches return.
@@ -54,7 +54,7 @@ test('a failing run rejects its own callers only; per-item errors reach their ca
       if (call++ === 0) throw new Error('boom');
       return items.map((i) => (i % 2 ? { error: new Error(`odd ${i}`) } : { ok: i }));
     },
-    1,
+    { maxInFlight: 1 },
   );
   const first = Promise.allSettled([b.add(1), b.add(2), b.add(3)]);
   const second = Promise.allSettled([b.add(4), b.add(5)]);
@@ -64,6 +64,61 @@ test('a failing run rejects its own callers only; per-item errors reach their ca
   assert.equal(r2[0]!.status, 'fulfilled');
   assert.equal((r2[0] as PromiseFulfilledResult<number>).value, 4);
   assert.match(String((r2[1] as PromiseRejectedResult).reason), /odd 5/);
+});
+
+test('behind stalled slots, queued calls fail at their timeout without being sent; later calls still run', async () => {
+  const sent: number[][] = [];
+  const timeLefts: number[] = [];
+  let release!: () => void;
+  const stalled = new Promise<void>((r) => (release = r));
+  const b = new Batcher<number, number>(
+    100,
+    async (items, timeLeftMs) => {
+      sent.push(items);
+      timeLefts.push(timeLeftMs);
+      if (items[0]! < 10) await stalled; // the first two batches hang (a stalled database)
+      return items.map((i) => ({ ok: i }));
+    },
+    { maxInFlight: 2, timeoutMs: 60 },
+  );
+  const first = [b.add(0), b.add(1)];
+  await new Promise((r) => setImmediate(r));
+  const second = b.add(2);
+  await new Promise((r) => setImmediate(r));
+  const t0 = performance.now();
+  const queued = await Promise.allSettled([b.add(3), b.add(4)]);
+  const waited = performance.now() - t0;
+  assert.deepEqual(queued.map((r) => r.status), ['rejected', 'rejected']);
+  assert.ok((queued[0] as PromiseRejectedResult).reason instanceof BatchWaitTimeout);
+  assert.ok(waited >= 55 && waited < 1000, `rejected at the timeout (${waited.toFixed(0)} ms)`);
+  assert.deepEqual(sent, [[0, 1], [2]], 'the timed-out calls were never sent');
+  assert.ok(timeLefts.every((t) => t > 0 && t <= 60), `each batch runs with what its oldest call has left (${timeLefts})`);
+  release();
+  assert.deepEqual(await Promise.all([...first, second]), [0, 1, 2]);
+  assert.equal(await b.add(11), 11, 'the batcher keeps working once slots free up');
+});
+
+test('a call queued for part of its timeout is sent with only the rest of it', async () => {
+  const timeLefts: number[] = [];
+  let release!: () => void;
+  const busy = new Promise<void>((r) => (release = r));
+  const b = new Batcher<number, number>(
+    10,
+    async (items, timeLeftMs) => {
+      timeLefts.push(timeLeftMs);
+      if (items[0] === 0) await busy;
+      return items.map((i) => ({ ok: i }));
+    },
+    { maxInFlight: 1, timeoutMs: 1000 },
+  );
+  const first = b.add(0);
+  await new Promise((r) => setImmediate(r));
+  const queued = b.add(1);
+  await new Promise((r) => setTimeout(r, 200));
+  release();
+  assert.deepEqual(await Promise.all([first, queued]), [0, 1]);
+  assert.ok(timeLefts[0]! > 950, `fresh batch: ${timeLefts[0]}`);
+  assert.ok(timeLefts[1]! < 820 && timeLefts[1]! > 0, `after ~200 ms in the queue: ${timeLefts[1]}`);
 });
 
 test('byOrd places rows by their 1-based ord and fails items without a row', () => {

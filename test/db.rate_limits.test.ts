@@ -125,6 +125,31 @@ test('the limiter failing or timing out is a 503 server_error, never a pass', as
   assert.equal((await api(srv.base, key, '/usage')).status, 200, 'recovers once the limiter answers');
 });
 
+test('while the limiter is stalled, calls queued behind busy batches fail within the timeout too', async () => {
+  const acct = await createAccount(srv.db.sql);
+  const { key } = await createKey(srv.db.sql, acct.id);
+  assert.equal((await api(srv.base, key, '/usage')).status, 200);
+  const timed = await srv.db.sql.begin(async (tx) => {
+    await tx`lock table kiln_private.rate_limit_buckets in access exclusive mode`;
+    // Eight requests 25 ms apart: the first batches take the in-flight slots, later ones queue.
+    return Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, 25 * i));
+        const t0 = Date.now();
+        const r = await api(srv.base, key, '/models');
+        return { status: r.status, type: r.body.error?.type, ms: Date.now() - t0 };
+      }),
+    );
+  });
+  for (const t of timed) {
+    assert.equal(t.status, 503);
+    assert.equal(t.type, 'server_error');
+    // limiterTimeoutMs is 1500: each call fails after about that long, never after twice that.
+    assert.ok(t.ms < 2400, `answered after ${t.ms} ms`);
+  }
+  assert.equal((await api(srv.base, key, '/models')).status, 200, 'recovers once the limiter answers');
+});
+
 test('kiln.authorize_requests decides a batch in arrival order, independent keys and shared buckets alike', async () => {
   const acct = await createAccount(srv.db.sql);
   const keys = await Promise.all([1, 2, 3].map(() => createKey(srv.db.sql, acct.id)));
