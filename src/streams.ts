@@ -2,34 +2,17 @@
 // (request bodies, upstream provider responses).
 
 /**
- * Like readCapped for a Node stream (a request body on the Node server); stops reading, and
- * destroys the stream, the moment the cap is passed.
+ * The whole stream, or null as soon as it exceeds `cap` bytes; reading stops there and the
+ * stream is cancelled (web streams) or destroyed (Node streams, e.g. a request body read
+ * straight from the Node server).
  */
-export async function readNodeCapped(stream: AsyncIterable<Buffer>, cap: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
+export async function readCapped(stream: AsyncIterable<Uint8Array>, cap: number): Promise<Buffer | null> {
+  const chunks: Uint8Array[] = [];
   let total = 0;
   for await (const chunk of stream) {
     total += chunk.byteLength;
-    if (total > cap) return null;
+    if (total > cap) return null; // leaving the loop cancels / destroys the stream
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, total);
-}
-
-/** The whole stream, or null as soon as it exceeds `cap` bytes (the stream is then cancelled). */
-export async function readCapped(stream: ReadableStream<Uint8Array>, cap: number): Promise<Buffer | null> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > cap) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
 }
