@@ -80,8 +80,11 @@ export function loadConfig() {
     /** When an account's parallel slots are all busy, look again after this long (a freed slot wakes it sooner), ms. */
     slotRetryMs: int('KILN_SLOT_RETRY_MS', 2000, 10),
     workerConcurrency: int('KILN_WORKER_CONCURRENCY', 8, 1, 1000),
-    /** How long a worker may go without a heartbeat before its jobs are unlocked for others. */
+    /** How often a worker records that it is alive (and checks that it still holds its lease). */
     workerHeartbeatSeconds: int('KILN_WORKER_HEARTBEAT_SECONDS', 5, 1),
+    /** How often a worker looks for dead workers (lease session gone) and unlocks their jobs, ms. */
+    workerSweepMs: int('KILN_WORKER_SWEEP_MS', 1000, 100),
+    /** Only for workers without a lease (registered before leases, or died before registering): silent this long = dead. */
     workerStaleSeconds: int('KILN_WORKER_STALE_SECONDS', 30, 3),
     runWindowSeconds: int('KILN_RUN_WINDOW_SECONDS', 300, 1),
     logLevel: str('KILN_LOG', 'info'),

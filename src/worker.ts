@@ -1,91 +1,185 @@
-// Runs graphile-worker with Kiln's tasks, plus crash recovery: the pool heartbeats on its own
-// connection, and every worker periodically sweeps — jobs locked by a pool whose heartbeat is
-// older than KILN_WORKER_STALE_SECONDS are unlocked (force_unlock_workers) so another worker
-// picks them up, instead of waiting for graphile-worker's 4-hour lock expiry.
+// Runs graphile-worker with Kiln's tasks under a lease: before it runs any job, the process takes
+// a session-level advisory lock on a dedicated connection (kiln.register_worker). Postgres frees
+// it the moment the process or that connection dies, so every other worker's once-a-second sweep
+// (kiln.unlock_dead_workers) unlocks a dead worker's jobs within seconds, while a live worker's
+// jobs are never taken over, however slow the provider. A worker that loses its lease session
+// aborts its in-flight calls at once (another worker may now take them over) and starts again
+// under a new lease.
 
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
+import postgres from 'postgres';
 import { run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Context } from './context.ts';
-import { connect } from './db.ts';
 import { errorFields } from './log.ts';
 import { createTaskList } from '../tasks/index.ts';
 
+/** What a task runs under: the id work is leased to, and a signal that fires when the lease is lost. */
+export interface Lease {
+  readonly id: string;
+  readonly signal: AbortSignal;
+}
+
 export interface WorkerHandle {
-  runner: Runner;
-  /** The graphile-worker pool id: what this process's jobs are locked_by. */
-  workerId(): string | null;
+  /** The graphile-worker runner of the current lease. */
+  readonly runner: Runner;
+  /** The current lease's worker id: what generations and workflow outputs being run are leased to. */
+  workerId(): string;
   stop(): Promise<void>;
 }
+
+interface Term {
+  conn: postgres.Sql<{}>;
+  lease: Lease;
+  abort: AbortController;
+  runner: Runner;
+  poolId: string | null;
+  lost: boolean;
+  ended?: boolean;
+}
+
+const RESTART_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
 
 export async function startWorker(ctx: Context, url: string): Promise<WorkerHandle> {
   const logger = new Logger((scope) => (level, message) => {
     const fn = level === 'error' ? ctx.log.error : level === 'warning' ? ctx.log.warn : ctx.log.debug;
     fn(message, { scope: scope.label, task: scope.taskIdentifier, jobId: scope.jobId });
   });
-  // Heartbeats get their own connection so a busy task pool can never delay them.
-  const hb = connect(url, { max: 1, appName: 'kiln-heartbeat' });
-  const events = new EventEmitter() as WorkerEvents;
-  let poolId: string | null = null;
-  let beating: Promise<void> | null = null;
+  let stopping = false;
+  let term: Term;
+  let restarting: Promise<void> | null = null;
 
-  const beat = async () => {
-    if (!poolId) return;
-    await hb`select kiln.beat_worker(${poolId}, ${os.hostname()}, ${process.pid}::int)`;
+  /** A lease (own connection, advisory lock, registration), then a runner whose tasks run under it. */
+  const begin = async (): Promise<Term> => {
+    let t: Term | undefined;
+    // One connection that lives as long as the lease: no idle timeout, no maximum lifetime.
+    const conn = postgres(url, {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      onnotice: () => {},
+      connection: { application_name: 'kiln-worker-lease' },
+      onclose: () => {
+        if (t) leaseLost(t, 'its database session closed');
+      },
+    });
+    try {
+      const [{ id }] = await conn`select kiln.register_worker(${os.hostname()}, ${process.pid}::int) as id`;
+      const abort = new AbortController();
+      const lease: Lease = { id, signal: abort.signal };
+      const events = new EventEmitter() as WorkerEvents;
+      events.on('pool:create', ({ workerPool }) => {
+        if (!t) return;
+        t.poolId = workerPool.id;
+        conn`select kiln.attach_worker_pool(${id}, ${workerPool.id})`.catch((e) => ctx.log.warn('worker registration failed', errorFields(e)));
+        tick(true);
+      });
+      const pending: Partial<Term> = { conn, lease, abort, poolId: null, lost: false };
+      t = pending as Term;
+      t.runner = await run({
+        connectionString: url,
+        concurrency: ctx.config.workerConcurrency,
+        taskList: createTaskList(ctx, lease),
+        logger,
+        events,
+        noHandleSignals: true,
+        pollInterval: 1000,
+      });
+      return t;
+    } catch (e) {
+      t = undefined;
+      await conn.end({ timeout: 1 }).catch(() => {});
+      throw e;
+    }
   };
-  const tick = () => {
-    beating ??= (async () => {
+
+  /** The lease's session is gone: abort what runs under it, then start again under a new one. */
+  const leaseLost = (t: Term, why: string) => {
+    if (stopping || t.lost || t !== term) return;
+    t.lost = true;
+    ctx.log.warn('worker lost its lease; aborting its jobs and starting again', { worker: t.lease.id, why });
+    t.abort.abort(new Error('the worker lost its database lease'));
+    restarting = (async () => {
+      t.ended = true;
+      await t.runner.stop().catch((e) => ctx.log.warn('runner stop failed', errorFields(e)));
+      await t.conn.end({ timeout: 1 }).catch(() => {});
+      for (let i = 0; !stopping; i++) {
+        try {
+          term = await begin();
+          return;
+        } catch (e) {
+          ctx.log.warn('worker restart failed; retrying', errorFields(e));
+          await new Promise((r) => setTimeout(r, RESTART_BACKOFF_MS[Math.min(i, RESTART_BACKOFF_MS.length - 1)]));
+        }
+      }
+    })().finally(() => {
+      restarting = null;
+    });
+  };
+
+  // Every sweepMs: unlock dead workers' jobs; every heartbeat interval also beat (which checks
+  // that this session still holds the lease) and the full sweep (orphaned generations).
+  let sweeping: Promise<void> | null = null;
+  let lastBeat = 0;
+  const tick = (full = false) => {
+    if (sweeping || stopping || restarting) return;
+    const t = term;
+    if (!t || t.lost) return;
+    sweeping = (async () => {
       try {
-        await beat();
-        const [{ r }] = await hb`select kiln.sweep_workers(${ctx.config.workerStaleSeconds}::int) as r`;
-        if (r?.unlocked?.length) ctx.log.warn('unlocked the jobs of unresponsive workers', { workers: r.unlocked });
-        if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
+        const now = Date.now();
+        if (full || now - lastBeat >= ctx.config.workerHeartbeatSeconds * 1000) {
+          lastBeat = now;
+          const [{ held }] = await t.conn`select kiln.beat_worker(${t.lease.id}) as held`;
+          if (!held) {
+            leaseLost(t, 'its session no longer holds the lease');
+            return;
+          }
+          const [{ r }] = await t.conn`select kiln.sweep_workers(${ctx.config.workerStaleSeconds}::int) as r`;
+          if (r?.unlocked?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: r.unlocked });
+          if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
+        } else {
+          const [{ dead }] = await t.conn`select kiln.unlock_dead_workers(${ctx.config.workerStaleSeconds}::int) as dead`;
+          if (dead?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: dead });
+        }
       } catch (e) {
-        ctx.log.warn('worker heartbeat failed', errorFields(e));
+        if (!stopping) ctx.log.warn('worker sweep failed', errorFields(e));
       } finally {
-        beating = null;
+        sweeping = null;
       }
     })();
   };
-  events.on('pool:create', ({ workerPool }) => {
-    poolId = workerPool.id;
-    tick();
-  });
 
-  let runner: Runner;
-  try {
-    runner = await run({
-      connectionString: url,
-      concurrency: ctx.config.workerConcurrency,
-      taskList: createTaskList(ctx),
-      logger,
-      events,
-      noHandleSignals: true,
-      pollInterval: 1000,
-    });
-  } catch (e) {
-    await hb.end({ timeout: 1 });
-    throw e;
-  }
-  const timer = setInterval(tick, ctx.config.workerHeartbeatSeconds * 1000);
+  const end = async (t: Term) => {
+    if (t.ended) return;
+    t.ended = true;
+    try {
+      await t.runner.stop();
+    } finally {
+      await sweeping?.catch(() => {});
+      await t.conn`select kiln.retire_worker(${t.lease.id})`.catch(() => {});
+      await t.conn.end({ timeout: 5 });
+    }
+  };
+
+  term = await begin();
+  const timer = setInterval(tick, ctx.config.workerSweepMs);
   timer.unref();
 
-  let stopping: Promise<void> | null = null;
+  let stopped: Promise<void> | null = null;
   return {
-    runner,
-    workerId: () => poolId,
+    get runner() {
+      return term.runner;
+    },
+    workerId: () => term.lease.id,
     stop() {
-      stopping ??= (async () => {
+      stopped ??= (async () => {
+        stopping = true;
         clearInterval(timer);
-        try {
-          await runner.stop();
-        } finally {
-          await beating?.catch(() => {});
-          if (poolId) await hb`select kiln.retire_worker(${poolId})`.catch(() => {});
-          await hb.end({ timeout: 5 });
-        }
+        await restarting?.catch(() => {});
+        await end(term);
       })();
-      return stopping;
+      return stopped;
     },
   };
 }

@@ -10,6 +10,7 @@ import type { StoredRequest } from '../src/generations/service.ts';
 import { isUuid } from '../src/generations/service.ts';
 import { errorFields } from '../src/log.ts';
 import { MEDIA_TYPES, objectPath } from '../src/store.ts';
+import type { Lease } from '../src/worker.ts';
 
 interface Started {
   outcome: 'run';
@@ -47,7 +48,7 @@ async function complete(ctx: Context, id: string, started: Started, out: Executi
   });
 }
 
-export default function generationRun(ctx: Context): Task {
+export default function generationRun(ctx: Context, lease: Lease): Task {
   return async (payload: unknown, helpers: JobHelpers) => {
     const id = (payload as { id?: unknown } | null)?.id;
     if (!isUuid(id)) {
@@ -55,7 +56,7 @@ export default function generationRun(ctx: Context): Task {
       return;
     }
     const job = helpers.job;
-    const workerId = job.locked_by ?? 'unknown';
+    const workerId = lease.id;
     const [{ s }] = await ctx.sql`
       select kiln.start_generation(${id}::uuid, ${workerId}, ${job.id}::bigint, ${ctx.config.workerStaleSeconds}::int,
                                    ${ctx.config.slotRetryMs}::int, ${job.max_attempts}::int) as s`;
@@ -64,7 +65,7 @@ export default function generationRun(ctx: Context): Task {
 
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(DEADLINE), ctx.config.generationTimeoutMs);
-    const shutdown = AbortSignal.any([ctx.shutdown, helpers.abortSignal]);
+    const shutdown = AbortSignal.any([ctx.shutdown, helpers.abortSignal, lease.signal]);
     const signal = AbortSignal.any([shutdown, deadline.signal]);
     try {
       const out = await executeRequest(ctx, started.request, { signal, reservedMicros: Number(started.reserved_micros) });

@@ -13,6 +13,7 @@ import { InputError } from '../src/inputs.ts';
 import { errorFields } from '../src/log.ts';
 import { MEDIA_TYPES, objectPath } from '../src/store.ts';
 import type { UnitSpec } from '../src/workflows/plan.ts';
+import type { Lease } from '../src/worker.ts';
 import { buildRequest, reserveFor, type Upstream } from '../src/workflows/request.ts';
 
 interface Started {
@@ -64,11 +65,12 @@ async function complete(ctx: Context, run: string, output: string, started: Star
   }
 }
 
-async function runOutput(ctx: Context, run: string, output: string, started: Started, helpers: JobHelpers, workerId: string): Promise<void> {
+async function runOutput(ctx: Context, run: string, output: string, started: Started, helpers: JobHelpers, lease: Lease): Promise<void> {
+  const workerId = lease.id;
   const fail = (message: string) => ctx.sql`select kiln.fail_workflow_output(${run}::uuid, ${output}, ${message})`;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), ctx.config.generationTimeoutMs);
-  const shutdown = AbortSignal.any([ctx.shutdown, helpers.abortSignal ?? new AbortController().signal]);
+  const shutdown = AbortSignal.any([ctx.shutdown, helpers.abortSignal, lease.signal]);
   const signal = AbortSignal.any([shutdown, deadline.signal]);
   try {
     const req = await buildRequest(ctx, started.account_id, started.spec, started.upstream ?? {});
@@ -108,7 +110,7 @@ async function runOutput(ctx: Context, run: string, output: string, started: Sta
   }
 }
 
-export default function workflowRunNode(ctx: Context): Task {
+export default function workflowRunNode(ctx: Context, lease: Lease): Task {
   return async (payload: unknown, helpers: JobHelpers) => {
     const p = payload as { run?: unknown; output?: unknown; deadline?: unknown } | null;
     if (!isUuid(p?.run) || (p!.deadline !== true && (typeof p!.output !== 'string' || p!.output === ''))) {
@@ -122,11 +124,11 @@ export default function workflowRunNode(ctx: Context): Task {
     }
     const output = p!.output as string;
     const job = helpers.job;
-    const workerId = job.locked_by ?? 'unknown';
+    const workerId = lease.id;
     const [{ s }] = await ctx.sql`
       select kiln.start_workflow_output(${run}::uuid, ${output}, ${workerId}, ${job.id}::bigint,
                                         ${ctx.config.workerStaleSeconds}::int, ${ctx.config.slotRetryMs}::int) as s`;
     if (s.outcome !== 'run') return; // wait (re-queued), busy (a live worker has it), done, not_ready, missing
-    await runOutput(ctx, run, output, s as Started, helpers, workerId);
+    await runOutput(ctx, run, output, s as Started, helpers, lease);
   };
 }

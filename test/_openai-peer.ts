@@ -14,6 +14,9 @@ export interface PeerRequest {
   json: any;
   /** Multipart fields (files summarised) for /images/edits. */
   form: Record<string, Array<string | { filename: string; type: string; size: number }>> | null;
+  /** When the request arrived, and when the client went away before the reply was sent (Date.now()). */
+  receivedAt: number;
+  abortedAt: number | null;
 }
 
 export type PeerReply =
@@ -109,7 +112,10 @@ export async function startOpenAIPeer(): Promise<OpenAIPeer> {
       if (!f) return void res.writeHead(404).end();
       return void res.writeHead(200, { 'content-type': f.type, 'content-length': f.data.length }).end(f.data);
     }
-    const record: PeerRequest = { method: req.method ?? '', path, headers: req.headers, ...(await parse(req, raw)) };
+    const record: PeerRequest = { method: req.method ?? '', path, headers: req.headers, ...(await parse(req, raw)), receivedAt: Date.now(), abortedAt: null };
+    res.on('close', () => {
+      if (!res.writableFinished && !closing.signal.aborted) record.abortedAt = Date.now();
+    });
     requests.push(record);
     const r = await reply(record, requests.length - 1);
     if ('hang' in r) return; // never answer; close() tears the socket down
