@@ -1,15 +1,20 @@
-// Task generation__run: executes one generation. Start (respecting the account's parallel
-// slots), call the provider under a deadline and the shutdown signal, store the image, then
-// complete + settle in one idempotent SQL call. Transient failures retry with graphile-worker's
-// backoff; permanent ones — and the last attempt — fail the generation and release its reservation.
+// Task generation__run: executes one generation, whatever made it (REST, MCP, a workflow run).
+// Start (respecting the account's parallel slots and, for a run output, its run), price and
+// reserve a run output once its inputs are known, call the provider under a deadline and the
+// worker's lease, then complete + settle in one idempotent SQL call — which, for a run output,
+// also records it on the run and queues its ready dependents. Transient failures retry with
+// graphile-worker's backoff; permanent ones — and the last attempt — fail the generation (and
+// its run) and release its reservation.
 
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
-import type { StoredRequest } from '../src/generations/service.ts';
-import { isUuid } from '../src/generations/service.ts';
+import { isUuid, priceRequest, type StoredRequest } from '../src/generations/service.ts';
+import { InputError } from '../src/inputs.ts';
 import { errorFields } from '../src/log.ts';
 import { MEDIA_TYPES, objectPath } from '../src/store.ts';
+import type { UnitSpec } from '../src/workflows/plan.ts';
+import { buildRequest, type Upstream } from '../src/workflows/request.ts';
 import type { Lease } from '../src/worker.ts';
 
 interface Started {
@@ -17,15 +22,25 @@ interface Started {
   attempt: number;
   max_attempts: number;
   account_id: string;
-  request: StoredRequest;
+  /** The validated request (API and MCP), or the run output's spec (a workflow run). */
+  request: StoredRequest | UnitSpec;
+  /** Whether a reservation exists (always for API and MCP; a run output's is made here). */
+  reserved: boolean;
   reserved_micros: number | string;
+  run_id: string | null;
+  output_node_id: string | null;
+  upstream: Upstream | null;
 }
 
+/** Budget refusals (SQL KQ001 / KP001) as a run output's client-facing failure message. */
+function budgetMessage(e: unknown): string | null {
+  const err = e as { code?: string; message?: string } | null;
+  if (err?.code === 'KQ001') return `insufficient_quota: ${err.message}`;
+  if (err?.code === 'KP001') return `payment_required: ${err.message}`;
+  return null;
+}
 
-const DEADLINE = Symbol('deadline');
-
-
-async function complete(ctx: Context, id: string, started: Started, out: ExecutionOutput): Promise<void> {
+async function complete(ctx: Context, id: string, started: Started, req: StoredRequest, out: ExecutionOutput): Promise<void> {
   if (out.type === 'code') {
     const result = { type: 'code', code: out.code, structuredOutput: out.structuredOutput };
     await ctx.sql`select kiln.complete_generation(${id}::uuid, ${ctx.sql.json(result as any)}::jsonb, ${out.costMicros}::bigint, ${out.providerRequestId})`;
@@ -33,9 +48,10 @@ async function complete(ctx: Context, id: string, started: Started, out: Executi
   }
   // The object path is derived from the generation id and written in the same transaction as
   // the completion, so a duplicate execution can neither store a second image nor charge twice.
-  const path = objectPath(started.account_id, 'generations', out.format, id);
+  const kind = started.run_id ? `workflows/${started.run_id}` : 'generations';
+  const path = objectPath(started.account_id, kind, out.format, id);
   const result = {
-    type: 'image', path, mediaType: MEDIA_TYPES[out.format], aspectRatio: started.request.aspectRatio,
+    type: 'image', path, mediaType: MEDIA_TYPES[out.format], aspectRatio: req.aspectRatio,
     width: out.image.width, height: out.image.height,
   };
   await ctx.sql.begin(async (tx) => {
@@ -48,6 +64,33 @@ async function complete(ctx: Context, id: string, started: Started, out: Executi
   });
 }
 
+/**
+ * The request to execute and its reservation. A run output's request is built from its spec and
+ * its upstream results, priced with the same function as a POST, and reserved once; null when
+ * it ended meanwhile (the budget refused it: the output, and its run, failed).
+ */
+async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: StoredRequest; reservedMicros: number } | null> {
+  if (!s.run_id) return { req: s.request as StoredRequest, reservedMicros: Number(s.reserved_micros) };
+  const req = await buildRequest(ctx, s.account_id, s.request as UnitSpec, s.upstream ?? {});
+  if (s.reserved) return { req, reservedMicros: Number(s.reserved_micros) };
+  let amount: number;
+  try {
+    amount = priceRequest(req);
+  } catch {
+    throw new InputError(`model "${req.model.id}" has no usable price`);
+  }
+  let r: { ok: boolean; reserved_micros?: number | string };
+  try {
+    [{ r }] = await ctx.sql`select kiln.reserve_generation(${id}::uuid, ${amount}::bigint) as r`;
+  } catch (e) {
+    const message = budgetMessage(e);
+    if (!message) throw e;
+    await ctx.sql`select kiln.fail_generation(${id}::uuid, ${message})`;
+    return null;
+  }
+  return r.ok ? { req, reservedMicros: Number(r.reserved_micros) } : null;
+}
+
 export default function generationRun(ctx: Context, lease: Lease): Task {
   return async (payload: unknown, helpers: JobHelpers) => {
     const id = (payload as { id?: unknown } | null)?.id;
@@ -56,28 +99,30 @@ export default function generationRun(ctx: Context, lease: Lease): Task {
       return;
     }
     const job = helpers.job;
-    const workerId = lease.id;
     const [{ s }] = await ctx.sql`
-      select kiln.start_generation(${id}::uuid, ${workerId}, ${job.id}::bigint, ${ctx.config.workerStaleSeconds}::int,
+      select kiln.start_generation(${id}::uuid, ${lease.id}, ${job.id}::bigint, ${ctx.config.workerStaleSeconds}::int,
                                    ${ctx.config.slotRetryMs}::int, ${job.max_attempts}::int) as s`;
-    if (s.outcome !== 'run') return; // wait (re-queued), busy (a live worker has it), done, missing
+    if (s.outcome !== 'run') return; // wait (re-queued), busy (a live worker has it), done, not_ready, missing
     const started = s as Started;
 
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(DEADLINE), ctx.config.generationTimeoutMs);
+    const timer = setTimeout(() => deadline.abort(), ctx.config.generationTimeoutMs);
     const shutdown = AbortSignal.any([ctx.shutdown, helpers.abortSignal, lease.signal]);
     const signal = AbortSignal.any([shutdown, deadline.signal]);
     try {
-      const out = await executeRequest(ctx, started.request, { signal, reservedMicros: Number(started.reserved_micros) });
-      await complete(ctx, id, started, out);
+      const prepared = await prepare(ctx, id, started);
+      if (!prepared) return;
+      const out = await executeRequest(ctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
+      await complete(ctx, id, started, prepared.req, out);
     } catch (err) {
       const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
       if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
       if (!verdict.retry || started.attempt >= started.max_attempts) {
-        await ctx.sql`select kiln.fail_generation(${id}::uuid, ${verdict.message})`;
+        const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
+        await ctx.sql`select kiln.fail_generation(${id}::uuid, ${message})`;
         return;
       }
-      await ctx.sql`select kiln.defer_generation(${id}::uuid, ${workerId}, ${job.id}::bigint, ${verdict.message})`;
+      await ctx.sql`select kiln.defer_generation(${id}::uuid, ${lease.id}, ${job.id}::bigint, ${verdict.message})`;
       throw err instanceof Error ? err : new Error(verdict.message); // graphile-worker retries with backoff
     } finally {
       clearTimeout(timer);

@@ -1,15 +1,15 @@
-// The graphile-worker task list: file name = task identifier. Tasks are built per context so
-// they share the process's database pool, config and shutdown signal.
+// The graphile-worker task list: file name = task identifier. Tasks are built per context and
+// lease so they share the process's database pool, config, shutdown signal and worker lease.
 
 import type { TaskList } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import type { Lease } from '../src/worker.ts';
 import generationRun from './generation__run.ts';
-import workflowRunNode from './workflow__run_node.ts';
+import workflowCheckDeadline from './workflow__check_deadline.ts';
 
 export function createTaskList(ctx: Context, lease: Lease): TaskList {
   return {
     generation__run: generationRun(ctx, lease),
-    workflow__run_node: workflowRunNode(ctx, lease),
+    workflow__check_deadline: workflowCheckDeadline(ctx),
   };
 }

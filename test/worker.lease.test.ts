@@ -117,13 +117,15 @@ test('a workflow output leased to a live worker is never taken over, even before
     edges: [{ from: 'p', to: 'o' }],
   });
   const run = await startRun(srv, key, wf);
-  const jobKey = `workflow:${run}:o:o`;
+  // The output is a generation (origin workflow), run through the same lifecycle.
+  const [{ gen }] = await srv.db.sql`select generation_id as gen from kiln_private.workflow_run_outputs where run_id = ${run} and output_node_id = 'o'`;
+  const jobKey = gen as string;
   const lease = await holdLease();
   const pool = `pool-${lease.id}`;
   await srv.db.sql`select kiln.attach_worker_pool(${lease.id}, ${pool})`;
   const jobId = await lockJob(jobKey, pool);
   const start = async (worker: string) => {
-    const [{ s }] = await srv.db.sql`select kiln.start_workflow_output(${run}::uuid, 'o', ${worker}, ${jobId}::bigint, ${STALE}::int, 1000) as s`;
+    const [{ s }] = await srv.db.sql`select kiln.start_generation(${gen}::uuid, ${worker}, ${jobId}::bigint, ${STALE}::int, 1000, 5) as s`;
     return s.outcome as string;
   };
   assert.equal(await start(lease.id), 'run');
@@ -140,8 +142,10 @@ test('a workflow output leased to a live worker is never taken over, even before
   const taker = await holdLease();
   await lockJob(jobKey, `pool-${taker.id}`);
   assert.equal(await start(taker.id), 'run');
-  const [row] = await srv.db.sql`select worker_id, attempts from kiln_private.workflow_run_outputs where run_id = ${run} and output_node_id = 'o'`;
+  const [row] = await srv.db.sql`select worker_id, attempts from kiln_private.generations where id = ${gen}`;
   assert.deepEqual([row.worker_id, row.attempts], [taker.id, 2]);
+  const [out] = await srv.db.sql`select status from kiln_private.workflow_run_outputs where run_id = ${run} and output_node_id = 'o'`;
+  assert.equal(out.status, 'running');
 });
 
 test('a worker whose lease session is cut aborts its provider call at once; the job then runs once more and is charged once', async (t) => {

@@ -93,6 +93,6 @@ test('a worker killed mid-run: the run completes on another worker within second
 
   const ledger = await runCharges(srv.db.sql, run);
   assert.deepEqual(ledger.map((c) => [c.node_id, c.status]), [['oA', 'settled'], ['oB', 'settled'], ['oC', 'settled'], ['oD', 'settled']]);
-  const [row] = await srv.db.sql`select attempts from kiln_private.workflow_run_outputs where run_id = ${run} and output_node_id = 'oB'`;
+  const [row] = await srv.db.sql`select attempts from kiln_private.generations where run_id = ${run} and output_node_id = 'oB'`;
   assert.equal(row.attempts, 2);
 });

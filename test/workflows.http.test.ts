@@ -184,7 +184,7 @@ test('a completed run writes its outputs back onto the saved workflow (export sh
   assert.equal(nodes.get('landing').result.type, 'screen');
   assert.equal(nodes.get('landing').result.code, by.get('landing').code);
   assert.equal(nodes.get('landing').result.runId, run);
-  assert.match(nodes.get('hero-out').result.path, new RegExp(`^${accountId}/workflows/${run}/[0-9a-f]{32}\\.png$`));
+  assert.match(nodes.get('hero-out').result.path, new RegExp(`^${accountId}/workflows/${run}/[0-9a-f-]{36}\\.png$`));
   assert.equal(nodes.get('hero').result, undefined, 'only output nodes receive results');
   // The written-back graph is still a valid graph that runs again.
   const again = await waitRun(srv, key, wf, await startRun(srv, key, wf));

@@ -226,18 +226,20 @@ test('duplicate jobs and repeated settlements for one output run it once and cha
   const run = await startRun(srv, key, wf);
   const waitFor = async (check: () => boolean) => { while (!check()) await new Promise((r) => setTimeout(r, 10)); };
   await waitFor(() => (seen.get('dup-1')?.length ?? 0) > 0);
-  // Extra jobs (no job key, so they are separate jobs) while a live worker runs the output.
+  // The output is a generation (origin workflow): extra jobs for it (no job key, so they are
+  // separate jobs) while a live worker runs it.
+  const [{ gen }] = await srv.db.sql`select generation_id as gen from kiln_private.workflow_run_outputs where run_id = ${run} and output_node_id = 'o1'`;
   for (let i = 0; i < 2; i++) {
-    await srv.db.sql`select graphile_worker.add_job('workflow__run_node', ${srv.db.sql.json({ run, output: 'o1' })}::json)`;
+    await srv.db.sql`select graphile_worker.add_job('generation__run', ${srv.db.sql.json({ id: gen })}::json)`;
   }
   const done = await waitRun(srv, key, wf, run);
   assert.equal(done.status, 'completed');
   await new Promise((r) => setTimeout(r, 300));
   // And again once it has settled.
-  await srv.db.sql`select graphile_worker.add_job('workflow__run_node', ${srv.db.sql.json({ run, output: 'o1' })}::json)`;
-  const [again] = await srv.db.sql`select kiln.complete_workflow_output(${run}::uuid, 'o1', '{"type":"code","code":"other"}'::jsonb, 1, null) as r`;
+  await srv.db.sql`select graphile_worker.add_job('generation__run', ${srv.db.sql.json({ id: gen })}::json)`;
+  const [again] = await srv.db.sql`select kiln.complete_generation(${gen}::uuid, '{"type":"code","code":"other"}'::jsonb, 1, null) as r`;
   assert.equal(again.r.applied, false);
-  const [late] = await srv.db.sql`select kiln.fail_workflow_output(${run}::uuid, 'o1', 'late failure') as r`;
+  const [late] = await srv.db.sql`select kiln.fail_generation(${gen}::uuid, 'late failure') as r`;
   assert.equal(late.r.applied, false);
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(seen.get('dup-1')!.length, 1, 'the provider was called once');
@@ -245,7 +247,7 @@ test('duplicate jobs and repeated settlements for one output run it once and cha
   const final = await waitRun(srv, key, wf, run);
   assert.equal(final.status, 'completed');
   assert.equal(final.results[0].code, 'result-of-dup-1');
-  const [{ n }] = await srv.db.sql`select count(*)::int as n from graphile_worker._private_jobs where payload->>'run' = ${run}`;
+  const [{ n }] = await srv.db.sql`select count(*)::int as n from graphile_worker._private_jobs where payload->>'run' = ${run} or payload->>'id' = ${gen}`;
   assert.equal(n, 0, 'no job left behind (the deadline check is removed when the run settles)');
 });
 

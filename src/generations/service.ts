@@ -169,15 +169,23 @@ export async function prepareGeneration(ctx: Context, input: unknown): Promise<P
   };
   let reserve: number;
   try {
-    reserve = wantsImage
-      ? reserveMicros(model, { type: 'image' })
-      : reserveMicros(model, {
-          type: 'code', prompt: body.prompt, targetLanguage, screenHtml, textInputs, imageCount: images.length, maxTokens,
-        });
+    reserve = priceRequest(request);
   } catch {
     throw errors.invalid(`model: "${model.id}" has no usable price`);
   }
   return { type: body.type, modelId: model.id, modelVersion: entry.version, request, reserveMicros: reserve };
+}
+
+/**
+ * The worst-case cost of executing a request: what is reserved before the provider is called
+ * (a POST at creation, a run output when its inputs are known). The one pricing function.
+ */
+export function priceRequest(req: StoredRequest): number {
+  if (req.type === 'image') return reserveMicros(req.model, { type: 'image' });
+  return reserveMicros(req.model, {
+    type: 'code', prompt: req.prompt, targetLanguage: req.targetLanguage, screenHtml: req.screenHtml,
+    textInputs: req.textInputs, imageCount: req.images.length, maxTokens: req.maxTokens,
+  });
 }
 
 // ---------------------------------------------------------------- creating

@@ -4,12 +4,12 @@
 import type { Context } from '../context.ts';
 import type { StoredRequest } from '../generations/service.ts';
 import { InputError } from '../inputs.ts';
-import { maxTokensFor, reserveMicros, type TextInput } from '../providers/index.ts';
+import { maxTokensFor, type TextInput } from '../providers/index.ts';
 import { getObject } from '../store.ts';
 import { classifyImage } from './images.ts';
 import type { UnitSpec } from './plan.ts';
 
-/** Results of completed upstream outputs, by output node id (kiln.start_workflow_output `upstream`). */
+/** Results of completed upstream outputs, by output node id (kiln.start_generation `upstream`). */
 export type Upstream = Record<string, { type: string; path?: string; mediaType?: string; code?: string } | null>;
 
 /** A store image as a data: URI, so the shared executor treats it like any inline image. */
@@ -56,13 +56,4 @@ export async function buildRequest(ctx: Context, accountId: string, spec: UnitSp
     maxTokens: maxTokensFor(model),
     model,
   };
-}
-
-/** The worst-case cost of one execution, reserved before the provider is called. */
-export function reserveFor(req: StoredRequest): number {
-  if (req.type === 'image') return reserveMicros(req.model, { type: 'image' });
-  return reserveMicros(req.model, {
-    type: 'code', prompt: req.prompt, targetLanguage: req.targetLanguage, screenHtml: req.screenHtml,
-    textInputs: req.textInputs, imageCount: req.images.length, maxTokens: req.maxTokens,
-  });
 }
