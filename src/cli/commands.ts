@@ -250,6 +250,36 @@ export const commands: Record<string, Command> = {
     },
   },
 
+  schema: {
+    help: '[--url URL] — development: rewrite db/schema.sql from a scratch database migrated with the committed migrations (DATABASE_URL\'s server, or the embedded cluster); --url dumps that already-migrated database instead (the `kiln gm commit` hook).',
+    async run(argv, config) {
+      const f = parseFlags(argv, { url: 'string' });
+      const { dumpCommittedSchema, dumpSchema, writeSchemaFile, SCHEMA_FILE } = await import('../db/schema-dump.ts');
+      let text: string;
+      if (typeof f.url === 'string') {
+        const { default: postgres } = await import('postgres');
+        const sql = postgres(f.url, { max: 1, onnotice: () => {} });
+        try {
+          text = await dumpSchema(sql);
+        } finally {
+          await sql.end();
+        }
+      } else if (config.databaseUrl) {
+        text = await dumpCommittedSchema(config.databaseUrl);
+      } else {
+        const { startEmbedded } = await import('../db.ts');
+        const pg = await startEmbedded(config.dataDir, { port: config.embeddedPort || undefined });
+        try {
+          text = await dumpCommittedSchema(pg.adminUrl('postgres'));
+        } finally {
+          if (pg.owned) await pg.stop();
+        }
+      }
+      const changed = writeSchemaFile(text);
+      return { file: SCHEMA_FILE, changed, lines: text.split('\n').length - 1 };
+    },
+  },
+
   ...workflowCommands(withDb),
   ...mcpCommands(withDb),
 

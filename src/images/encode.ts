@@ -1,5 +1,5 @@
 // Encoder settings per output format, kept in one place so the chosen efforts and the quality
-// mapping are stated once (the README quotes them) and convert/compress/trim encode identically.
+// mapping are stated once (BENCH.md quotes them) and convert/compress/trim encode identically.
 import sharp, { type Sharp } from 'sharp';
 
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'avif';
@@ -24,18 +24,18 @@ export interface RawPixels {
 }
 
 /*
- * Chosen encoder settings (2000x2000 noisy photo-like image, 2 cores):
- * - AVIF: effort 3. sharp's default 4 took ~8 s at quality 60, while effort 3 took ~1.2 s
- *   (quality 60) to ~2.3 CPU-s (quality 90) for ~3-5 % more bytes; 3 is the last step before aom's
- *   slow presets. Compress searches at effort 1 (~3x faster than 3) and makes one final encode at
- *   effort 3. Not effort 0: its sizes drift from effort 3 by up to 11x on flat art (seed logo),
- *   effort 1 stays within ~1.0-1.4x. Chroma 4:4:4 (sharp's default) keeps flat colour edges clean.
- * - WebP: effort 4 (libwebp's default, ~0.4 s).
- * - JPEG: mozjpeg mode (trellis quantisation, ~0.25 s; ~35 % smaller than plain libjpeg at the
- *   same quality, well worth the time).
- * - PNG lossless: zlib level 6 with adaptive filtering (~0.3 s; level 9 was 3x slower, no smaller).
- *   PNG palette (compress only): libimagequant at effort 4 (~1 CPU-s; the default 7 took ~1.8x as
- *   long for 7-14 % fewer bytes, too slow when compress makes several encodes).
+ * Chosen encoder settings (the timings behind them: BENCH.md, "Image encoder settings"):
+ * - AVIF: effort 3, the last step before aom's slow presets: sharp's default 4 is several times
+ *   slower for a few per cent fewer bytes. Compress searches at effort 1 (much faster, with sizes
+ *   close enough to effort 3's to predict them) and makes one final encode at effort 3. Not
+ *   effort 0: its sizes drift far from effort 3's on flat art (seed logo). Chroma 4:4:4 (sharp's
+ *   default) keeps flat colour edges clean.
+ * - WebP: effort 4 (libwebp's default).
+ * - JPEG: mozjpeg mode (trellis quantisation: much smaller files than plain libjpeg at the same
+ *   quality, well worth its time).
+ * - PNG lossless: zlib level 6 with adaptive filtering (level 9 was slower and no smaller).
+ *   PNG palette (compress only): libimagequant at effort 4 (the default 7 takes markedly longer
+ *   for few fewer bytes, too slow when compress makes several encodes).
  * Quality: the API's quality in (0,1] maps linearly to the encoders' integer 1..100 scale
  * (round(q*100), at least 1) for jpeg, webp and avif. PNG convert and trim are always lossless,
  * so quality does not apply to them; PNG compress uses palette quality as its knob (see below).

@@ -1,11 +1,13 @@
 // `npm run bench`: every benchmark in one run on this machine, printing figures and their
-// ratios to the `select 1` route (the one-round-trip limit). Not a test: targets are reported.
+// ratios to the `select 1` route (the one-round-trip limit), and writing the sections it measured
+// into BENCH.md (test/bench/_report.ts). Not a test: targets are reported, not enforced.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { generateKey } from '../../src/keys.ts';
 import { benchDatabase, fmt, fmtRounds, interleaved, load, type CpuMeter, type LoadResult } from './_env.ts';
+import { describeMachine, TARGETS, writeBench, type RunInfo } from './_report.ts';
 
 export interface BenchContext {
   dbUrl: string;
@@ -38,7 +40,13 @@ async function startBenchServer(dbUrl: string): Promise<{ child: ChildProcess; p
 }
 
 async function main() {
+  const started = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const db = await benchDatabase();
+  const [{ version }] = await db.sql`select split_part(version(), ' ', 2) as version`;
+  const run: RunInfo = {
+    started,
+    machine: describeMachine(`Postgres ${version} (${process.env.DATABASE_URL ? "DATABASE_URL's server" : 'embedded, fsync=off'})`),
+  };
   const { child, port } = await startBenchServer(db.url);
   const origin = `http://127.0.0.1:${port}`;
   const base = `${origin}/api/v1`;
@@ -75,8 +83,8 @@ async function main() {
     const usageRatio = f.usage.ratio;
     console.log('\n## Foundation (ratio to the select-1 route)');
     console.log(`select 1 route    ${fmt(select1)}`);
-    console.log(`GET /models       ${fmt(models)}   ratio ${modelsRatio.toFixed(2)} (target ≥ 0.8)`);
-    console.log(`GET /usage        ${fmt(usage)}   ratio ${usageRatio.toFixed(2)} (target ≥ 0.6)`);
+    console.log(`GET /models       ${fmt(models)}   ratio ${modelsRatio.toFixed(2)} (target ≥ ${TARGETS.modelsRatio})`);
+    console.log(`GET /usage        ${fmt(usage)}   ratio ${usageRatio.toFixed(2)} (target ≥ ${TARGETS.usageRatio})`);
     console.log(fmtRounds(f));
     results.foundation = {
       select1, models, usage,
@@ -100,6 +108,8 @@ async function main() {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
     await db.close();
+    // Sections that finished are recorded even when a later one failed.
+    if (Object.keys(results).length) console.log(`\nBENCH.md: wrote ${writeBench(results, run).join(', ')}`);
   }
   console.log('\n## JSON');
   console.log(JSON.stringify(results, null, 2));

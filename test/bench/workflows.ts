@@ -10,6 +10,7 @@ import { generateKey } from '../../src/keys.ts';
 import { startWorker } from '../../src/worker.ts';
 import { createWorkflow } from '../../src/workflows/saved.ts';
 import { chatReply, startOpenAIPeer } from '../_openai-peer.ts';
+import { TARGETS } from './_report.ts';
 import type { BenchContext } from './run.ts';
 
 export interface WorkflowFigures {
@@ -121,9 +122,9 @@ export async function benchWorkflows(ctx: BenchContext): Promise<WorkflowFigures
       parallelPeer: { nodes: 10, delayMs: 500, wallMs: p.wallMs, dbMs: p.dbMs },
     };
     console.log(`\n## Workflows (worker concurrency ${CONCURRENCY}, local provider unless noted)`);
-    console.log(`100-node chain     per-edge overhead p50 ${figures.chain.edgeOverheadP50Ms} ms, p90 ${figures.chain.edgeOverheadP90Ms} ms, max ${figures.chain.edgeOverheadMaxMs} ms (target p50 ≤ 15); wall ${c.wallMs} ms`);
-    console.log(`1 → 98 → 1 fan     wall ${f.wallMs} ms (enqueue → completed ${f.dbMs} ms) (target ≤ 2000)`);
-    console.log(`10 × 500 ms peer   wall ${p.wallMs} ms (enqueue → completed ${p.dbMs} ms) (target ≤ 800)`);
+    console.log(`100-node chain     per-edge overhead p50 ${figures.chain.edgeOverheadP50Ms} ms, p90 ${figures.chain.edgeOverheadP90Ms} ms, max ${figures.chain.edgeOverheadMaxMs} ms (target p50 ≤ ${TARGETS.chainEdgeP50Ms}); wall ${c.wallMs} ms`);
+    console.log(`1 → 98 → 1 fan     wall ${f.wallMs} ms (enqueue → completed ${f.dbMs} ms) (target ≤ ${TARGETS.fanOutWallMs})`);
+    console.log(`10 × 500 ms peer   wall ${p.wallMs} ms (enqueue → completed ${p.dbMs} ms) (target ≤ ${TARGETS.parallelPeerWallMs})`);
     return figures;
   } finally {
     shutdown.abort();

@@ -1,0 +1,2889 @@
+-- The kiln and kiln_private schemas as the committed migrations leave them (db/migrations/committed/).
+-- Generated: do not edit. Regenerate with `npm run db:schema` (`kiln gm commit` also rewrites it);
+-- test/db.schema.test.ts fails when this file is stale. Read it to review; migrations are the source.
+
+-- Extensions
+
+create extension if not exists pgcrypto;
+
+-- Schemas
+
+create schema kiln;
+comment on schema kiln is 'Functions and views the Kiln service and analysts may use.';
+
+create schema kiln_private;
+comment on schema kiln_private is 'Kiln tables; not for direct use by clients.';
+
+-- Types
+
+create type kiln.object_meta as (
+  path text,
+  owner_id uuid,
+  content_type text,
+  format text,
+  width integer,
+  height integer,
+  byte_size integer,
+  visibility text,
+  created_at timestamp with time zone
+);
+
+create type kiln.request_auth as (
+  status text,
+  key_id uuid,
+  account_id uuid,
+  workspace_id uuid,
+  tier text,
+  scopes text[],
+  retry_after integer
+);
+
+-- Tables
+
+create table kiln_private.accounts (
+  id uuid default gen_random_uuid() not null,
+  email text not null,
+  tier text default 'legacy_free'::text not null,
+  budget_micros bigint,
+  period_anchor timestamp with time zone default date_trunc('day'::text, now(), 'UTC'::text) not null,
+  created_at timestamp with time zone default now() not null,
+  parallel_slots integer,
+  constraint accounts_pkey PRIMARY KEY (id),
+  constraint accounts_tier_fkey FOREIGN KEY (tier) REFERENCES kiln_private.tiers(tier),
+  constraint accounts_budget_micros_check CHECK ((budget_micros >= 0)),
+  constraint accounts_email_check CHECK (((email ~ '^[^@\s]+@[^@\s]+$'::text) AND (length(email) <= 320))),
+  constraint accounts_parallel_slots_check CHECK ((parallel_slots >= 0))
+);
+comment on column kiln_private.accounts.parallel_slots is 'How many of this account''s generations may be processing at once; null = the tier''s default.';
+CREATE UNIQUE INDEX accounts_email_key ON kiln_private.accounts USING btree (lower(email));
+
+create table kiln_private.api_keys (
+  id uuid default gen_random_uuid() not null,
+  account_id uuid not null,
+  key_hash bytea not null,
+  display_prefix text not null,
+  scopes text[] not null,
+  rpm integer,
+  workspace_id uuid,
+  name text,
+  created_at timestamp with time zone default now() not null,
+  revoked_at timestamp with time zone,
+  constraint api_keys_pkey PRIMARY KEY (id),
+  constraint api_keys_key_hash_key UNIQUE (key_hash),
+  constraint api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint api_keys_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint api_keys_key_hash_check CHECK ((length(key_hash) = 32)),
+  constraint api_keys_rpm_check CHECK ((rpm > 0)),
+  constraint api_keys_scopes_check CHECK (((scopes <@ ARRAY['read'::text, 'write'::text]) AND (cardinality(scopes) > 0)))
+);
+CREATE INDEX api_keys_account_idx ON kiln_private.api_keys USING btree (account_id);
+
+create table kiln_private.budget_periods (
+  pool_id uuid not null,
+  period_start timestamp with time zone not null,
+  held_micros bigint default 0 not null,
+  settled_micros bigint default 0 not null,
+  constraint budget_periods_pkey PRIMARY KEY (pool_id, period_start),
+  constraint budget_periods_held_micros_check CHECK ((held_micros >= 0)),
+  constraint budget_periods_settled_micros_check CHECK ((settled_micros >= 0))
+);
+comment on table kiln_private.budget_periods is 'Running totals per budget pool (an account id or a workspace id) and period; derived from kiln_private.charges in the same transaction.';
+
+create table kiln_private.charges (
+  id uuid default gen_random_uuid() not null,
+  account_id uuid not null,
+  workspace_id uuid,
+  pool_id uuid not null,
+  period_start timestamp with time zone not null,
+  key_id uuid,
+  model_id text not null,
+  origin text not null,
+  generation_id uuid,
+  workflow_run_id uuid,
+  node_id text,
+  status text default 'reserved'::text not null,
+  reserved_micros bigint not null,
+  settled_micros bigint,
+  created_at timestamp with time zone default now() not null,
+  finished_at timestamp with time zone,
+  constraint charges_pkey PRIMARY KEY (id),
+  constraint charges_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint charges_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
+  constraint charges_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint charges_check CHECK (((settled_micros >= 0) AND (settled_micros <= reserved_micros))),
+  constraint charges_check1 CHECK (((status = 'settled'::text) = (settled_micros IS NOT NULL))),
+  constraint charges_origin_check CHECK ((origin = ANY (ARRAY['api'::text, 'mcp'::text, 'app'::text, 'workflow'::text]))),
+  constraint charges_reserved_micros_check CHECK ((reserved_micros >= 0)),
+  constraint charges_status_check CHECK ((status = ANY (ARRAY['reserved'::text, 'settled'::text, 'released'::text])))
+);
+CREATE INDEX charges_account_created_idx ON kiln_private.charges USING btree (account_id, created_at);
+CREATE INDEX charges_generation_idx ON kiln_private.charges USING btree (generation_id) WHERE (generation_id IS NOT NULL);
+CREATE INDEX charges_key_idx ON kiln_private.charges USING btree (key_id) WHERE (key_id IS NOT NULL);
+CREATE INDEX charges_pool_period_idx ON kiln_private.charges USING btree (pool_id, period_start);
+CREATE UNIQUE INDEX charges_workflow_output_key ON kiln_private.charges USING btree (workflow_run_id, node_id) WHERE (workflow_run_id IS NOT NULL);
+
+create table kiln_private.generations (
+  id uuid not null,
+  account_id uuid not null,
+  key_id uuid,
+  workspace_id uuid,
+  origin text not null,
+  model_id text not null,
+  type text not null,
+  request jsonb not null,
+  status text default 'pending'::text not null,
+  result jsonb,
+  error text,
+  last_error text,
+  reserved_micros bigint not null,
+  cost_micros bigint,
+  charge_id uuid not null,
+  provider_request_id text,
+  attempts integer default 0 not null,
+  max_attempts integer not null,
+  waiting boolean default false not null,
+  worker_id text,
+  job_id bigint,
+  created_at timestamp with time zone default now() not null,
+  started_at timestamp with time zone,
+  finished_at timestamp with time zone,
+  updated_at timestamp with time zone default now() not null,
+  constraint generations_pkey PRIMARY KEY (id),
+  constraint generations_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint generations_charge_id_fkey FOREIGN KEY (charge_id) REFERENCES kiln_private.charges(id),
+  constraint generations_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
+  constraint generations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint generations_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (finished_at IS NOT NULL))),
+  constraint generations_check1 CHECK (((status <> 'completed'::text) OR ((result IS NOT NULL) AND (cost_micros IS NOT NULL)))),
+  constraint generations_check2 CHECK (((status <> 'failed'::text) OR (error IS NOT NULL))),
+  constraint generations_cost_micros_check CHECK ((cost_micros >= 0)),
+  constraint generations_max_attempts_check CHECK (((max_attempts >= 1) AND (max_attempts <= 100))),
+  constraint generations_origin_check CHECK ((origin = ANY (ARRAY['api'::text, 'mcp'::text, 'app'::text, 'workflow'::text]))),
+  constraint generations_reserved_micros_check CHECK ((reserved_micros >= 0)),
+  constraint generations_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'completed'::text, 'failed'::text]))),
+  constraint generations_type_check CHECK ((type = ANY (ARRAY['image'::text, 'code'::text])))
+);
+comment on table kiln_private.generations is 'Generation jobs: request, state, result, cost and the charge that bills them.';
+CREATE INDEX generations_account_created_idx ON kiln_private.generations USING btree (account_id, created_at);
+CREATE INDEX generations_active_idx ON kiln_private.generations USING btree (account_id, status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text]));
+CREATE INDEX generations_created_idx ON kiln_private.generations USING btree (created_at);
+
+create table kiln_private.identities (
+  issuer text not null,
+  subject text not null,
+  account_id uuid not null,
+  email text,
+  workspace_id uuid,
+  created_at timestamp with time zone default now() not null,
+  last_seen_at timestamp with time zone,
+  constraint identities_pkey PRIMARY KEY (issuer, subject),
+  constraint identities_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id) ON DELETE CASCADE,
+  constraint identities_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint identities_email_check CHECK ((length(email) <= 320)),
+  constraint identities_issuer_check CHECK (((length(issuer) >= 1) AND (length(issuer) <= 2048))),
+  constraint identities_subject_check CHECK (((length(subject) >= 1) AND (length(subject) <= 255)))
+);
+comment on table kiln_private.identities is 'OpenID Connect identities (issuer + subject) allowed to act as a Kiln account on the MCP endpoint, with an optional Team workspace to bill.';
+CREATE INDEX identities_account_idx ON kiln_private.identities USING btree (account_id);
+
+create table kiln_private.models (
+  id text not null,
+  name text not null,
+  description text,
+  category text not null,
+  provider text not null,
+  upstream jsonb,
+  supports_image_input boolean default false not null,
+  input_modalities text[] default ARRAY['text'::text] not null,
+  output_modalities text[] default ARRAY['text'::text] not null,
+  cost jsonb,
+  max_output_tokens integer,
+  markup numeric,
+  enabled boolean default true not null,
+  sort_order integer default 100 not null,
+  created_at timestamp with time zone default now() not null,
+  updated_at timestamp with time zone default now() not null,
+  constraint models_pkey PRIMARY KEY (id),
+  constraint models_category_check CHECK ((category = ANY (ARRAY['image'::text, 'text'::text, 'svg'::text]))),
+  constraint models_id_check CHECK ((id ~ '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$'::text)),
+  constraint models_markup_check CHECK ((markup >= (1)::numeric)),
+  constraint models_max_output_tokens_check CHECK ((max_output_tokens > 0)),
+  constraint models_provider_check CHECK ((provider = ANY (ARRAY['local'::text, 'openai'::text])))
+);
+
+create table kiln_private.objects (
+  path text not null,
+  bucket text default 'workflow-images'::text not null,
+  owner_id uuid,
+  data bytea not null,
+  content_type text not null,
+  format text not null,
+  width integer not null,
+  height integer not null,
+  byte_size integer not null,
+  visibility text not null,
+  created_at timestamp with time zone default now() not null,
+  constraint objects_pkey PRIMARY KEY (path),
+  constraint objects_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES kiln_private.accounts(id),
+  constraint objects_bucket_check CHECK ((bucket = 'workflow-images'::text)),
+  constraint objects_byte_size_check CHECK ((byte_size >= 0)),
+  constraint objects_check CHECK (((owner_id IS NULL) = (path ~~ 'seed/%'::text))),
+  constraint objects_check1 CHECK (((owner_id IS NULL) OR (path ~~ ((owner_id)::text || '/%'::text)))),
+  constraint objects_content_type_check CHECK ((content_type ~ '^image/[a-z0-9.+-]+$'::text)),
+  constraint objects_format_check CHECK ((format = ANY (ARRAY['png'::text, 'jpeg'::text, 'webp'::text, 'avif'::text, 'gif'::text]))),
+  constraint objects_height_check CHECK ((height > 0)),
+  constraint objects_path_check CHECK (((length(path) <= 300) AND (path ~ '^(seed|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(/[A-Za-z0-9][A-Za-z0-9_-]*)*/[A-Za-z0-9][A-Za-z0-9_.-]*$'::text) AND (path !~ '\.\.'::text))),
+  constraint objects_visibility_check CHECK ((visibility = ANY (ARRAY['private'::text, 'public'::text]))),
+  constraint objects_width_check CHECK ((width > 0))
+);
+comment on table kiln_private.objects is 'The workflow-images store: image bytes and metadata by bucket-relative path.';
+CREATE INDEX objects_owner_idx ON kiln_private.objects USING btree (owner_id, created_at) WHERE (owner_id IS NOT NULL);
+
+create table kiln_private.rate_limit_buckets (
+  key text not null,
+  tat timestamp with time zone not null,
+  constraint rate_limit_buckets_pkey PRIMARY KEY (key)
+) with (fillfactor=50);
+comment on table kiln_private.rate_limit_buckets is 'GCRA state: theoretical arrival time per bucket ("read:<key id>", "key:<key id>", "transform:<account id>").';
+
+create table kiln_private.secrets (
+  name text not null,
+  value bytea not null,
+  created_at timestamp with time zone default now() not null,
+  constraint secrets_pkey PRIMARY KEY (name),
+  constraint secrets_value_check CHECK ((length(value) >= 32))
+);
+comment on table kiln_private.secrets is 'Secrets generated once and shared by every Kiln process.';
+
+create table kiln_private.tiers (
+  tier text not null,
+  default_budget_micros bigint,
+  parallel_slots integer not null,
+  constraint tiers_pkey PRIMARY KEY (tier),
+  constraint tiers_default_budget_micros_check CHECK ((default_budget_micros >= 0)),
+  constraint tiers_parallel_slots_check CHECK ((parallel_slots >= 0)),
+  constraint tiers_tier_check CHECK ((tier = ANY (ARRAY['legacy_free'::text, 'pro'::text, 'enterprise'::text, 'blocked'::text])))
+);
+comment on table kiln_private.tiers is 'Per-tier defaults: personal budget per period for new accounts (null = unlimited) and how many generations may be processing at once.';
+
+create table kiln_private.worker_heartbeats (
+  worker_id text not null,
+  hostname text,
+  pid integer,
+  started_at timestamp with time zone default now() not null,
+  last_seen timestamp with time zone default now() not null,
+  constraint worker_heartbeats_pkey PRIMARY KEY (worker_id)
+);
+comment on table kiln_private.worker_heartbeats is 'Liveness of graphile-worker pools (worker_id = the pool id jobs are locked by).';
+
+create table kiln_private.workflow_run_outputs (
+  run_id uuid not null,
+  output_node_id text not null,
+  prompt_node_id text not null,
+  account_id uuid not null,
+  ordinal integer not null,
+  type text not null,
+  spec jsonb not null,
+  refs text[] default '{}'::text[] not null,
+  pending_deps integer not null,
+  dependents text[] default '{}'::text[] not null,
+  status text not null,
+  waiting boolean default false not null,
+  attempts integer default 0 not null,
+  worker_id text,
+  job_id bigint,
+  charge_id uuid,
+  reserved_micros bigint,
+  cost_micros bigint,
+  result jsonb,
+  error text,
+  last_error text,
+  provider_request_id text,
+  started_at timestamp with time zone,
+  finished_at timestamp with time zone,
+  updated_at timestamp with time zone default now() not null,
+  constraint workflow_run_outputs_pkey PRIMARY KEY (run_id, output_node_id),
+  constraint workflow_run_outputs_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint workflow_run_outputs_charge_id_fkey FOREIGN KEY (charge_id) REFERENCES kiln_private.charges(id),
+  constraint workflow_run_outputs_run_id_fkey FOREIGN KEY (run_id) REFERENCES kiln_private.workflow_runs(id) ON DELETE CASCADE,
+  constraint workflow_run_outputs_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'skipped'::text, 'abandoned'::text])) = (finished_at IS NOT NULL))),
+  constraint workflow_run_outputs_check1 CHECK (((status <> 'completed'::text) OR ((result IS NOT NULL) AND (cost_micros IS NOT NULL)))),
+  constraint workflow_run_outputs_check2 CHECK (((status <> 'failed'::text) OR (error IS NOT NULL))),
+  constraint workflow_run_outputs_cost_micros_check CHECK ((cost_micros >= 0)),
+  constraint workflow_run_outputs_pending_deps_check CHECK ((pending_deps >= 0)),
+  constraint workflow_run_outputs_reserved_micros_check CHECK ((reserved_micros >= 0)),
+  constraint workflow_run_outputs_status_check CHECK ((status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'completed'::text, 'failed'::text, 'skipped'::text, 'abandoned'::text]))),
+  constraint workflow_run_outputs_type_check CHECK ((type = ANY (ARRAY['image'::text, 'code'::text, 'screen'::text, 'design'::text, 'video'::text])))
+);
+comment on table kiln_private.workflow_run_outputs is 'One row per prompt → output edge of a run: its execution state (dependency count, lease, charge) and its result.';
+CREATE INDEX workflow_run_outputs_running_idx ON kiln_private.workflow_run_outputs USING btree (account_id) WHERE (status = 'running'::text);
+CREATE INDEX workflow_run_outputs_waiting_idx ON kiln_private.workflow_run_outputs USING btree (account_id, updated_at) WHERE waiting;
+
+create table kiln_private.workflow_runs (
+  id uuid default gen_random_uuid() not null,
+  workflow_id uuid not null,
+  account_id uuid not null,
+  key_id uuid,
+  workspace_id uuid,
+  origin text not null,
+  snapshot jsonb not null,
+  status text default 'pending'::text not null,
+  total integer not null,
+  settled integer default 0 not null,
+  abandoned integer default 0 not null,
+  error text,
+  deadline timestamp with time zone not null,
+  window_seconds integer not null,
+  max_attempts integer not null,
+  created_at timestamp with time zone default now() not null,
+  started_at timestamp with time zone,
+  completed_at timestamp with time zone,
+  updated_at timestamp with time zone default now() not null,
+  constraint workflow_runs_pkey PRIMARY KEY (id),
+  constraint workflow_runs_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint workflow_runs_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
+  constraint workflow_runs_workflow_id_fkey FOREIGN KEY (workflow_id) REFERENCES kiln_private.workflows(id),
+  constraint workflow_runs_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint workflow_runs_abandoned_check CHECK ((abandoned >= 0)),
+  constraint workflow_runs_check CHECK (((settled + abandoned) <= total)),
+  constraint workflow_runs_check1 CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
+  constraint workflow_runs_check2 CHECK (((status <> 'failed'::text) OR (error IS NOT NULL))),
+  constraint workflow_runs_max_attempts_check CHECK (((max_attempts >= 1) AND (max_attempts <= 100))),
+  constraint workflow_runs_origin_check CHECK ((origin = ANY (ARRAY['api'::text, 'mcp'::text, 'app'::text]))),
+  constraint workflow_runs_settled_check CHECK ((settled >= 0)),
+  constraint workflow_runs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'completed'::text, 'failed'::text]))),
+  constraint workflow_runs_total_check CHECK ((total >= 0)),
+  constraint workflow_runs_window_seconds_check CHECK ((window_seconds > 0))
+);
+comment on table kiln_private.workflow_runs is 'Workflow runs: the immutable graph snapshot, status, progress counters and the run window deadline.';
+CREATE INDEX workflow_runs_account_idx ON kiln_private.workflow_runs USING btree (account_id, created_at);
+CREATE INDEX workflow_runs_workflow_idx ON kiln_private.workflow_runs USING btree (workflow_id, created_at);
+
+create table kiln_private.workflows (
+  id uuid default gen_random_uuid() not null,
+  account_id uuid not null,
+  workspace_id uuid,
+  name text not null,
+  graph jsonb not null,
+  created_at timestamp with time zone default now() not null,
+  updated_at timestamp with time zone default now() not null,
+  constraint workflows_pkey PRIMARY KEY (id),
+  constraint workflows_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint workflows_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint workflows_graph_check CHECK ((jsonb_typeof(graph) = 'object'::text)),
+  constraint workflows_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200)))
+);
+comment on table kiln_private.workflows is 'Saved workflow graphs, one owner each.';
+CREATE INDEX workflows_account_updated_idx ON kiln_private.workflows USING btree (account_id, updated_at DESC, id DESC);
+
+create table kiln_private.workspace_members (
+  workspace_id uuid not null,
+  account_id uuid not null,
+  role text not null,
+  joined_at timestamp with time zone default now() not null,
+  left_at timestamp with time zone,
+  constraint workspace_members_pkey PRIMARY KEY (workspace_id, account_id),
+  constraint workspace_members_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint workspace_members_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id) ON DELETE CASCADE,
+  constraint workspace_members_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text])))
+);
+CREATE INDEX workspace_members_account_idx ON kiln_private.workspace_members USING btree (account_id);
+
+create table kiln_private.workspaces (
+  id uuid default gen_random_uuid() not null,
+  name text not null,
+  owner_id uuid not null,
+  plan_status text default 'none'::text not null,
+  plan_budget_micros bigint,
+  plan_period_anchor timestamp with time zone default date_trunc('day'::text, now(), 'UTC'::text) not null,
+  created_at timestamp with time zone default now() not null,
+  constraint workspaces_pkey PRIMARY KEY (id),
+  constraint workspaces_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES kiln_private.accounts(id),
+  constraint workspaces_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+  constraint workspaces_plan_budget_micros_check CHECK ((plan_budget_micros >= 0)),
+  constraint workspaces_plan_status_check CHECK ((plan_status = ANY (ARRAY['none'::text, 'active'::text, 'lapsed'::text])))
+);
+CREATE INDEX workspaces_owner_idx ON kiln_private.workspaces USING btree (owner_id);
+
+-- Views
+
+create view kiln.daily_generations as
+ SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
+    account_id,
+    workspace_id,
+    key_id,
+    model_id,
+    origin,
+    type,
+    count(*) AS generations,
+    count(*) FILTER (WHERE status = 'completed'::text) AS completed,
+    count(*) FILTER (WHERE status = 'failed'::text) AS failed,
+    count(*) FILTER (WHERE status = ANY (ARRAY['pending'::text, 'processing'::text])) AS in_flight,
+    COALESCE(sum(cost_micros), 0::numeric)::bigint AS cost_micros
+   FROM kiln_private.generations g
+  GROUP BY ((created_at AT TIME ZONE 'UTC'::text)::date), account_id, workspace_id, key_id, model_id, origin, type;
+comment on view kiln.daily_generations is 'Generations per UTC day (of creation), account, workspace, API key, model, origin and type: totals by outcome and billed cost in microdollars.';
+
+create view kiln.daily_spend as
+ SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
+    account_id,
+    workspace_id,
+    key_id,
+    model_id,
+    origin,
+    count(*) AS charges,
+    count(*) FILTER (WHERE status = 'settled'::text) AS settled_charges,
+    count(*) FILTER (WHERE status = 'released'::text) AS released_charges,
+    count(*) FILTER (WHERE status = 'reserved'::text) AS open_reservations,
+    COALESCE(sum(settled_micros), 0::numeric)::bigint AS spend_micros,
+    COALESCE(sum(reserved_micros) FILTER (WHERE status = 'reserved'::text), 0::numeric)::bigint AS held_micros
+   FROM kiln_private.charges c
+  GROUP BY ((created_at AT TIME ZONE 'UTC'::text)::date), account_id, workspace_id, key_id, model_id, origin;
+comment on view kiln.daily_spend is 'Ledger per UTC day, account, workspace (null = personal budget), API key (null = not a key), model and origin (api, mcp, app, workflow): charge counts by state, settled spend and still-held reservations, in microdollars.';
+
+create view kiln.daily_workflow_runs as
+ SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
+    account_id,
+    workspace_id,
+    key_id,
+    origin,
+    count(*) AS runs,
+    count(*) FILTER (WHERE status = 'completed'::text) AS completed,
+    count(*) FILTER (WHERE status = 'failed'::text) AS failed,
+    count(*) FILTER (WHERE status = ANY (ARRAY['pending'::text, 'running'::text])) AS in_flight,
+    COALESCE(sum(total), 0::bigint) AS outputs,
+    COALESCE(sum(( SELECT COALESCE(sum(o.cost_micros), 0::numeric) AS "coalesce"
+           FROM kiln_private.workflow_run_outputs o
+          WHERE o.run_id = r.id)), 0::numeric)::bigint AS cost_micros,
+    percentile_cont(0.5::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM completed_at - created_at) * 1000::numeric)::double precision)) FILTER (WHERE status = 'completed'::text) AS duration_p50_ms
+   FROM kiln_private.workflow_runs r
+  GROUP BY ((created_at AT TIME ZONE 'UTC'::text)::date), account_id, workspace_id, key_id, origin;
+comment on view kiln.daily_workflow_runs is 'Workflow runs per UTC day (of creation), account, workspace (null = personal budget), API key and origin: totals by outcome, outputs, billed cost in microdollars and the median enqueue → completed time.';
+
+create view kiln.generation_latency as
+ SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
+    model_id,
+    origin,
+    count(*) FILTER (WHERE started_at IS NOT NULL) AS started,
+    percentile_cont(0.5::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM started_at - created_at) * 1000::numeric)::double precision)) FILTER (WHERE started_at IS NOT NULL) AS queued_p50_ms,
+    percentile_cont(0.95::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM started_at - created_at) * 1000::numeric)::double precision)) FILTER (WHERE started_at IS NOT NULL) AS queued_p95_ms,
+    percentile_cont(0.99::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM started_at - created_at) * 1000::numeric)::double precision)) FILTER (WHERE started_at IS NOT NULL) AS queued_p99_ms,
+    count(*) FILTER (WHERE status = 'completed'::text) AS completed,
+    percentile_cont(0.5::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM finished_at - started_at) * 1000::numeric)::double precision)) FILTER (WHERE status = 'completed'::text) AS processing_p50_ms,
+    percentile_cont(0.95::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM finished_at - started_at) * 1000::numeric)::double precision)) FILTER (WHERE status = 'completed'::text) AS processing_p95_ms,
+    percentile_cont(0.99::double precision) WITHIN GROUP (ORDER BY ((EXTRACT(epoch FROM finished_at - started_at) * 1000::numeric)::double precision)) FILTER (WHERE status = 'completed'::text) AS processing_p99_ms
+   FROM kiln_private.generations g
+  GROUP BY ((created_at AT TIME ZONE 'UTC'::text)::date), model_id, origin;
+comment on view kiln.generation_latency is 'Generation latency per UTC day, model and origin in milliseconds: queued = created → first started (waiting for a worker and a parallel slot), processing = started → completed (completed generations only); p50/p95/p99.';
+
+create view kiln.generation_timings as
+ SELECT id,
+    (created_at AT TIME ZONE 'UTC'::text)::date AS day,
+    account_id,
+    workspace_id,
+    key_id,
+    model_id,
+    origin,
+    type,
+    status,
+    attempts,
+    cost_micros,
+    created_at,
+    EXTRACT(epoch FROM started_at - created_at) * 1000::numeric AS queued_ms,
+    EXTRACT(epoch FROM finished_at - started_at) * 1000::numeric AS processing_ms
+   FROM kiln_private.generations g;
+comment on view kiln.generation_timings is 'One row per generation with its queued (created → first started) and processing (started → finished) times in milliseconds, for percentiles over any window; null while not yet started or finished.';
+
+create view kiln.models as
+ SELECT id,
+    name,
+    description,
+    category,
+    provider,
+    upstream,
+    supports_image_input,
+    input_modalities,
+    output_modalities,
+    cost,
+    max_output_tokens,
+    markup,
+    enabled,
+    sort_order,
+    updated_at
+   FROM kiln_private.models;
+comment on view kiln.models is 'The model catalog (upstream cost; billed price = cost × markup).';
+
+-- Functions
+
+CREATE OR REPLACE FUNCTION kiln.add_workspace_member(p_workspace_id uuid, p_account_id uuid, p_role text DEFAULT 'member'::text)
+ RETURNS kiln_private.workspace_members
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_member kiln_private.workspace_members;
+begin
+  if p_role not in ('admin', 'member') then
+    raise exception 'role must be admin or member' using errcode = 'KI001';
+  end if;
+  insert into kiln_private.workspace_members (workspace_id, account_id, role)
+    values (p_workspace_id, p_account_id, p_role)
+    on conflict (workspace_id, account_id) do update
+      set role = case when workspace_members.role = 'owner' then 'owner' else excluded.role end,
+          left_at = null,
+          joined_at = case when workspace_members.left_at is null then workspace_members.joined_at else now() end
+    returning * into v_member;
+  return v_member;
+exception
+  when foreign_key_violation then
+    raise exception 'workspace or account not found' using errcode = 'KN001';
+end;
+$function$;
+comment on function kiln.add_workspace_member(uuid,uuid,text) is 'Adds (or re-adds) a member with a role.';
+
+CREATE OR REPLACE FUNCTION kiln.authorize_request(p_key_hash bytea, p_scope text, p_bucket text, p_bucket_rpm integer)
+ RETURNS kiln.request_auth
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select row(r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after)::kiln.request_auth
+  from kiln.authorize_requests(array[p_key_hash], array[p_scope], array[p_bucket], array[p_bucket_rpm], array[false]) r;
+$function$;
+comment on function kiln.authorize_request(bytea,text,text,integer) is 'Authenticates an API key by its SHA-256 hash, checks the scope, then applies the key''s custom rpm bucket and the endpoint bucket. Missing, revoked and unknown keys all give status unauthorized.';
+
+CREATE OR REPLACE FUNCTION kiln.authorize_requests(p_key_hashes bytea[], p_scopes text[], p_buckets text[], p_bucket_rpms integer[], p_with_usage boolean[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, usage text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET lock_timeout TO '2s'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  v_n int := coalesce(cardinality(p_key_hashes), 0);
+  v_now timestamptz := clock_timestamp();
+  v_hash bytea[];
+  v_id uuid[];
+  v_account uuid[];
+  v_workspace uuid[];
+  v_scope text[];
+  v_rpm int[];
+  v_tier text[];
+  v_at int[] := '{}';      -- per request: index of its key in the v_* arrays (0 = unknown)
+  v_bkey text[] := '{}';   -- per request: its one bucket (null = none)
+  v_lim int[] := '{}';
+  v_keys text[] := '{}';   -- distinct buckets of the batch
+  v_limits int[] := '{}';
+  v_admitted text[];
+  v_i int;
+  v_j int;
+  v_b text;
+  v_usage_ords int[] := '{}';
+begin
+  if v_n = 0 then
+    return;
+  end if;
+  -- Every key of the batch in one index scan; always a fresh read (revocation is immediate).
+  select array_agg(k.key_hash), array_agg(k.id), array_agg(k.account_id), array_agg(k.workspace_id),
+         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(a.tier)
+    into v_hash, v_id, v_account, v_workspace, v_scope, v_rpm, v_tier
+    from kiln_private.api_keys k join kiln_private.accounts a on a.id = k.account_id
+    where k.key_hash = any (p_key_hashes) and k.revoked_at is null;
+
+  for v_i in 1 .. v_n loop
+    v_j := coalesce(array_position(v_hash, p_key_hashes[v_i]), 0);
+    v_at[v_i] := v_j;
+    v_b := null;
+    if v_j > 0 and (position(p_scopes[v_i] in v_scope[v_j]) > 0 or (p_scopes[v_i] = 'read' and position('write' in v_scope[v_j]) > 0)) then
+      if v_rpm[v_j] is not null then
+        if p_buckets[v_i] is not null then
+          -- Two buckets for one request: the general path decides all-or-nothing.
+          return query select * from kiln_private.authorize_batch_locked(p_key_hashes, p_scopes, p_buckets, p_bucket_rpms, p_with_usage);
+          return;
+        end if;
+        v_b := 'key:' || v_id[v_j];
+        v_lim[v_i] := v_rpm[v_j];
+      elsif p_buckets[v_i] = 'read' then
+        v_b := 'read:' || v_id[v_j];
+        v_lim[v_i] := p_bucket_rpms[v_i];
+      elsif p_buckets[v_i] = 'transform' then
+        v_b := 'transform:' || v_account[v_j];
+        v_lim[v_i] := p_bucket_rpms[v_i];
+      elsif p_buckets[v_i] is not null then
+        raise exception 'unknown bucket %', p_buckets[v_i] using errcode = '22023';
+      end if;
+      if v_b is not null then
+        if v_b = any (v_keys) then
+          -- A bucket shared within the batch: admissions depend on each other.
+          return query select * from kiln_private.authorize_batch_locked(p_key_hashes, p_scopes, p_buckets, p_bucket_rpms, p_with_usage);
+          return;
+        end if;
+        v_keys := v_keys || v_b;
+        v_limits := v_limits || v_lim[v_i];
+      end if;
+    elsif v_j > 0 then
+      v_at[v_i] := -v_j;  -- authenticated, wrong scope
+    end if;
+    v_bkey[v_i] := v_b;
+  end loop;
+
+  -- Independent buckets: one upsert creates, decides and debits them all (GCRA: T = 60 s / N,
+  -- burst N), locking rows in key order like the general path.
+  if cardinality(v_keys) > 0 then
+    with admitted as (
+      insert into kiln_private.rate_limit_buckets as t (key, tat)
+        select u.key, v_now + make_interval(secs => 60.0 / u.lim)
+        from unnest(v_keys, v_limits) as u(key, lim)
+        order by u.key
+      on conflict (key) do update
+        -- excluded.tat - v_now is the bucket's emission interval T.
+        set tat = greatest(t.tat, v_now) + (excluded.tat - v_now)
+        where greatest(t.tat, v_now) + (excluded.tat - v_now) - v_now <= interval '60 seconds'
+      returning t.key)
+    select array_agg(a.key) into v_admitted from admitted a;
+  end if;
+
+  for v_i in 1 .. v_n loop
+    ord := v_i;
+    v_j := abs(v_at[v_i]);
+    usage := null;
+    if v_j = 0 then
+      status := 'unauthorized'; key_id := null; account_id := null; workspace_id := null;
+      tier := null; scopes := null; retry_after := null;
+      return next;
+      continue;
+    end if;
+    key_id := v_id[v_j];
+    account_id := v_account[v_j];
+    workspace_id := v_workspace[v_j];
+    tier := v_tier[v_j];
+    scopes := string_to_array(v_scope[v_j], ',');
+    if v_at[v_i] < 0 then
+      status := 'insufficient_scope';
+      retry_after := null;
+    elsif v_bkey[v_i] is null or v_bkey[v_i] = any (v_admitted) then
+      status := 'ok';
+      retry_after := 0;
+      if p_with_usage[v_i] then
+        -- Rendered below with the GET /usage body, for all such requests in one query.
+        v_usage_ords := v_usage_ords || v_i;
+        continue;
+      end if;
+    else
+      status := 'rate_limited';
+      -- The bucket's TAT read afresh; rounded up, so waiting this long always finds room.
+      select greatest(1, ceil(extract(epoch from (
+               greatest(t.tat, v_now) + make_interval(secs => 60.0 / v_lim[v_i]) - v_now - interval '60 seconds')))::int)
+        into retry_after from kiln_private.rate_limit_buckets t where t.key = v_bkey[v_i];
+    end if;
+    return next;
+  end loop;
+
+  if cardinality(v_usage_ords) > 0 then
+    return query
+      select o.i::int, 'ok'::text, v_id[v_at[o.i]], v_account[v_at[o.i]], v_workspace[v_at[o.i]], v_tier[v_at[o.i]],
+             string_to_array(v_scope[v_at[o.i]], ','), 0, u.usage::text
+      from unnest(v_usage_ords) as o(i)
+      left join lateral kiln_private.usage_rows(v_account[v_at[o.i]], v_workspace[v_at[o.i]]) u on true;
+  end if;
+end;
+$function$;
+comment on function kiln.authorize_requests(bytea[],text[],text[],integer[],boolean[]) is 'Authenticates a batch of API keys by SHA-256 hash, checks scopes and applies GCRA rate limits (the key''s custom rpm bucket and the endpoint bucket; all or none per request) in arrival order, in one transaction; optionally returns the GET /usage body. Batches whose buckets are independent are decided by one upsert; the rest by kiln_private.authorize_batch_locked.';
+
+CREATE OR REPLACE FUNCTION kiln.beat_worker(p_worker_id text, p_hostname text, p_pid integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  insert into kiln_private.worker_heartbeats as h (worker_id, hostname, pid)
+    values (p_worker_id, p_hostname, p_pid)
+    on conflict (worker_id) do update set last_seen = now();
+  -- graphile-worker unlocks any job locked for 4 hours, live worker or not: keep a live
+  -- worker's locks fresh so a slow provider call is never run twice.
+  update graphile_worker._private_jobs set locked_at = now()
+    where locked_by = p_worker_id and locked_at < now() - interval '1 hour';
+end;
+$function$;
+comment on function kiln.beat_worker(text,text,integer) is 'Records that a worker pool is alive (and refreshes its job locks so they never look abandoned).';
+
+CREATE OR REPLACE FUNCTION kiln.complete_generation(p_id uuid, p_result jsonb, p_cost_micros bigint, p_provider_request_id text)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_gen kiln_private.generations;
+  v_charge kiln_private.charges;
+begin
+  select * into v_gen from kiln_private.generations where id = p_id for update;
+  if not found then
+    raise exception 'generation not found' using errcode = 'KN001';
+  end if;
+  if v_gen.status in ('completed', 'failed') then
+    -- Idempotent: a duplicated or retried job finds the first result in place.
+    return json_build_object('applied', false, 'status', v_gen.status, 'cost_micros', v_gen.cost_micros);
+  end if;
+  v_charge := kiln.settle_charge(v_gen.charge_id, p_cost_micros);
+  update kiln_private.generations
+    set status = 'completed',
+        result = p_result,
+        cost_micros = coalesce(v_charge.settled_micros, 0),
+        provider_request_id = left(p_provider_request_id, 200),
+        waiting = false,
+        finished_at = now(),
+        updated_at = now()
+    where id = p_id;
+  perform kiln_private.nudge_waiting_generation(v_gen.account_id);
+  return json_build_object('applied', true, 'status', 'completed', 'cost_micros', v_charge.settled_micros);
+end;
+$function$;
+comment on function kiln.complete_generation(uuid,jsonb,bigint,text) is 'Stores the result and settles the charge at the actual cost (clamped to the reservation) in one call. Idempotent: only the first completion of a generation applies.';
+
+CREATE OR REPLACE FUNCTION kiln.complete_workflow_output(p_run_id uuid, p_output_id text, p_result jsonb, p_cost_micros bigint, p_provider_request_id text)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_run kiln_private.workflow_runs;
+  v_out kiln_private.workflow_run_outputs;
+  v_charge kiln_private.charges;
+  v_ready text[];
+begin
+  select * into v_run from kiln_private.workflow_runs where id = p_run_id for update;
+  select * into v_out from kiln_private.workflow_run_outputs
+    where run_id = p_run_id and output_node_id = p_output_id for update;
+  if not found then
+    raise exception 'workflow output not found' using errcode = 'KN001';
+  end if;
+  if v_out.status not in ('running', 'queued') or v_out.charge_id is null then
+    -- Idempotent: a duplicated or retried job finds the first outcome in place.
+    return json_build_object('applied', false, 'status', v_out.status);
+  end if;
+  v_charge := kiln.settle_charge(v_out.charge_id, p_cost_micros);
+  update kiln_private.workflow_run_outputs
+    set status = 'completed', result = p_result, cost_micros = coalesce(v_charge.settled_micros, 0),
+        provider_request_id = left(p_provider_request_id, 200), waiting = false,
+        finished_at = clock_timestamp(), updated_at = now()
+    where run_id = p_run_id and output_node_id = p_output_id;
+
+  if v_run.status in ('pending', 'running') and cardinality(v_out.dependents) > 0 then
+    -- Every dependent loses one pending dependency; those reaching zero are queued, all in this transaction.
+    with dec as (
+      update kiln_private.workflow_run_outputs
+        set pending_deps = pending_deps - 1,
+            status = case when pending_deps = 1 then 'queued' else status end,
+            updated_at = now()
+        where run_id = p_run_id and output_node_id = any (v_out.dependents) and status = 'waiting'
+        returning output_node_id, status, ordinal
+    )
+    select array_agg(output_node_id order by ordinal) filter (where status = 'queued') into v_ready from dec;
+    perform kiln_private.enqueue_workflow_outputs(p_run_id, v_ready, v_run.max_attempts);
+  end if;
+
+  perform kiln_private.note_workflow_progress(p_run_id, 1);
+  perform kiln_private.wake_workflow_output(v_out.account_id);
+  return json_build_object('applied', true, 'cost_micros', v_charge.settled_micros, 'queued', coalesce(cardinality(v_ready), 0));
+end;
+$function$;
+comment on function kiln.complete_workflow_output(uuid,text,jsonb,bigint,text) is 'Settles an output at its actual cost, records its result, decrements its dependents and queues those that reach zero, in one call. Idempotent: only the first completion applies.';
+
+CREATE OR REPLACE FUNCTION kiln.consume_account_rate_limit(p_account_id uuid, p_bucket text, p_rpm integer)
+ RETURNS integer
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select kiln.consume_rate_limits(array[p_bucket || ':' || p_account_id::text], array[p_rpm]);
+$function$;
+comment on function kiln.consume_account_rate_limit(uuid,text,integer) is 'Per-account bucket (e.g. transform) for callers that are not API keys (MCP). Returns retry-after seconds or 0.';
+
+CREATE OR REPLACE FUNCTION kiln.consume_rate_limits(p_keys text[], p_limits integer[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET lock_timeout TO '2s'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  v_now timestamptz := clock_timestamp();
+  v_retry numeric := 0;
+  v_i int;
+  v_tat timestamptz;
+  v_interval interval;
+  v_new_tat timestamptz[] := array[]::timestamptz[];
+begin
+  if cardinality(p_keys) is distinct from cardinality(p_limits) then
+    raise exception 'keys and limits differ in length' using errcode = '22023';
+  end if;
+  if coalesce(cardinality(p_keys), 0) = 0 then
+    return 0;
+  end if;
+  if cardinality(p_keys) = 1 then
+    -- Emission interval T = 60 s / N; a burst of N is allowed (tolerance N·T = 60 s).
+    v_interval := make_interval(secs => 60.0 / p_limits[1]);
+    insert into kiln_private.rate_limit_buckets as b (key, tat)
+      values (p_keys[1], v_now + v_interval)
+      on conflict (key) do update
+        set tat = greatest(b.tat, v_now) + v_interval
+        where greatest(b.tat, v_now) + v_interval - v_now <= interval '60 seconds';
+    if found then
+      return 0;
+    end if;
+    select tat into v_tat from kiln_private.rate_limit_buckets where key = p_keys[1];
+    -- Rounded up: waiting this long always finds room again.
+    return greatest(1, ceil(extract(epoch from (greatest(v_tat, v_now) + v_interval - v_now - interval '60 seconds')))::int);
+  end if;
+
+  insert into kiln_private.rate_limit_buckets (key, tat)
+    select k, '-infinity' from unnest(p_keys) k
+    on conflict (key) do nothing;
+  -- Lock every bucket in a fixed order (no deadlocks), decide, then write all or none,
+  -- so a request denied by one bucket consumes nothing from the others.
+  perform 1 from kiln_private.rate_limit_buckets
+    where key = any (p_keys) order by key for update;
+  for v_i in 1 .. cardinality(p_keys) loop
+    select tat into v_tat from kiln_private.rate_limit_buckets where key = p_keys[v_i];
+    v_interval := make_interval(secs => 60.0 / p_limits[v_i]);
+    v_new_tat := v_new_tat || (greatest(v_tat, v_now) + v_interval);
+    if v_new_tat[v_i] - v_now > interval '60 seconds' then
+      v_retry := greatest(v_retry,
+        extract(epoch from (v_new_tat[v_i] - v_now - interval '60 seconds')));
+    end if;
+  end loop;
+  if v_retry > 0 then
+    return greatest(1, ceil(v_retry)::int);
+  end if;
+  for v_i in 1 .. cardinality(p_keys) loop
+    update kiln_private.rate_limit_buckets set tat = v_new_tat[v_i] where key = p_keys[v_i];
+  end loop;
+  return 0;
+end;
+$function$;
+comment on function kiln.consume_rate_limits(text[],integer[]) is 'GCRA on the database clock: admits one request against every bucket (N per minute, burst N) or none. Returns 0 when admitted, else retry-after in whole seconds (rounded up).';
+
+CREATE OR REPLACE FUNCTION kiln.create_account(p_email text, p_tier text DEFAULT 'legacy_free'::text, p_budget_micros bigint DEFAULT NULL::bigint, p_use_tier_default boolean DEFAULT true)
+ RETURNS kiln_private.accounts
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_account kiln_private.accounts;
+  v_budget bigint := p_budget_micros;
+begin
+  if p_use_tier_default and v_budget is null then
+    select default_budget_micros into v_budget from kiln_private.tiers where tier = p_tier;
+    if not found then
+      raise exception 'unknown tier %', p_tier using errcode = 'KI001';
+    end if;
+  end if;
+  insert into kiln_private.accounts (email, tier, budget_micros)
+    values (p_email, p_tier, v_budget)
+    returning * into v_account;
+  return v_account;
+exception
+  when unique_violation then
+    raise exception 'an account with email % already exists', p_email using errcode = 'KC001';
+  when check_violation or foreign_key_violation then
+    raise exception 'invalid account (email or tier)' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.create_account(text,text,bigint,boolean) is 'Creates an account. The budget defaults to the tier''s default unless given (null with p_use_tier_default = false means unlimited).';
+
+CREATE OR REPLACE FUNCTION kiln.create_api_key(p_account_id uuid, p_key_hash bytea, p_display_prefix text, p_scopes text[], p_rpm integer, p_workspace_id uuid, p_name text DEFAULT NULL::text)
+ RETURNS kiln_private.api_keys
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_key kiln_private.api_keys;
+begin
+  perform 1 from kiln_private.accounts where id = p_account_id;
+  if not found then
+    raise exception 'account not found' using errcode = 'KN001';
+  end if;
+  if p_workspace_id is not null then
+    -- Only a current owner or admin may bind a key to the workspace's pool.
+    perform 1 from kiln_private.workspace_members
+      where workspace_id = p_workspace_id and account_id = p_account_id
+        and left_at is null and role in ('owner', 'admin');
+    if not found then
+      raise exception 'only a workspace owner or admin may bind a key to it' using errcode = 'KF001';
+    end if;
+  end if;
+  insert into kiln_private.api_keys (account_id, key_hash, display_prefix, scopes, rpm, workspace_id, name)
+    values (p_account_id, p_key_hash, p_display_prefix, p_scopes, p_rpm, p_workspace_id, p_name)
+    returning * into v_key;
+  return v_key;
+exception
+  when check_violation then
+    raise exception 'invalid key settings (scopes must be read and/or write, rpm > 0)' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.create_api_key(uuid,bytea,text,text[],integer,uuid,text) is 'Stores a new API key (hash only). Workspace binding requires a current owner or admin of that workspace.';
+
+CREATE OR REPLACE FUNCTION kiln.create_generation(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_type text, p_model_id text, p_model_version bigint, p_request jsonb, p_reserve_micros bigint, p_max_attempts integer)
+ RETURNS uuid
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select kiln_private.insert_generation(p_account_id, p_key_id, p_workspace_id, p_origin, p_type, p_model_id,
+                                        p_model_version, p_request, p_reserve_micros, p_max_attempts, true);
+$function$;
+comment on function kiln.create_generation(uuid,uuid,uuid,text,text,text,bigint,jsonb,bigint,integer) is 'Checks the model, reserves the worst-case cost, inserts the generation and queues generation__run, all in one transaction. Raises KI001 (model unknown, disabled or incompatible), KQ001/KP001 (budget), KS001 (stale catalog price; internal).';
+
+CREATE OR REPLACE FUNCTION kiln.create_generations(p_account_ids uuid[], p_key_ids uuid[], p_workspace_ids uuid[], p_origins text[], p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer[])
+ RETURNS TABLE(ord integer, id uuid, error_code text, error_message text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+declare
+  v_i int;
+  v_created int := 0;
+begin
+  if cardinality(p_account_ids) > 50 then
+    raise exception 'at most 50 generations per call' using errcode = '22023';
+  end if;
+  -- Budget pools are locked in one global order, so concurrent batches cannot deadlock.
+  for v_i in
+    select s.i from generate_subscripts(p_account_ids, 1) as s(i)
+      order by coalesce(p_workspace_ids[s.i], p_account_ids[s.i]), s.i
+  loop
+    ord := v_i;
+    begin
+      id := kiln_private.insert_generation(p_account_ids[v_i], p_key_ids[v_i], p_workspace_ids[v_i], p_origins[v_i],
+        p_types[v_i], p_model_ids[v_i], p_model_versions[v_i], p_requests[v_i], p_reserves[v_i], p_max_attempts[v_i], false);
+      error_code := null;
+      error_message := null;
+      v_created := v_created + 1;
+    exception
+      -- A business refusal affects its own request only; anything else fails the batch.
+      when sqlstate 'KI001' or sqlstate 'KQ001' or sqlstate 'KP001' or sqlstate 'KS001' or sqlstate 'KN001' then
+        id := null;
+        error_code := sqlstate;
+        error_message := sqlerrm;
+    end;
+    return next;
+  end loop;
+  if v_created > 0 then
+    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', v_created)::text);
+  end if;
+end;
+$function$;
+comment on function kiln.create_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer[]) is 'create_generation for up to 50 requests in one transaction (the API batches concurrent POSTs). Each row reports its id, or the SQLSTATE and message of its own business error; the others still commit.';
+
+CREATE OR REPLACE FUNCTION kiln.create_workflow(p_account_id uuid, p_workspace_id uuid, p_name text, p_graph jsonb)
+ RETURNS kiln_private.workflows
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.workflows;
+begin
+  if p_workspace_id is not null then
+    perform 1 from kiln_private.workspace_members
+      where workspace_id = p_workspace_id and account_id = p_account_id and left_at is null;
+    if not found then
+      raise exception 'the account is not a member of that workspace' using errcode = 'KF001';
+    end if;
+  end if;
+  insert into kiln_private.workflows (account_id, workspace_id, name, graph)
+    values (p_account_id, p_workspace_id, p_name, p_graph)
+    returning * into v_row;
+  return v_row;
+exception
+  when foreign_key_violation then
+    raise exception 'account not found' using errcode = 'KN001';
+  when check_violation or not_null_violation then
+    raise exception 'invalid workflow: the name must be 1 to 200 characters and the graph an object' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.create_workflow(uuid,uuid,text,jsonb) is 'Saves a new workflow (the graph is validated by the caller). KF001 when the owner is not a member of the given workspace.';
+
+CREATE OR REPLACE FUNCTION kiln.create_workspace(p_name text, p_owner_id uuid)
+ RETURNS kiln_private.workspaces
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_ws kiln_private.workspaces;
+begin
+  insert into kiln_private.workspaces (name, owner_id) values (p_name, p_owner_id) returning * into v_ws;
+  insert into kiln_private.workspace_members (workspace_id, account_id, role) values (v_ws.id, p_owner_id, 'owner');
+  return v_ws;
+exception
+  when foreign_key_violation then
+    raise exception 'owner account not found' using errcode = 'KN001';
+  when check_violation then
+    raise exception 'invalid workspace name' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.create_workspace(text,uuid) is 'Creates a workspace with its owner as first member.';
+
+CREATE OR REPLACE FUNCTION kiln.defer_generation(p_id uuid, p_worker_id text, p_job_id bigint, p_error text)
+ RETURNS kiln_private.generations
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_gen kiln_private.generations;
+begin
+  update kiln_private.generations
+    set status = 'pending', worker_id = null, job_id = null, last_error = left(p_error, 1000), updated_at = now()
+    where id = p_id and status = 'processing' and worker_id = p_worker_id and job_id = p_job_id
+    returning * into v_gen;
+  if found then
+    perform kiln_private.nudge_waiting_generation(v_gen.account_id);
+  end if;
+  return v_gen;
+end;
+$function$;
+comment on function kiln.defer_generation(uuid,text,bigint,text) is 'A transient failure: back to pending (freeing the slot) until the job''s retry. Only the lease holder may defer.';
+
+CREATE OR REPLACE FUNCTION kiln.defer_workflow_output(p_run_id uuid, p_output_id text, p_worker_id text, p_job_id bigint, p_error text)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_account uuid;
+begin
+  update kiln_private.workflow_run_outputs
+    set status = 'queued', worker_id = null, job_id = null, last_error = left(p_error, 1000), updated_at = now()
+    where run_id = p_run_id and output_node_id = p_output_id and status = 'running'
+      and worker_id = p_worker_id and job_id = p_job_id
+    returning account_id into v_account;
+  if found then
+    perform kiln_private.wake_workflow_output(v_account);
+  end if;
+  return json_build_object('applied', found);
+end;
+$function$;
+comment on function kiln.defer_workflow_output(uuid,text,text,bigint,text) is 'A transient failure: back to queued (freeing the slot, keeping the reservation) until the job''s retry. Only the lease holder may defer.';
+
+CREATE OR REPLACE FUNCTION kiln.ensure_secret(p_name text, p_candidate bytea)
+ RETURNS bytea
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_value bytea;
+begin
+  insert into kiln_private.secrets (name, value) values (p_name, p_candidate)
+    on conflict (name) do nothing;
+  select value into v_value from kiln_private.secrets where name = p_name;
+  return v_value;
+end;
+$function$;
+comment on function kiln.ensure_secret(text,bytea) is 'Returns the named secret, storing the candidate first when none exists (the first process to ask wins).';
+
+CREATE OR REPLACE FUNCTION kiln.expire_workflow_run(p_run_id uuid, p_stale_seconds integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_run kiln_private.workflow_runs;
+  v_late record;
+  v_late_n int := 0;
+  v_first text;
+  v_stuck record;
+  v_stuck_n int := 0;
+begin
+  select * into v_run from kiln_private.workflow_runs where id = p_run_id for update;
+  if not found or v_run.settled + v_run.abandoned >= v_run.total then
+    return json_build_object('open', false);
+  end if;
+  if clock_timestamp() < v_run.deadline then
+    -- Too early (e.g. a rescheduled check): look again at the deadline.
+    perform graphile_worker.add_job('workflow__run_node', json_build_object('run', p_run_id, 'deadline', true),
+                                    run_at => v_run.deadline, job_key => kiln_private.workflow_job_key(p_run_id, null), max_attempts => 10);
+    return json_build_object('open', true);
+  end if;
+
+  -- Outputs ready to run but never started within the window fail; the run fails with them.
+  for v_late in
+    select output_node_id, prompt_node_id from kiln_private.workflow_run_outputs
+      where run_id = p_run_id and status = 'queued' and attempts = 0
+      order by ordinal
+      for update
+  loop
+    v_first := coalesce(v_first, format('prompt "%s" → output "%s"', left(v_late.prompt_node_id, 200), left(v_late.output_node_id, 200)));
+    update kiln_private.workflow_run_outputs
+      set status = 'failed', waiting = false, finished_at = clock_timestamp(), updated_at = now(),
+          error = format('not started within the run''s %s-second window', v_run.window_seconds)
+      where run_id = p_run_id and output_node_id = v_late.output_node_id;
+    v_late_n := v_late_n + 1;
+  end loop;
+  if v_late_n = 0 then
+    select format('prompt "%s" → output "%s"', left(prompt_node_id, 200), left(output_node_id, 200)) into v_first
+      from kiln_private.workflow_run_outputs where run_id = p_run_id and status = 'waiting' order by ordinal limit 1;
+  end if;
+  if v_first is not null then
+    perform kiln_private.fail_workflow_run(p_run_id, format(
+      'the run did not finish within its %s-second window: %s was not started. Split the workflow, or run its nodes one by one through /generations.',
+      v_run.window_seconds, v_first));
+    perform kiln_private.note_workflow_progress(p_run_id, v_late_n);
+  end if;
+
+  -- Outputs that no job can finish any more (e.g. a worker died during a final attempt): fail them.
+  for v_stuck in
+    select o.output_node_id from kiln_private.workflow_run_outputs o
+      where o.run_id = p_run_id and o.status in ('queued', 'running')
+        and (o.worker_id is null or not kiln_private.worker_alive(o.worker_id, p_stale_seconds))
+        and not exists (
+          select 1 from graphile_worker._private_jobs j
+            where j.key = kiln_private.workflow_job_key(p_run_id, o.output_node_id)
+              and (j.locked_at is not null or j.attempts < j.max_attempts))
+        and not exists (
+          select 1 from graphile_worker._private_jobs j where j.id = o.job_id and j.locked_by is not null)
+  loop
+    perform kiln.fail_workflow_output(p_run_id, v_stuck.output_node_id, 'the output could not be completed; nothing was charged');
+    v_stuck_n := v_stuck_n + 1;
+  end loop;
+
+  select * into v_run from kiln_private.workflow_runs where id = p_run_id;
+  if v_run.settled + v_run.abandoned < v_run.total then
+    -- Outputs still in flight: check again later (a dead worker's outputs are then taken over or failed).
+    perform graphile_worker.add_job('workflow__run_node', json_build_object('run', p_run_id, 'deadline', true),
+                                    run_at => now() + make_interval(secs => greatest(p_stale_seconds, 5)),
+                                    job_key => kiln_private.workflow_job_key(p_run_id, null), max_attempts => 10);
+  end if;
+  return json_build_object('open', v_run.settled + v_run.abandoned < v_run.total, 'late', v_late_n, 'stuck', v_stuck_n);
+end;
+$function$;
+comment on function kiln.expire_workflow_run(uuid,integer) is 'The run-window check: after the deadline, outputs not started fail the run (with a message saying so), and outputs no job can finish any more are failed; re-checks later while outputs are in flight.';
+
+CREATE OR REPLACE FUNCTION kiln.fail_generation(p_id uuid, p_error text)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_gen kiln_private.generations;
+begin
+  select * into v_gen from kiln_private.generations where id = p_id for update;
+  if not found then
+    raise exception 'generation not found' using errcode = 'KN001';
+  end if;
+  if v_gen.status in ('completed', 'failed') then
+    return json_build_object('applied', false, 'status', v_gen.status);
+  end if;
+  perform kiln.release_charge(v_gen.charge_id);
+  update kiln_private.generations
+    set status = 'failed',
+        error = left(coalesce(nullif(p_error, ''), 'generation failed'), 1000),
+        waiting = false,
+        finished_at = now(),
+        updated_at = now()
+    where id = p_id;
+  perform kiln_private.nudge_waiting_generation(v_gen.account_id);
+  return json_build_object('applied', true, 'status', 'failed');
+end;
+$function$;
+comment on function kiln.fail_generation(uuid,text) is 'Fails a generation with a client-safe message and releases its reservation in one call. Idempotent.';
+
+CREATE OR REPLACE FUNCTION kiln.fail_workflow_output(p_run_id uuid, p_output_id text, p_error text)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_run kiln_private.workflow_runs;
+  v_out kiln_private.workflow_run_outputs;
+  v_error text := left(coalesce(nullif(p_error, ''), 'generation failed'), 1000);
+begin
+  select * into v_run from kiln_private.workflow_runs where id = p_run_id for update;
+  select * into v_out from kiln_private.workflow_run_outputs
+    where run_id = p_run_id and output_node_id = p_output_id for update;
+  if not found then
+    raise exception 'workflow output not found' using errcode = 'KN001';
+  end if;
+  if v_out.status not in ('running', 'queued', 'waiting') then
+    return json_build_object('applied', false, 'status', v_out.status);
+  end if;
+  if v_out.charge_id is not null then
+    perform kiln.release_charge(v_out.charge_id);
+  end if;
+  update kiln_private.workflow_run_outputs
+    set status = 'failed', error = v_error, waiting = false, finished_at = clock_timestamp(), updated_at = now()
+    where run_id = p_run_id and output_node_id = p_output_id;
+  perform kiln_private.fail_workflow_run(p_run_id,
+    format('output "%s" of prompt "%s" failed: %s', left(p_output_id, 200), left(v_out.prompt_node_id, 200), v_error));
+  perform kiln_private.note_workflow_progress(p_run_id, 1);
+  if v_out.status = 'running' then
+    perform kiln_private.wake_workflow_output(v_out.account_id);
+  end if;
+  return json_build_object('applied', true);
+end;
+$function$;
+comment on function kiln.fail_workflow_output(uuid,text,text) is 'Fails an output with a client-safe message and releases its reservation; the run fails at its first failed output and its not-started outputs are abandoned. Idempotent.';
+
+CREATE OR REPLACE FUNCTION kiln.get_generation(p_account_id uuid, p_id uuid, p_origins text[])
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_gen kiln_private.generations;
+begin
+  -- plpgsql rather than sql: the plan is cached per session (this runs on every poll).
+  select * into v_gen from kiln_private.generations
+    where id = p_id and account_id = p_account_id and origin = any (p_origins);
+  if not found then
+    return null;
+  end if;
+  return json_build_object(
+    'id', v_gen.id,
+    'status', v_gen.status,
+    'type', v_gen.type,
+    'result', case when v_gen.status = 'completed' then v_gen.result end,
+    'error', case when v_gen.status = 'failed' then v_gen.error end,
+    'cost_micros', v_gen.cost_micros);
+end;
+$function$;
+comment on function kiln.get_generation(uuid,uuid,text[]) is 'A generation''s state for its owner, when created through one of the given origins; null otherwise.';
+
+CREATE OR REPLACE FUNCTION kiln.get_generations(p_account_ids uuid[], p_ids uuid[], p_origins text[])
+ RETURNS TABLE(ord integer, body json)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+  return query
+    select s.i, json_build_object(
+      'id', g.id,
+      'status', g.status,
+      'type', g.type,
+      'result', case when g.status = 'completed' then g.result end,
+      'error', case when g.status = 'failed' then g.error end,
+      'cost_micros', g.cost_micros)
+    from generate_subscripts(p_ids, 1) as s(i)
+    join kiln_private.generations g
+      on g.id = p_ids[s.i] and g.account_id = p_account_ids[s.i] and g.origin = any (p_origins);
+end;
+$function$;
+comment on function kiln.get_generations(uuid[],uuid[],text[]) is 'get_generation for many (account, id) pairs in one call (the API batches concurrent polls); rows only for the visible ones.';
+
+CREATE OR REPLACE FUNCTION kiln.get_object(p_path text)
+ RETURNS TABLE(path text, owner_id uuid, content_type text, format text, width integer, height integer, byte_size integer, visibility text, created_at timestamp with time zone, data bytea)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select o.path, o.owner_id, o.content_type, o.format, o.width, o.height, o.byte_size, o.visibility, o.created_at, o.data
+  from kiln_private.objects o where o.path = p_path;
+$function$;
+comment on function kiln.get_object(text) is 'One stored object with its bytes (no row when absent). Ownership is the caller''s check.';
+
+CREATE OR REPLACE FUNCTION kiln.get_usage(p_account_id uuid, p_workspace_id uuid)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select usage from kiln_private.usage_rows(p_account_id, p_workspace_id);
+$function$;
+comment on function kiln.get_usage(uuid,uuid) is 'The GET /usage body for an account, and for a workspace-bound key its Team pool (workspace_* null when the plan is not active or the member left). Null when the account does not exist.';
+
+CREATE OR REPLACE FUNCTION kiln.get_workflow(p_id uuid, p_account_id uuid)
+ RETURNS SETOF kiln_private.workflows
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select * from kiln_private.workflows where id = p_id and (p_account_id is null or account_id = p_account_id);
+$function$;
+comment on function kiln.get_workflow(uuid,uuid) is 'One workflow with its stored graph; for p_account_id only when that account owns it (null = operator access).';
+
+CREATE OR REPLACE FUNCTION kiln.get_workflow_run(p_account_id uuid, p_workflow_id uuid, p_run_id uuid)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'id', r.id,
+    'workflowId', r.workflow_id,
+    'status', r.status,
+    'total', r.total,
+    'settled', r.settled,
+    'error', r.error,
+    'createdAt', to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'completedAt', to_char(r.completed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    -- Past its window with outputs never started: the reader runs the window check first.
+    'expired', r.status in ('pending', 'running') and now() > r.deadline and exists (
+      select 1 from kiln_private.workflow_run_outputs o
+      where o.run_id = r.id and (o.status = 'waiting' or (o.status = 'queued' and o.attempts = 0))),
+    'results', (
+      select coalesce(json_agg(json_build_object(
+               'promptNodeId', o.prompt_node_id,
+               'outputNodeId', o.output_node_id,
+               'type', o.type,
+               'status', o.status,
+               'label', o.spec->>'label',
+               'platform', o.spec->>'platform',
+               'path', o.result->>'path',
+               'mediaType', o.result->>'mediaType',
+               'code', o.result->>'code',
+               'error', o.error,
+               'costMicros', coalesce(o.cost_micros, 0))
+             order by o.finished_at, o.ordinal), '[]'::json)
+      from kiln_private.workflow_run_outputs o
+      where o.run_id = r.id and o.status in ('completed', 'failed', 'skipped')))
+  from kiln_private.workflow_runs r
+  where r.id = p_run_id and r.account_id = p_account_id and r.workflow_id = p_workflow_id;
+$function$;
+comment on function kiln.get_workflow_run(uuid,uuid,uuid) is 'A run''s state and its settled results (in settling order) for its owner, when it belongs to that workflow; null otherwise.';
+
+CREATE OR REPLACE FUNCTION kiln.link_identity(p_issuer text, p_subject text, p_account_id uuid, p_workspace_id uuid, p_email text DEFAULT NULL::text)
+ RETURNS kiln_private.identities
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.identities;
+begin
+  if p_issuer is null or p_subject is null or p_issuer = '' or p_subject = '' then
+    raise exception 'issuer and subject are required' using errcode = 'KI001';
+  end if;
+  perform 1 from kiln_private.accounts where id = p_account_id;
+  if not found then
+    raise exception 'account not found' using errcode = 'KN001';
+  end if;
+  if p_workspace_id is not null then
+    -- Any current member may bill their own sign-in to the Team pool (as in the application);
+    -- whether the plan is active is checked on each call, not here.
+    perform 1 from kiln_private.workspace_members
+      where workspace_id = p_workspace_id and account_id = p_account_id and left_at is null;
+    if not found then
+      raise exception 'the account is not a member of that workspace' using errcode = 'KF001';
+    end if;
+  end if;
+  insert into kiln_private.identities as i (issuer, subject, account_id, email, workspace_id)
+    values (p_issuer, p_subject, p_account_id, p_email, p_workspace_id)
+    on conflict (issuer, subject) do update
+      set account_id = excluded.account_id,
+          workspace_id = excluded.workspace_id,
+          email = coalesce(excluded.email, i.email)
+    returning * into v_row;
+  return v_row;
+exception
+  when check_violation then
+    raise exception 'invalid identity (issuer at most 2048 characters, subject at most 255)' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.link_identity(text,text,uuid,uuid,text) is 'Links (or re-links) an OIDC identity to an account, optionally billing a Team workspace the account is a current member of. KN001 unknown account, KF001 not a member, KI001 bad issuer/subject.';
+
+CREATE OR REPLACE FUNCTION kiln.list_workflows(p_account_id uuid, p_limit integer, p_offset integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if p_limit is null or p_limit < 1 or p_limit > 100 then
+    raise exception 'limit must be an integer from 1 to 100' using errcode = 'KI001';
+  end if;
+  if p_offset is null or p_offset < 0 then
+    raise exception 'offset must be an integer of at least 0' using errcode = 'KI001';
+  end if;
+  return (
+    select coalesce(json_agg(json_build_object(
+             'id', w.id,
+             'name', w.name,
+             'updated_at', to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+             order by w.updated_at desc, w.id desc), '[]'::json)
+    from (select * from kiln_private.workflows
+          where account_id = p_account_id
+          order by updated_at desc, id desc
+          limit p_limit offset p_offset) w);
+end;
+$function$;
+comment on function kiln.list_workflows(uuid,integer,integer) is 'An account''s workflow summaries (id, name, updated_at), most recently updated first. KI001 for a limit outside 1–100 or a negative offset.';
+
+CREATE OR REPLACE FUNCTION kiln.poll_generations(p_key_hashes bytea[], p_read_rpm integer, p_ids uuid[], p_origin text)
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after,
+         case when r.status = 'ok' then (
+           select json_build_object(
+             'id', g.id,
+             'status', g.status,
+             'type', g.type,
+             'result', case when g.status = 'completed' then g.result end,
+             'error', case when g.status = 'failed' then g.error end,
+             'cost_micros', g.cost_micros)
+           from kiln_private.generations g
+           where g.id = p_ids[r.ord] and g.account_id = r.account_id and g.origin = p_origin) end
+  from kiln.authorize_requests(
+         p_key_hashes,
+         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
+         array_fill(false, array[cardinality(p_key_hashes)])) r;
+$function$;
+comment on function kiln.poll_generations(bytea[],integer,uuid[],text) is 'GET /generations/{id} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that generation of the key''s account created through p_origin (body null when there is none).';
+
+CREATE OR REPLACE FUNCTION kiln.put_object(p_path text, p_owner_id uuid, p_data bytea, p_content_type text, p_format text, p_width integer, p_height integer, p_visibility text)
+ RETURNS kiln.object_meta
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.objects;
+begin
+  insert into kiln_private.objects (path, owner_id, data, content_type, format, width, height, byte_size, visibility)
+    values (p_path, p_owner_id, p_data, p_content_type, p_format, p_width, p_height, length(p_data), p_visibility)
+    returning * into v_row;
+  return row(v_row.path, v_row.owner_id, v_row.content_type, v_row.format, v_row.width, v_row.height,
+             v_row.byte_size, v_row.visibility, v_row.created_at)::kiln.object_meta;
+exception
+  when unique_violation then
+    raise exception 'an object already exists at that path' using errcode = 'KC001';
+  when check_violation or not_null_violation or foreign_key_violation then
+    raise exception 'invalid object' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.put_object(text,uuid,bytea,text,text,integer,integer,text) is 'Stores an image under a new path (never overwrites). Raises KC001 when the path is taken, KI001 for a bad path or metadata.';
+
+CREATE OR REPLACE FUNCTION kiln.release_charge(p_charge_id uuid)
+ RETURNS kiln_private.charges
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_charge kiln_private.charges;
+begin
+  select * into v_charge from kiln_private.charges where id = p_charge_id for update;
+  if not found then
+    raise exception 'charge not found' using errcode = 'KN001';
+  end if;
+  if v_charge.status <> 'reserved' then
+    return v_charge;
+  end if;
+  update kiln_private.budget_periods
+    set held_micros = held_micros - v_charge.reserved_micros
+    where pool_id = v_charge.pool_id and period_start = v_charge.period_start;
+  update kiln_private.charges
+    set status = 'released', finished_at = now()
+    where id = p_charge_id
+    returning * into v_charge;
+  return v_charge;
+end;
+$function$;
+comment on function kiln.release_charge(uuid) is 'Releases a reservation without charging (failed output). Idempotent; a settled charge stays settled.';
+
+CREATE OR REPLACE FUNCTION kiln.remove_workspace_member(p_workspace_id uuid, p_account_id uuid)
+ RETURNS kiln_private.workspace_members
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_member kiln_private.workspace_members;
+begin
+  update kiln_private.workspace_members set left_at = coalesce(left_at, now())
+    where workspace_id = p_workspace_id and account_id = p_account_id
+    returning * into v_member;
+  if not found then
+    raise exception 'not a member of that workspace' using errcode = 'KN001';
+  end if;
+  return v_member;
+end;
+$function$;
+comment on function kiln.remove_workspace_member(uuid,uuid) is 'Marks a member as left (the row stays); their workspace-bound keys then get 402 on spending calls.';
+
+CREATE OR REPLACE FUNCTION kiln.reserve_budget(p_account_id uuid, p_workspace_id uuid, p_key_id uuid, p_model_id text, p_origin text, p_amount_micros bigint, p_generation_id uuid DEFAULT NULL::uuid, p_workflow_run_id uuid DEFAULT NULL::uuid, p_node_id text DEFAULT NULL::text)
+ RETURNS kiln_private.charges
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_account kiln_private.accounts;
+  v_ws kiln_private.workspaces;
+  v_pool uuid;
+  v_budget bigint;
+  v_period timestamptz;
+  v_charge kiln_private.charges;
+begin
+  if p_amount_micros is null or p_amount_micros < 0 then
+    raise exception 'reservation must be a non-negative amount' using errcode = '22023';
+  end if;
+  select * into v_account from kiln_private.accounts where id = p_account_id;
+  if not found then
+    raise exception 'account not found' using errcode = 'KN001';
+  end if;
+  if v_account.tier = 'blocked' then
+    raise exception 'this account cannot start generations' using errcode = 'KQ001';
+  end if;
+  if p_workspace_id is null then
+    v_pool := v_account.id;
+    v_budget := v_account.budget_micros;
+    v_period := kiln_private.period_start(v_account.period_anchor, now());
+  else
+    select * into v_ws from kiln_private.workspaces where id = p_workspace_id;
+    if not found or v_ws.plan_status <> 'active' then
+      raise exception 'the workspace''s Team plan is not active' using errcode = 'KP001';
+    end if;
+    perform 1 from kiln_private.workspace_members
+      where workspace_id = p_workspace_id and account_id = p_account_id and left_at is null;
+    if not found then
+      raise exception 'the key''s owner is no longer a member of the workspace' using errcode = 'KP001';
+    end if;
+    v_pool := v_ws.id;
+    v_budget := v_ws.plan_budget_micros;
+    v_period := kiln_private.period_start(v_ws.plan_period_anchor, now());
+  end if;
+
+  -- One atomic check-and-debit on the pool's period row: concurrent reservations
+  -- serialise on that row, so settled + held never exceeds the budget.
+  insert into kiln_private.budget_periods as b (pool_id, period_start, held_micros)
+    select v_pool, v_period, p_amount_micros
+    where v_budget is null or p_amount_micros <= v_budget
+    on conflict (pool_id, period_start) do update
+      set held_micros = b.held_micros + excluded.held_micros
+      where v_budget is null or b.held_micros + b.settled_micros + excluded.held_micros <= v_budget;
+  if not found then
+    raise exception 'the budget for this period is exhausted' using errcode = 'KQ001';
+  end if;
+
+  insert into kiln_private.charges
+    (account_id, workspace_id, pool_id, period_start, key_id, model_id, origin, reserved_micros,
+     generation_id, workflow_run_id, node_id)
+  values
+    (p_account_id, p_workspace_id, v_pool, v_period, p_key_id, p_model_id, p_origin, p_amount_micros,
+     p_generation_id, p_workflow_run_id, p_node_id)
+  returning * into v_charge;
+  return v_charge;
+end;
+$function$;
+comment on function kiln.reserve_budget(uuid,uuid,uuid,text,text,bigint,uuid,uuid,text) is 'Reserves the worst-case cost on the personal pool or, for workspace-bound calls, the Team pool. Raises KQ001 (blocked tier or budget exhausted) or KP001 (plan not active, or caller left the workspace).';
+
+CREATE OR REPLACE FUNCTION kiln.reserve_workflow_output(p_run_id uuid, p_output_id text, p_amount_micros bigint)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_run kiln_private.workflow_runs;
+  v_out kiln_private.workflow_run_outputs;
+  v_charge kiln_private.charges;
+begin
+  select * into v_run from kiln_private.workflow_runs where id = p_run_id;
+  select * into v_out from kiln_private.workflow_run_outputs
+    where run_id = p_run_id and output_node_id = p_output_id for update;
+  if not found or v_out.status <> 'running' then
+    return json_build_object('ok', false);
+  end if;
+  if v_out.charge_id is not null then
+    -- Idempotent: a retry or takeover keeps the first reservation.
+    return json_build_object('ok', true, 'reserved_micros', v_out.reserved_micros);
+  end if;
+  -- Raises KQ001 / KP001 when the budget cannot cover the worst case.
+  v_charge := kiln.reserve_budget(v_run.account_id, v_run.workspace_id, v_run.key_id, v_out.spec->'model'->>'id', 'workflow',
+                                  p_amount_micros, null, p_run_id, p_output_id);
+  update kiln_private.workflow_run_outputs
+    set charge_id = v_charge.id, reserved_micros = v_charge.reserved_micros, updated_at = now()
+    where run_id = p_run_id and output_node_id = p_output_id;
+  return json_build_object('ok', true, 'reserved_micros', v_charge.reserved_micros);
+end;
+$function$;
+comment on function kiln.reserve_workflow_output(uuid,text,bigint) is 'Reserves the worst-case cost of a running output once (idempotent) on the run''s budget pool; raises KQ001 or KP001 when it cannot.';
+
+CREATE OR REPLACE FUNCTION kiln.resolve_identity(p_issuer text, p_subject text, p_email text, p_email_verified boolean, p_auto_link boolean)
+ RETURNS TABLE(account_id uuid, workspace_id uuid, linked_now boolean)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.identities;
+  v_account uuid;
+begin
+  select * into v_row from kiln_private.identities i where i.issuer = p_issuer and i.subject = p_subject;
+  if found then
+    -- Touch at most once a minute: a busy agent must not turn every tool call into a row write.
+    if v_row.last_seen_at is null or v_row.last_seen_at < now() - interval '1 minute'
+       or v_row.email is distinct from coalesce(p_email, v_row.email) then
+      update kiln_private.identities i
+        set last_seen_at = now(), email = coalesce(p_email, i.email)
+        where i.issuer = p_issuer and i.subject = p_subject;
+    end if;
+    return query select v_row.account_id, v_row.workspace_id, false;
+    return;
+  end if;
+  -- Auto-link only when the service enables it, only on an email the provider says it verified,
+  -- and only to the one account with that email; it never picks a workspace (personal budget).
+  if not coalesce(p_auto_link, false) or not coalesce(p_email_verified, false) or p_email is null then
+    return;
+  end if;
+  select a.id into v_account from kiln_private.accounts a where lower(a.email) = lower(p_email);
+  if not found then
+    return;
+  end if;
+  insert into kiln_private.identities as i (issuer, subject, account_id, email, last_seen_at)
+    values (p_issuer, p_subject, v_account, p_email, now())
+    on conflict (issuer, subject) do nothing;
+  -- A concurrent first call may have linked it a moment earlier: answer with whatever is stored.
+  return query select i.account_id, i.workspace_id, true
+    from kiln_private.identities i where i.issuer = p_issuer and i.subject = p_subject;
+end;
+$function$;
+comment on function kiln.resolve_identity(text,text,text,boolean,boolean) is 'The account (and Team workspace to bill, or null) of an OIDC identity; no row when it is not linked. With p_auto_link, an unlinked identity whose provider-verified email matches an account is linked to it (personal budget).';
+
+CREATE OR REPLACE FUNCTION kiln.retire_worker(p_worker_id text)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  delete from kiln_private.worker_heartbeats where worker_id = p_worker_id;
+$function$;
+comment on function kiln.retire_worker(text) is 'Forgets a worker pool that shut down cleanly.';
+
+CREATE OR REPLACE FUNCTION kiln.revoke_api_key(p_key_id uuid)
+ RETURNS kiln_private.api_keys
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_key kiln_private.api_keys;
+begin
+  update kiln_private.api_keys set revoked_at = coalesce(revoked_at, now())
+    where id = p_key_id returning * into v_key;
+  if not found then
+    raise exception 'key not found' using errcode = 'KN001';
+  end if;
+  return v_key;
+end;
+$function$;
+comment on function kiln.revoke_api_key(uuid) is 'Revokes a key; effective on the very next request. Idempotent.';
+
+CREATE OR REPLACE FUNCTION kiln.set_workspace_plan(p_workspace_id uuid, p_status text, p_budget_micros bigint, p_set_budget boolean)
+ RETURNS kiln_private.workspaces
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_ws kiln_private.workspaces;
+begin
+  update kiln_private.workspaces
+    set plan_status = p_status,
+        plan_budget_micros = case when p_set_budget then p_budget_micros else plan_budget_micros end,
+        plan_period_anchor = case when plan_status = 'none' then date_trunc('day', now(), 'UTC') else plan_period_anchor end
+    where id = p_workspace_id
+    returning * into v_ws;
+  if not found then
+    raise exception 'workspace not found' using errcode = 'KN001';
+  end if;
+  return v_ws;
+exception
+  when check_violation then
+    raise exception 'invalid plan status or budget' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.set_workspace_plan(uuid,text,bigint,boolean) is 'Sets a workspace''s Team plan status (active or lapsed) and optionally its pooled budget (null = unlimited).';
+
+CREATE OR REPLACE FUNCTION kiln.settle_charge(p_charge_id uuid, p_amount_micros bigint)
+ RETURNS kiln_private.charges
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_charge kiln_private.charges;
+  v_amount bigint;
+begin
+  select * into v_charge from kiln_private.charges where id = p_charge_id for update;
+  if not found then
+    raise exception 'charge not found' using errcode = 'KN001';
+  end if;
+  if v_charge.status <> 'reserved' then
+    -- Idempotent: a retried or duplicated job never charges twice.
+    return v_charge;
+  end if;
+  -- Settlement never exceeds the reservation.
+  v_amount := least(greatest(coalesce(p_amount_micros, 0), 0), v_charge.reserved_micros);
+  update kiln_private.budget_periods
+    set held_micros = held_micros - v_charge.reserved_micros,
+        settled_micros = settled_micros + v_amount
+    where pool_id = v_charge.pool_id and period_start = v_charge.period_start;
+  update kiln_private.charges
+    set status = 'settled', settled_micros = v_amount, finished_at = now()
+    where id = p_charge_id
+    returning * into v_charge;
+  return v_charge;
+end;
+$function$;
+comment on function kiln.settle_charge(uuid,bigint) is 'Settles a reservation at the actual cost (clamped to the reservation). Idempotent: settling or releasing twice changes nothing.';
+
+CREATE OR REPLACE FUNCTION kiln.snapshot_workflow(p_account_id uuid, p_id uuid)
+ RETURNS TABLE(graph jsonb, models json)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- FOR SHARE: an edit cannot commit between this read and the run insert of the same transaction.
+  select w.graph,
+         (select coalesce(json_agg(m), '[]'::json) from kiln.models m where m.enabled)
+  from (select * from kiln_private.workflows where id = p_id and account_id = p_account_id for share) w;
+$function$;
+comment on function kiln.snapshot_workflow(uuid,uuid) is 'The graph of an owned workflow, locked until the end of the transaction, plus the enabled catalog: what a run snapshots.';
+
+CREATE OR REPLACE FUNCTION kiln.start_generation(p_id uuid, p_worker_id text, p_job_id bigint, p_stale_seconds integer, p_wait_ms integer, p_job_max_attempts integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_gen kiln_private.generations;
+  v_account kiln_private.accounts;
+  v_slots int;
+  v_busy int;
+begin
+  select * into v_gen from kiln_private.generations where id = p_id for update;
+  if not found then
+    return json_build_object('outcome', 'missing');
+  end if;
+  if v_gen.status in ('completed', 'failed') then
+    return json_build_object('outcome', 'done', 'status', v_gen.status);
+  end if;
+
+  if v_gen.status = 'processing' then
+    if v_gen.worker_id = p_worker_id and v_gen.job_id = p_job_id then
+      null; -- the same job again (cannot normally happen): carry on
+    elsif v_gen.worker_id is not null
+          and exists (select 1 from graphile_worker._private_jobs j
+                      where j.id = v_gen.job_id and j.locked_by = v_gen.worker_id)
+          -- A lease younger than the stale window counts as live too: a pool may start its
+          -- first job just before its first heartbeat lands.
+          and (v_gen.updated_at > now() - make_interval(secs => p_stale_seconds)
+               or kiln_private.worker_alive(v_gen.worker_id, p_stale_seconds)) then
+      -- A live worker is running it, however slowly: never run it twice.
+      return json_build_object('outcome', 'busy');
+    end if;
+    -- Otherwise its worker died (or let go of the job): take it over; the slot is already held.
+  else
+    -- pending: take one of the account's parallel slots, or wait for one. Serialised per account.
+    perform pg_advisory_xact_lock(hashtextextended('kiln.slots:' || v_gen.account_id::text, 0));
+    select * into v_account from kiln_private.accounts where id = v_gen.account_id;
+    if v_account.tier = 'blocked' then
+      perform kiln.fail_generation(p_id, 'this account cannot run generations');
+      return json_build_object('outcome', 'done', 'status', 'failed');
+    end if;
+    select coalesce(v_account.parallel_slots, t.parallel_slots) into v_slots
+      from kiln_private.tiers t where t.tier = v_account.tier;
+    -- Slots are shared with workflow outputs (kiln_private.busy_slots, defined with workflows).
+    v_busy := kiln_private.busy_slots(v_gen.account_id);
+    if v_busy >= v_slots then
+      -- Never rejected: wait pending and look again later (or sooner, when a slot frees).
+      update kiln_private.generations set waiting = true, updated_at = now() where id = p_id;
+      perform graphile_worker.add_job('generation__run', json_build_object('id', p_id),
+                                      run_at => now() + make_interval(secs => p_wait_ms / 1000.0),
+                                      job_key => p_id::text,
+                                      max_attempts => coalesce(p_job_max_attempts, v_gen.max_attempts));
+      return json_build_object('outcome', 'wait');
+    end if;
+  end if;
+
+  update kiln_private.generations
+    set status = 'processing',
+        waiting = false,
+        attempts = attempts + 1,
+        worker_id = p_worker_id,
+        job_id = p_job_id,
+        started_at = coalesce(started_at, now()),
+        updated_at = now()
+    where id = p_id
+    returning * into v_gen;
+  return json_build_object(
+    'outcome', 'run',
+    'attempt', v_gen.attempts,
+    'max_attempts', v_gen.max_attempts,
+    'account_id', v_gen.account_id,
+    'type', v_gen.type,
+    'model_id', v_gen.model_id,
+    'request', v_gen.request,
+    'reserved_micros', v_gen.reserved_micros);
+end;
+$function$;
+comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer) is 'Moves a generation to processing for a worker''s job, respecting the account''s parallel slots (outcome run), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), done (already settled), missing.';
+
+CREATE OR REPLACE FUNCTION kiln.start_generations(p_key_hashes bytea[], p_origin text, p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer)
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, retry_after integer, id uuid, error_code text, error_message text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+declare
+  v_n int := coalesce(cardinality(p_key_hashes), 0);
+  -- Per request (index = ord): the authorization.
+  a_status text[];
+  a_key uuid[];
+  a_account uuid[];
+  a_workspace uuid[];
+  a_retry int[];
+  -- Per request: the checked item (null error = may be created).
+  c_err text[];
+  c_msg text[];
+  c_pool uuid[];
+  c_budget bigint[];
+  c_period timestamptz[];
+  c_gid uuid[];
+  -- Per pool of the batch: its budget (null = unlimited).
+  v_pools uuid[];
+  v_pool_budgets bigint[];
+  v_admitted uuid[];
+  v_task int;
+  v_created int := 0;
+  v_i int;
+begin
+  if v_n = 0 then
+    return;
+  end if;
+  if v_n > 50 then
+    raise exception 'at most 50 generations per call' using errcode = '22023';
+  end if;
+  if p_origin is null or p_origin not in ('api', 'mcp', 'app', 'workflow') then
+    raise exception 'unknown origin' using errcode = '22023';
+  end if;
+
+  -- 1. Key, write scope and the key's own rpm (generation starts have no endpoint bucket).
+  select array_agg(r.status order by r.ord), array_agg(r.key_id order by r.ord), array_agg(r.account_id order by r.ord),
+         array_agg(r.workspace_id order by r.ord), array_agg(r.retry_after order by r.ord)
+    into a_status, a_key, a_account, a_workspace, a_retry
+    from kiln.authorize_requests(p_key_hashes, array_fill('write'::text, array[v_n]), array_fill(null::text, array[v_n]),
+                                 array_fill(null::int, array[v_n]), array_fill(false, array[v_n])) r;
+
+  -- 2. Every check of kiln_private.insert_generation and kiln.reserve_budget, for the whole batch.
+  select array_agg(x.err order by x.i), array_agg(x.msg order by x.i), array_agg(x.pool order by x.i),
+         array_agg(x.budget order by x.i), array_agg(x.period order by x.i), array_agg(x.gid order by x.i)
+    into c_err, c_msg, c_pool, c_budget, c_period, c_gid
+    from (
+      select s.i,
+             case
+               when a_status[s.i] <> 'ok' then 'auth'
+               when p_types[s.i] is null or p_types[s.i] not in ('image', 'code') then 'KI001'
+               when m.id is null then 'KI001'
+               when p_model_versions[s.i] is not null
+                    and p_model_versions[s.i] <> (extract(epoch from m.updated_at) * 1000000)::bigint then 'KS001'
+               when (p_types[s.i] = 'image') <> (m.category = 'image') then 'KI001'
+               when p_reserves[s.i] is null or p_reserves[s.i] < 0 then '22023'
+               when acc.tier = 'blocked' then 'KQ001'
+               when a_workspace[s.i] is not null and (ws.id is null or ws.plan_status <> 'active') then 'KP001'
+               when a_workspace[s.i] is not null and mem.account_id is null then 'KP001'
+             end as err,
+             case
+               when a_status[s.i] <> 'ok' then null
+               when p_types[s.i] is null or p_types[s.i] not in ('image', 'code') then 'type must be image or code'
+               when m.id is null then format('model "%s" is not in the catalog', left(p_model_ids[s.i], 200))
+               when p_model_versions[s.i] is not null
+                    and p_model_versions[s.i] <> (extract(epoch from m.updated_at) * 1000000)::bigint then 'the catalog entry changed; price again'
+               when (p_types[s.i] = 'image') <> (m.category = 'image') then format('model "%s" cannot produce %s output', m.id, p_types[s.i])
+               when p_reserves[s.i] is null or p_reserves[s.i] < 0 then 'reservation must be a non-negative amount'
+               when acc.tier = 'blocked' then 'this account cannot start generations'
+               when a_workspace[s.i] is not null and (ws.id is null or ws.plan_status <> 'active') then 'the workspace''s Team plan is not active'
+               when a_workspace[s.i] is not null and mem.account_id is null then 'the key''s owner is no longer a member of the workspace'
+             end as msg,
+             coalesce(ws.id, acc.id) as pool,
+             case when a_workspace[s.i] is null then acc.budget_micros else ws.plan_budget_micros end as budget,
+             kiln_private.period_start(case when a_workspace[s.i] is null then acc.period_anchor else ws.plan_period_anchor end, now()) as period,
+             gen_random_uuid() as gid
+      from generate_subscripts(p_key_hashes, 1) as s(i)
+      left join kiln_private.accounts acc on acc.id = a_account[s.i]
+      left join kiln_private.models m on m.id = p_model_ids[s.i] and m.enabled
+      left join kiln_private.workspaces ws on ws.id = a_workspace[s.i]
+      left join kiln_private.workspace_members mem
+        on mem.workspace_id = a_workspace[s.i] and mem.account_id = a_account[s.i] and mem.left_at is null
+    ) x;
+
+  -- 3. One atomic check-and-debit per budget pool for the batch's total, pools locked in id
+  --    order (as everywhere budgets are locked). A pool whose total does not fit is decided
+  --    request by request below, in arrival order.
+  select array_agg(distinct c_pool[s.i]) into v_pools
+    from generate_subscripts(p_key_hashes, 1) as s(i) where c_err[s.i] is null;
+  if v_pools is not null then
+    select array_agg(c_budget[array_position(c_pool, p)] order by p) into v_pool_budgets from unnest(v_pools) as p;
+    select array_agg(p order by p) into v_pools from unnest(v_pools) as p;
+    with totals as (
+      select c_pool[s.i] as pool, c_period[s.i] as period, sum(p_reserves[s.i]) as total
+      from generate_subscripts(p_key_hashes, 1) as s(i)
+      where c_err[s.i] is null
+      group by 1, 2
+    ), debited as (
+      insert into kiln_private.budget_periods as b (pool_id, period_start, held_micros)
+        select t.pool, t.period, t.total from totals t
+        where v_pool_budgets[array_position(v_pools, t.pool)] is null
+           or t.total <= v_pool_budgets[array_position(v_pools, t.pool)]
+        order by t.pool
+      on conflict (pool_id, period_start) do update
+        set held_micros = b.held_micros + excluded.held_micros
+        where v_pool_budgets[array_position(v_pools, b.pool_id)] is null
+           or b.held_micros + b.settled_micros + excluded.held_micros <= v_pool_budgets[array_position(v_pools, b.pool_id)]
+      returning b.pool_id)
+    select array_agg(d.pool_id) into v_admitted from debited d;
+  end if;
+  v_admitted := coalesce(v_admitted, '{}');
+
+  -- 4. The admitted requests: charge, generation and job rows, one statement per table.
+  select t.id into v_task from graphile_worker._private_tasks t where t.identifier = 'generation__run';
+  if v_task is null then
+    insert into graphile_worker._private_tasks (identifier) values ('generation__run')
+      on conflict (identifier) do nothing;
+    select t.id into v_task from graphile_worker._private_tasks t where t.identifier = 'generation__run';
+  end if;
+  with items as (
+    select s.i, c_gid[s.i] as gid, gen_random_uuid() as cid
+    from generate_subscripts(p_key_hashes, 1) as s(i)
+    where c_err[s.i] is null and c_pool[s.i] = any (v_admitted)
+  ), charges as (
+    insert into kiln_private.charges
+      (id, account_id, workspace_id, pool_id, period_start, key_id, model_id, origin, reserved_micros, generation_id)
+    select it.cid, a_account[it.i], a_workspace[it.i], c_pool[it.i], c_period[it.i], a_key[it.i], p_model_ids[it.i],
+           p_origin, p_reserves[it.i], it.gid
+    from items it
+  ), generations as (
+    insert into kiln_private.generations
+      (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, charge_id, max_attempts)
+    select it.gid, a_account[it.i], a_key[it.i], a_workspace[it.i], p_origin, p_model_ids[it.i], p_types[it.i],
+           p_requests[it.i], p_reserves[it.i], it.cid, p_max_attempts
+    from items it
+  ), jobs as (
+    -- What graphile_worker.add_job writes for a new job key (see kiln_private.enqueue_new_job).
+    insert into graphile_worker._private_jobs (task_id, payload, max_attempts, key)
+    select v_task, json_build_object('id', it.gid), p_max_attempts, it.gid::text
+    from items it
+  )
+  select count(*) into v_created from items;
+
+  -- 5. Pools that could not take the batch's total: request by request, in arrival order.
+  for v_i in
+    select s.i from generate_subscripts(p_key_hashes, 1) as s(i)
+    where c_err[s.i] is null and not (c_pool[s.i] = any (v_admitted))
+    order by c_pool[s.i], s.i
+  loop
+    begin
+      c_gid[v_i] := kiln_private.insert_generation(a_account[v_i], a_key[v_i], a_workspace[v_i], p_origin, p_types[v_i],
+        p_model_ids[v_i], p_model_versions[v_i], p_requests[v_i], p_reserves[v_i], p_max_attempts, false);
+      v_created := v_created + 1;
+    exception
+      when sqlstate 'KI001' or sqlstate 'KQ001' or sqlstate 'KP001' or sqlstate 'KS001' or sqlstate 'KN001' then
+        c_gid[v_i] := null;
+        c_err[v_i] := sqlstate;
+        c_msg[v_i] := sqlerrm;
+    end;
+  end loop;
+
+  if v_created > 0 then
+    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', v_created)::text);
+  end if;
+
+  return query
+    select s.i::int, a_status[s.i], a_key[s.i], a_account[s.i], a_workspace[s.i], a_retry[s.i],
+           case when c_err[s.i] is null then c_gid[s.i] end,
+           case when c_err[s.i] <> 'auth' then c_err[s.i] end,
+           case when c_err[s.i] <> 'auth' then c_msg[s.i] end
+    from generate_subscripts(p_key_hashes, 1) as s(i)
+    order by s.i;
+end;
+$function$;
+comment on function kiln.start_generations(bytea[],text,text[],text[],bigint[],jsonb[],bigint[],integer) is 'POST /generations for up to 50 requests in one transaction: authenticates each key (write scope, the key''s own rpm), then checks the model, reserves the worst-case cost, inserts the generation and queues generation__run. Each row carries its authorization status and either the new id or its own business error (KI001, KQ001, KP001, KS001); the others still commit. Pools that cannot take the batch''s total are decided request by request.';
+
+CREATE OR REPLACE FUNCTION kiln.start_workflow_output(p_run_id uuid, p_output_id text, p_worker_id text, p_job_id bigint, p_stale_seconds integer, p_wait_ms integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_run kiln_private.workflow_runs;
+  v_out kiln_private.workflow_run_outputs;
+  v_account kiln_private.accounts;
+  v_slots int;
+  v_now timestamptz := clock_timestamp();
+  v_n int;
+begin
+  -- Lock order everywhere: run, then its outputs.
+  select * into v_run from kiln_private.workflow_runs where id = p_run_id for update;
+  if not found then
+    return json_build_object('outcome', 'missing');
+  end if;
+  select * into v_out from kiln_private.workflow_run_outputs
+    where run_id = p_run_id and output_node_id = p_output_id for update;
+  if not found then
+    return json_build_object('outcome', 'missing');
+  end if;
+  if v_out.status in ('completed', 'failed', 'skipped', 'abandoned') then
+    return json_build_object('outcome', 'done', 'status', v_out.status);
+  end if;
+  if v_out.status = 'waiting' then
+    return json_build_object('outcome', 'not_ready'); -- a stray job: its upstream will enqueue it
+  end if;
+
+  if v_out.status = 'running' then
+    if v_out.worker_id = p_worker_id and v_out.job_id = p_job_id then
+      null; -- the same job again: carry on
+    elsif v_out.worker_id is not null
+          and kiln_private.worker_alive(v_out.worker_id, p_stale_seconds)
+          and exists (select 1 from graphile_worker._private_jobs j
+                      where j.id = v_out.job_id and j.locked_by = v_out.worker_id) then
+      return json_build_object('outcome', 'busy'); -- a live worker runs it: never run it twice
+    end if;
+    -- Otherwise its worker died (or let go of the job): take it over; the slot is already held.
+  else
+    if v_run.status in ('completed', 'failed') then
+      v_n := kiln_private.abandon_workflow_outputs(p_run_id, array[p_output_id]);
+      update kiln_private.workflow_runs set abandoned = abandoned + v_n where id = p_run_id;
+      perform kiln_private.note_workflow_progress(p_run_id, 0);
+      return json_build_object('outcome', 'done', 'status', 'abandoned');
+    end if;
+    if v_out.attempts = 0 and v_now > v_run.deadline then
+      perform kiln.expire_workflow_run(p_run_id, p_stale_seconds);
+      return json_build_object('outcome', 'done', 'status', 'failed');
+    end if;
+    -- Take one of the account's parallel slots (shared with generations), or wait for one.
+    perform pg_advisory_xact_lock(hashtextextended('kiln.slots:' || v_out.account_id::text, 0));
+    select * into v_account from kiln_private.accounts where id = v_out.account_id;
+    if v_account.tier = 'blocked' then
+      perform kiln.fail_workflow_output(p_run_id, p_output_id, 'insufficient_quota: this account cannot run generations');
+      return json_build_object('outcome', 'done', 'status', 'failed');
+    end if;
+    select coalesce(v_account.parallel_slots, t.parallel_slots) into v_slots
+      from kiln_private.tiers t where t.tier = v_account.tier;
+    if kiln_private.busy_slots(v_out.account_id) >= v_slots then
+      update kiln_private.workflow_run_outputs set waiting = true, updated_at = now()
+        where run_id = p_run_id and output_node_id = p_output_id;
+      perform graphile_worker.add_job('workflow__run_node', json_build_object('run', p_run_id, 'output', p_output_id),
+                                      run_at => now() + make_interval(secs => p_wait_ms / 1000.0),
+                                      job_key => kiln_private.workflow_job_key(p_run_id, p_output_id),
+                                      max_attempts => v_run.max_attempts);
+      return json_build_object('outcome', 'wait');
+    end if;
+  end if;
+
+  update kiln_private.workflow_run_outputs
+    set status = 'running', waiting = false, attempts = attempts + 1, worker_id = p_worker_id, job_id = p_job_id,
+        started_at = coalesce(started_at, v_now), updated_at = now()
+    where run_id = p_run_id and output_node_id = p_output_id
+    returning * into v_out;
+  if v_run.status = 'pending' then
+    update kiln_private.workflow_runs set status = 'running', started_at = v_now, updated_at = now() where id = p_run_id;
+  end if;
+  return json_build_object(
+    'outcome', 'run',
+    'attempt', v_out.attempts,
+    'max_attempts', v_run.max_attempts,
+    'account_id', v_run.account_id,
+    'spec', v_out.spec,
+    'charge_id', v_out.charge_id,
+    'reserved_micros', v_out.reserved_micros,
+    'upstream', (select coalesce(json_object_agg(u.output_node_id, u.result), '{}'::json)
+                 from kiln_private.workflow_run_outputs u
+                 where u.run_id = p_run_id and u.output_node_id = any (v_out.refs) and u.status = 'completed'));
+end;
+$function$;
+comment on function kiln.start_workflow_output(uuid,text,text,bigint,integer,integer) is 'Moves a run output to running for a worker''s job, respecting the account''s parallel slots and the run window (outcome run, with the spec and upstream results), or says why not: wait (slots full; re-queued), busy (a live worker runs it), done (settled, abandoned or expired), not_ready, missing.';
+
+CREATE OR REPLACE FUNCTION kiln.start_workflow_run(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_workflow_id uuid, p_snapshot jsonb, p_outputs jsonb, p_window_seconds integer, p_max_attempts integer)
+ RETURNS uuid
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_usage json;
+  v_id uuid := gen_random_uuid();
+  v_deadline timestamptz := now() + make_interval(secs => p_window_seconds);
+  v_total int;
+  v_skipped int;
+  v_ready text[];
+begin
+  perform 1 from kiln_private.workflows where id = p_workflow_id and account_id = p_account_id;
+  if not found then
+    raise exception 'workflow not found' using errcode = 'KN001';
+  end if;
+  -- Refuse a run that could not charge a single output (every output reserves again as it starts).
+  v_usage := kiln.get_usage(p_account_id, p_workspace_id);
+  if v_usage->>'tier' = 'blocked' then
+    raise exception 'this account cannot start generations' using errcode = 'KQ001';
+  end if;
+  if p_workspace_id is not null then
+    if v_usage->>'workspace_used_micros' is null then
+      raise exception 'the workspace''s Team plan is not active, or the key''s owner left the workspace' using errcode = 'KP001';
+    end if;
+    if (v_usage->>'workspace_remaining_micros')::bigint <= 0 then
+      raise exception 'the budget for this period is exhausted' using errcode = 'KQ001';
+    end if;
+  elsif (v_usage->>'remaining_micros')::bigint <= 0 then
+    raise exception 'the budget for this period is exhausted' using errcode = 'KQ001';
+  end if;
+
+  insert into kiln_private.workflow_runs
+    (id, workflow_id, account_id, key_id, workspace_id, origin, snapshot, total, deadline, window_seconds, max_attempts)
+  values
+    (v_id, p_workflow_id, p_account_id, p_key_id, p_workspace_id, p_origin, p_snapshot,
+     jsonb_array_length(p_outputs), v_deadline, p_window_seconds, p_max_attempts);
+
+  insert into kiln_private.workflow_run_outputs
+    (run_id, output_node_id, prompt_node_id, account_id, ordinal, type, spec, refs, pending_deps, dependents, status, finished_at)
+  select v_id, u.output, u.prompt, p_account_id, u.ordinal, u.type, u.spec, u.refs, u.deps, u.dependents,
+         case when u.type = 'video' then 'skipped' when u.deps = 0 then 'queued' else 'waiting' end,
+         case when u.type = 'video' then clock_timestamp() end
+  from jsonb_to_recordset(p_outputs) as u(output text, prompt text, ordinal int, type text, spec jsonb, refs text[], deps int, dependents text[]);
+
+  select count(*), count(*) filter (where status = 'skipped'), array_agg(output_node_id order by ordinal) filter (where status = 'queued')
+    into v_total, v_skipped, v_ready
+    from kiln_private.workflow_run_outputs where run_id = v_id;
+
+  perform kiln_private.enqueue_workflow_outputs(v_id, v_ready, p_max_attempts);
+  perform graphile_worker.add_job('workflow__run_node', json_build_object('run', v_id, 'deadline', true),
+                                  run_at => v_deadline, job_key => kiln_private.workflow_job_key(v_id, null), max_attempts => 10);
+  -- Skipped (video) outputs settle at once; a run with nothing to execute completes here.
+  perform kiln_private.note_workflow_progress(v_id, v_skipped);
+  return v_id;
+exception
+  when check_violation or not_null_violation or invalid_text_representation or unique_violation then
+    raise exception 'invalid run plan' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer) is 'Starts a run in one transaction: checks ownership and that the caller can be charged (KN001, KQ001, KP001), stores the snapshot and the outputs with their dependency counts, and queues the ready outputs plus the run-window deadline check.';
+
+CREATE OR REPLACE FUNCTION kiln.sweep_workers(p_stale_seconds integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_stale interval := make_interval(secs => p_stale_seconds);
+  v_dead text[];
+  v_gen record;
+  v_failed int := 0;
+begin
+  -- One sweeper at a time; the others skip this round.
+  if not pg_try_advisory_xact_lock(hashtextextended('kiln.sweep_workers', 0)) then
+    return json_build_object('skipped', true);
+  end if;
+
+  -- Pools holding locks without a recent heartbeat. A lock younger than the stale window is
+  -- never touched: a pool may lock its first job just before its first heartbeat lands.
+  select coalesce(array_agg(distinct locked_by), array[]::text[]) into v_dead
+    from (
+      select j.locked_by from graphile_worker._private_jobs j
+        where j.locked_by is not null and j.locked_at < now() - v_stale
+      union
+      select q.locked_by from graphile_worker._private_job_queues q
+        where q.locked_by is not null and q.locked_at < now() - v_stale
+    ) l
+    where not kiln_private.worker_alive(l.locked_by, p_stale_seconds);
+  if cardinality(v_dead) > 0 then
+    perform graphile_worker.force_unlock_workers(v_dead);
+    -- Wake idle workers now rather than at their next poll.
+    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', cardinality(v_dead))::text);
+  end if;
+  delete from kiln_private.worker_heartbeats where last_seen < now() - v_stale;
+
+  -- Generations no job will ever finish (e.g. a worker died during the final attempt, or the
+  -- job was removed): fail them so no reservation dangles.
+  for v_gen in
+    select g.id from kiln_private.generations g
+      where g.status in ('pending', 'processing')
+        and g.updated_at < now() - v_stale
+        and (g.worker_id is null or not kiln_private.worker_alive(g.worker_id, p_stale_seconds))
+        and not exists (
+          select 1 from graphile_worker._private_jobs j
+            where j.key = g.id::text and (j.locked_at is not null or j.attempts < j.max_attempts))
+        and not exists (
+          select 1 from graphile_worker._private_jobs j
+            where j.id = g.job_id and j.locked_by is not null)
+      for update of g skip locked
+  loop
+    perform kiln.fail_generation(v_gen.id, 'generation could not be completed; nothing was charged');
+    v_failed := v_failed + 1;
+  end loop;
+
+  return json_build_object('unlocked', v_dead, 'failed_generations', v_failed);
+end;
+$function$;
+comment on function kiln.sweep_workers(integer) is 'Crash recovery: unlocks jobs of worker pools whose heartbeat is older than the stale window (force_unlock_workers), and fails generations that no job can finish any more.';
+
+CREATE OR REPLACE FUNCTION kiln.unlink_identity(p_issuer text, p_subject text)
+ RETURNS kiln_private.identities
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.identities;
+begin
+  delete from kiln_private.identities where issuer = p_issuer and subject = p_subject returning * into v_row;
+  if not found then
+    raise exception 'identity not found' using errcode = 'KN001';
+  end if;
+  return v_row;
+end;
+$function$;
+comment on function kiln.unlink_identity(text,text) is 'Removes an identity link; the next MCP tool call of that sign-in is refused as unlinked. KN001 when absent.';
+
+CREATE OR REPLACE FUNCTION kiln.update_workflow(p_id uuid, p_graph jsonb, p_name text)
+ RETURNS kiln_private.workflows
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.workflows;
+begin
+  update kiln_private.workflows
+    set graph = coalesce(p_graph, graph), name = coalesce(p_name, name), updated_at = now()
+    where id = p_id
+    returning * into v_row;
+  if not found then
+    raise exception 'workflow not found' using errcode = 'KN001';
+  end if;
+  return v_row;
+exception
+  when check_violation then
+    raise exception 'invalid workflow: the name must be 1 to 200 characters and the graph an object' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.update_workflow(uuid,jsonb,text) is 'Replaces a workflow''s graph and/or name (an edit: bumps updated_at). Runs already started keep their snapshot.';
+
+CREATE OR REPLACE FUNCTION kiln.upsert_model(p_model jsonb)
+ RETURNS kiln_private.models
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_model kiln_private.models;
+begin
+  insert into kiln_private.models as m
+    (id, name, description, category, provider, upstream, supports_image_input, input_modalities,
+     output_modalities, cost, max_output_tokens, markup, enabled, sort_order)
+  values (
+    p_model->>'id', p_model->>'name', p_model->>'description', p_model->>'category', p_model->>'provider',
+    p_model->'upstream',
+    coalesce((p_model->>'supports_image_input')::boolean, false),
+    coalesce(array(select jsonb_array_elements_text(p_model->'input_modalities')), array['text']),
+    coalesce(array(select jsonb_array_elements_text(p_model->'output_modalities')), array['text']),
+    p_model->'cost',
+    (p_model->>'maxOutputTokens')::int,
+    (p_model->>'markup')::numeric,
+    coalesce((p_model->>'enabled')::boolean, true),
+    coalesce((p_model->>'sort_order')::int, 100))
+  on conflict (id) do update set
+    name = excluded.name, description = excluded.description, category = excluded.category,
+    provider = excluded.provider, upstream = excluded.upstream,
+    supports_image_input = excluded.supports_image_input, input_modalities = excluded.input_modalities,
+    output_modalities = excluded.output_modalities, cost = excluded.cost,
+    max_output_tokens = excluded.max_output_tokens, markup = excluded.markup,
+    enabled = excluded.enabled, sort_order = excluded.sort_order, updated_at = now()
+  returning * into v_model;
+  return v_model;
+exception
+  when check_violation or not_null_violation or invalid_text_representation then
+    raise exception 'invalid model entry: %', sqlerrm using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.upsert_model(jsonb) is 'Inserts or replaces one catalog entry (validated again in the CLI).';
+
+CREATE OR REPLACE FUNCTION kiln.upsert_seed_object(p_path text, p_data bytea, p_content_type text, p_format text, p_width integer, p_height integer)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  insert into kiln_private.objects (path, owner_id, data, content_type, format, width, height, byte_size, visibility)
+  values (p_path, null, p_data, p_content_type, p_format, p_width, p_height, length(p_data), 'public')
+  on conflict (path) do update set
+    data = excluded.data, content_type = excluded.content_type, format = excluded.format,
+    width = excluded.width, height = excluded.height, byte_size = excluded.byte_size
+  where objects.data is distinct from excluded.data;
+$function$;
+comment on function kiln.upsert_seed_object(text,bytea,text,text,integer,integer) is 'Stores or refreshes a shared image under seed/ (ownerless, public). Used by migrations only.';
+
+CREATE OR REPLACE FUNCTION kiln_private.abandon_workflow_outputs(p_run_id uuid, p_outputs text[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  v_out record;
+  v_n int := 0;
+begin
+  -- Not started (or between retries): never run, and nothing is charged.
+  for v_out in
+    select output_node_id, charge_id from kiln_private.workflow_run_outputs
+      where run_id = p_run_id and status in ('waiting', 'queued')
+        and (p_outputs is null or output_node_id = any (p_outputs))
+      for update
+  loop
+    if v_out.charge_id is not null then
+      perform kiln.release_charge(v_out.charge_id);
+    end if;
+    update kiln_private.workflow_run_outputs
+      set status = 'abandoned', waiting = false, finished_at = clock_timestamp(), updated_at = now()
+      where run_id = p_run_id and output_node_id = v_out.output_node_id;
+    v_n := v_n + 1;
+  end loop;
+  return v_n;
+end;
+$function$;
+comment on function kiln_private.abandon_workflow_outputs(uuid,text[]) is 'Marks not-started outputs of a run (all, or the given ones) abandoned, releasing any reservation. Returns how many.';
+
+CREATE OR REPLACE FUNCTION kiln_private.authorize_batch_locked(p_key_hashes bytea[], p_scopes text[], p_buckets text[], p_bucket_rpms integer[], p_with_usage boolean[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, usage text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET lock_timeout TO '2s'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  v_n int := coalesce(cardinality(p_key_hashes), 0);
+  v_now timestamptz := clock_timestamp();
+  v_keys record;
+  -- per request (index = ord)
+  v_key_ids uuid[] := array_fill(null::uuid, array[v_n]);
+  v_accounts uuid[] := array_fill(null::uuid, array[v_n]);
+  v_workspaces uuid[] := array_fill(null::uuid, array[v_n]);
+  v_tiers text[] := array_fill(null::text, array[v_n]);
+  v_scopes text[][];
+  v_scope_ok boolean[] := array_fill(false, array[v_n]);
+  v_rpms int[] := array_fill(null::int, array[v_n]);
+  -- buckets of the batch, sorted, with their TAT
+  v_bkeys text[];
+  v_btats timestamptz[];
+  v_dirty boolean[];
+  v_req_bkeys text[];
+  v_req_limits int[];
+  v_pos int[];
+  v_new timestamptz[];
+  v_retry numeric;
+  v_i int;
+  v_j int;
+  v_interval interval;
+  v_scope_lists text[] := array_fill(null::text, array[v_n]);
+  v_f_hash bytea[];
+  v_f_id uuid[];
+  v_f_account uuid[];
+  v_f_workspace uuid[];
+  v_f_scopes text[];
+  v_f_rpm int[];
+  v_f_tier text[];
+  v_usage_ords int[] := array[]::int[];
+  v_fast boolean := false;
+  v_blimits int[];
+  v_admitted text[];
+  v_bkey text;
+begin
+  if v_n = 0 then
+    return;
+  end if;
+  -- All keys of the batch in one index scan (= any keeps the plan on the unique index).
+  select array_agg(k.key_hash), array_agg(k.id), array_agg(k.account_id), array_agg(k.workspace_id),
+         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(a.tier)
+    into v_f_hash, v_f_id, v_f_account, v_f_workspace, v_f_scopes, v_f_rpm, v_f_tier
+    from kiln_private.api_keys k join kiln_private.accounts a on a.id = k.account_id
+    where k.key_hash = any (p_key_hashes) and k.revoked_at is null;
+  for v_i in 1 .. v_n loop
+    v_j := array_position(v_f_hash, p_key_hashes[v_i]);
+    if v_j is not null then
+      v_key_ids[v_i] := v_f_id[v_j];
+      v_accounts[v_i] := v_f_account[v_j];
+      v_workspaces[v_i] := v_f_workspace[v_j];
+      v_tiers[v_i] := v_f_tier[v_j];
+      v_scope_lists[v_i] := v_f_scopes[v_j];
+      v_rpms[v_i] := v_f_rpm[v_j];
+      v_scope_ok[v_i] := p_scopes[v_i] = any (string_to_array(v_f_scopes[v_j], ','))
+        or (p_scopes[v_i] = 'read' and 'write' = any (string_to_array(v_f_scopes[v_j], ',')));
+    end if;
+  end loop;
+
+  -- Fast path (the common case): each request needs at most one bucket and no bucket is
+  -- shared within the batch, so every admission is independent and one INSERT … ON CONFLICT
+  -- DO UPDATE … WHERE creates, decides and debits them all, taking row locks in key order.
+  v_fast := true;
+  v_bkeys := array[]::text[];
+  v_blimits := array[]::int[];
+  for v_i in 1 .. v_n loop
+    continue when v_key_ids[v_i] is null or not v_scope_ok[v_i] or p_buckets[v_i] is null and v_rpms[v_i] is null;
+    if v_rpms[v_i] is not null and p_buckets[v_i] is not null then
+      v_fast := false;
+      exit;
+    end if;
+    v_bkey := case when v_rpms[v_i] is not null then 'key:' || v_key_ids[v_i]
+                   when p_buckets[v_i] = 'read' then 'read:' || v_key_ids[v_i]
+                   when p_buckets[v_i] = 'transform' then 'transform:' || v_accounts[v_i] end;
+    if v_bkey is null then
+      raise exception 'unknown bucket %', p_buckets[v_i] using errcode = '22023';
+    end if;
+    if v_bkey = any (v_bkeys) then
+      v_fast := false;
+      exit;
+    end if;
+    v_bkeys := v_bkeys || v_bkey;
+    v_blimits := v_blimits || coalesce(v_rpms[v_i], p_bucket_rpms[v_i]);
+  end loop;
+
+  if v_fast then
+    if cardinality(v_bkeys) > 0 then
+      with admitted as (
+        insert into kiln_private.rate_limit_buckets as b (key, tat)
+          select u.key, v_now + make_interval(secs => 60.0 / u.lim)
+          from unnest(v_bkeys, v_blimits) as u(key, lim)
+          order by u.key
+        on conflict (key) do update
+          -- excluded.tat - v_now is this bucket's emission interval T = 60 s / N.
+          set tat = greatest(b.tat, v_now) + (excluded.tat - v_now)
+          where greatest(b.tat, v_now) + (excluded.tat - v_now) - v_now <= interval '60 seconds'
+        returning b.key)
+      select array_agg(key) into v_admitted from admitted;
+      v_admitted := coalesce(v_admitted, array[]::text[]);
+      -- v_dirty marks admitted buckets; denied ones kept their TAT: read it for retry-after.
+      v_dirty := array(select k = any (v_admitted) from unnest(v_bkeys) k);
+      v_btats := array_fill(null::timestamptz, array[cardinality(v_bkeys)]);
+      if cardinality(v_admitted) < cardinality(v_bkeys) then
+        select array_agg(t.tat order by k.o) into v_btats
+          from unnest(v_bkeys) with ordinality as k(key, o)
+          left join kiln_private.rate_limit_buckets t on t.key = k.key;
+      end if;
+    end if;
+  else
+    -- General path: every bucket of the batch, sorted; created when missing, then locked in
+    -- key order (so batches never deadlock), decided in memory, and written once at the end.
+    select array_agg(distinct b order by b) into v_bkeys
+    from (
+      select unnest(
+        case when v_rpms[i] is not null then array['key:' || v_key_ids[i]] else array[]::text[] end ||
+        case p_buckets[i] when 'read' then array['read:' || v_key_ids[i]]
+                         when 'transform' then array['transform:' || v_accounts[i]]
+                         else array[]::text[] end) as b
+      from generate_subscripts(p_key_hashes, 1) as i
+      where v_key_ids[i] is not null and v_scope_ok[i]
+    ) x;
+    insert into kiln_private.rate_limit_buckets (key, tat)
+      select b, '-infinity' from unnest(v_bkeys) b
+      where not exists (select 1 from kiln_private.rate_limit_buckets x where x.key = b)
+      on conflict (key) do nothing;
+    select array_agg(l.tat order by l.key) into v_btats
+      from (select key, tat from kiln_private.rate_limit_buckets
+            where key = any (v_bkeys) order by key for update) l;
+    v_dirty := array_fill(false, array[cardinality(v_bkeys)]);
+  end if;
+
+  for v_i in 1 .. v_n loop
+    ord := v_i;
+    key_id := v_key_ids[v_i];
+    account_id := v_accounts[v_i];
+    workspace_id := v_workspaces[v_i];
+    tier := v_tiers[v_i];
+    scopes := string_to_array(v_scope_lists[v_i], ',');
+    retry_after := null;
+    usage := null;
+    if v_key_ids[v_i] is null then
+      status := 'unauthorized';
+      key_id := null; account_id := null; workspace_id := null; tier := null; scopes := null;
+      return next;
+      continue;
+    end if;
+    if not v_scope_ok[v_i] then
+      status := 'insufficient_scope';
+      return next;
+      continue;
+    end if;
+    v_req_bkeys := case when v_rpms[v_i] is not null then array['key:' || v_key_ids[v_i]] else array[]::text[] end;
+    v_req_limits := case when v_rpms[v_i] is not null then array[v_rpms[v_i]] else array[]::int[] end;
+    if p_buckets[v_i] = 'read' then
+      v_req_bkeys := v_req_bkeys || ('read:' || v_key_ids[v_i]);
+      v_req_limits := v_req_limits || p_bucket_rpms[v_i];
+    elsif p_buckets[v_i] = 'transform' then
+      v_req_bkeys := v_req_bkeys || ('transform:' || v_accounts[v_i]);
+      v_req_limits := v_req_limits || p_bucket_rpms[v_i];
+    elsif p_buckets[v_i] is not null then
+      raise exception 'unknown bucket %', p_buckets[v_i] using errcode = '22023';
+    end if;
+    if v_fast and cardinality(v_req_bkeys) = 1 then
+      v_j := array_position(v_bkeys, v_req_bkeys[1]);
+      if not v_dirty[v_j] then
+        status := 'rate_limited';
+        retry_after := greatest(1, ceil(extract(epoch from (
+          greatest(v_btats[v_j], v_now) + make_interval(secs => 60.0 / v_req_limits[1]) - v_now - interval '60 seconds')))::int);
+        return next;
+        continue;
+      end if;
+      v_req_bkeys := array[]::text[];  -- already debited
+    end if;
+    -- GCRA: emission interval T = 60 s / N, burst N (tolerance 60 s); all buckets or none.
+    v_retry := 0;
+    v_pos := array[]::int[];
+    v_new := array[]::timestamptz[];
+    for v_j in 1 .. coalesce(cardinality(v_req_bkeys), 0) loop
+      v_pos := v_pos || array_position(v_bkeys, v_req_bkeys[v_j]);
+      v_interval := make_interval(secs => 60.0 / v_req_limits[v_j]);
+      v_new := v_new || (greatest(v_btats[v_pos[v_j]], v_now) + v_interval);
+      if v_new[v_j] - v_now > interval '60 seconds' then
+        v_retry := greatest(v_retry, extract(epoch from (v_new[v_j] - v_now - interval '60 seconds')));
+      end if;
+    end loop;
+    if v_retry > 0 then
+      status := 'rate_limited';
+      -- Rounded up: waiting this long always finds room again.
+      retry_after := greatest(1, ceil(v_retry)::int);
+      return next;
+      continue;
+    end if;
+    for v_j in 1 .. coalesce(cardinality(v_pos), 0) loop
+      v_btats[v_pos[v_j]] := v_new[v_j];
+      v_dirty[v_pos[v_j]] := true;
+    end loop;
+    status := 'ok';
+    retry_after := 0;
+    if p_with_usage[v_i] then
+      -- Filled in below, for all such requests in one query.
+      v_usage_ords := v_usage_ords || v_i;
+      continue;
+    end if;
+    return next;
+  end loop;
+
+  if cardinality(v_usage_ords) > 0 then
+    return query
+      select o.i::int, 'ok'::text, v_key_ids[o.i], v_accounts[o.i], v_workspaces[o.i], v_tiers[o.i],
+             string_to_array(v_scope_lists[o.i], ','), 0, u.usage::text
+      from unnest(v_usage_ords) as o(i)
+      left join lateral kiln_private.usage_rows(v_accounts[o.i], v_workspaces[o.i]) u on true;
+  end if;
+
+  if not v_fast and v_bkeys is not null and true = any (v_dirty) then
+    update kiln_private.rate_limit_buckets b
+      set tat = v_btats[array_position(v_bkeys, b.key)]
+      where b.key = any (v_bkeys) and v_dirty[array_position(v_bkeys, b.key)];
+  end if;
+end;
+$function$;
+comment on function kiln_private.authorize_batch_locked(bytea[],text[],text[],integer[],boolean[]) is 'The general path of kiln.authorize_requests: every bucket of the batch locked in key order, admissions decided in arrival order in memory, each touched bucket written once.';
+
+CREATE OR REPLACE FUNCTION kiln_private.busy_slots(p_account_id uuid)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select (select count(*) from kiln_private.generations where account_id = p_account_id and status = 'processing')::int
+       + (select count(*) from kiln_private.workflow_run_outputs where account_id = p_account_id and status = 'running')::int;
+$function$;
+comment on function kiln_private.busy_slots(uuid) is 'Parallel slots an account uses now: processing generations plus running workflow outputs.';
+
+CREATE OR REPLACE FUNCTION kiln_private.enqueue_new_job(p_task text, p_payload json, p_key text, p_max_attempts integer, p_notify boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_task int;
+begin
+  select id into v_task from graphile_worker._private_tasks where identifier = p_task;
+  if not found then
+    perform graphile_worker.add_job(p_task, p_payload, job_key => p_key, max_attempts => p_max_attempts);
+    return;
+  end if;
+  insert into graphile_worker._private_jobs (task_id, payload, max_attempts, key)
+    values (v_task, p_payload, p_max_attempts, p_key);
+  if p_notify then
+    perform pg_notify('jobs:insert', '{"r":' || random()::text || ',"count":1}');
+  end if;
+end;
+$function$;
+comment on function kiln_private.enqueue_new_job(text,json,text,integer,boolean) is 'Queues a job under a key that cannot exist yet (what graphile_worker.add_job does for a new key, minus its table-wide key scan). p_notify false: the caller notifies once for a batch.';
+
+CREATE OR REPLACE FUNCTION kiln_private.enqueue_workflow_outputs(p_run_id uuid, p_outputs text[], p_max_attempts integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+  if coalesce(cardinality(p_outputs), 0) = 0 then
+    return;
+  end if;
+  -- One call for the whole batch; the job key makes a duplicate enqueue collapse into one job.
+  perform graphile_worker.add_jobs(array(
+    select row('workflow__run_node', json_build_object('run', p_run_id, 'output', o), null, null,
+               p_max_attempts::smallint, kiln_private.workflow_job_key(p_run_id, o), null, null)::graphile_worker.job_spec
+    from unnest(p_outputs) o));
+end;
+$function$;
+comment on function kiln_private.enqueue_workflow_outputs(uuid,text[],integer) is 'Queues workflow__run_node jobs for run outputs.';
+
+CREATE OR REPLACE FUNCTION kiln_private.fail_workflow_run(p_run_id uuid, p_error text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_n int;
+begin
+  update kiln_private.workflow_runs
+    set status = 'failed', error = left(p_error, 2000), completed_at = clock_timestamp(), updated_at = now()
+    where id = p_run_id and status in ('pending', 'running');
+  if not found then
+    return;
+  end if;
+  -- Downstream outputs (and anything not started yet) are abandoned; running ones may still record.
+  v_n := kiln_private.abandon_workflow_outputs(p_run_id, null);
+  update kiln_private.workflow_runs set abandoned = abandoned + v_n where id = p_run_id;
+end;
+$function$;
+comment on function kiln_private.fail_workflow_run(uuid,text) is 'Fails a pending or running run with a client-safe message and abandons its not-started outputs.';
+
+CREATE OR REPLACE FUNCTION kiln_private.insert_generation(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_type text, p_model_id text, p_model_version bigint, p_request jsonb, p_reserve_micros bigint, p_max_attempts integer, p_notify boolean)
+ RETURNS uuid
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_model kiln_private.models;
+  v_id uuid := gen_random_uuid();
+  v_charge kiln_private.charges;
+begin
+  if p_type is null or p_type not in ('image', 'code') then
+    raise exception 'type must be image or code' using errcode = 'KI001';
+  end if;
+  select * into v_model from kiln_private.models where id = p_model_id and enabled;
+  if not found then
+    raise exception 'model "%" is not in the catalog', left(p_model_id, 200) using errcode = 'KI001';
+  end if;
+  -- The caller priced the reservation from a cached catalog entry: refuse a stale one.
+  if p_model_version is not null
+     and p_model_version <> (extract(epoch from v_model.updated_at) * 1000000)::bigint then
+    raise exception 'the catalog entry changed; price again' using errcode = 'KS001';
+  end if;
+  if (p_type = 'image') <> (v_model.category = 'image') then
+    raise exception 'model "%" cannot produce % output', v_model.id, p_type using errcode = 'KI001';
+  end if;
+
+  v_charge := kiln.reserve_budget(p_account_id, p_workspace_id, p_key_id, p_model_id, p_origin,
+                                  p_reserve_micros, v_id, null, null);
+  insert into kiln_private.generations
+    (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, charge_id, max_attempts)
+  values
+    (v_id, p_account_id, p_key_id, p_workspace_id, p_origin, p_model_id, p_type, p_request,
+     p_reserve_micros, v_charge.id, p_max_attempts);
+  -- job_key = generation id: any later enqueue of the same generation collapses into this job.
+  perform kiln_private.enqueue_new_job('generation__run', json_build_object('id', v_id), v_id::text, p_max_attempts, p_notify);
+  return v_id;
+end;
+$function$;
+comment on function kiln_private.insert_generation(uuid,uuid,uuid,text,text,text,bigint,jsonb,bigint,integer,boolean) is 'The body of create_generation(s): model check, worst-case reservation, insert, enqueue.';
+
+CREATE OR REPLACE FUNCTION kiln_private.note_workflow_progress(p_run_id uuid, p_settled integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_run kiln_private.workflow_runs;
+begin
+  update kiln_private.workflow_runs
+    set settled = settled + p_settled, updated_at = now()
+    where id = p_run_id
+    returning * into v_run;
+  if v_run.status in ('pending', 'running') and v_run.settled = v_run.total then
+    update kiln_private.workflow_runs
+      set status = 'completed', started_at = coalesce(started_at, clock_timestamp()), completed_at = clock_timestamp()
+      where id = p_run_id;
+    perform kiln_private.write_back_workflow_run(p_run_id);
+  end if;
+  if v_run.settled + v_run.abandoned >= v_run.total then
+    -- Nothing left in flight: the deadline check is no longer needed.
+    perform graphile_worker.remove_job(kiln_private.workflow_job_key(p_run_id, null));
+  end if;
+end;
+$function$;
+comment on function kiln_private.note_workflow_progress(uuid,integer) is 'Counts newly settled outputs; completes the run (with write-back) when all settled without failure.';
+
+CREATE OR REPLACE FUNCTION kiln_private.nudge_waiting_generation(p_account_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_next kiln_private.generations;
+begin
+  select * into v_next from kiln_private.generations
+    where account_id = p_account_id and status = 'pending' and waiting
+    order by created_at
+    limit 1;
+  if found then
+    -- Same job key: moves the waiting job's run_at to now instead of adding a second job.
+    perform graphile_worker.add_job('generation__run', json_build_object('id', v_next.id),
+                                    job_key => v_next.id::text, max_attempts => v_next.max_attempts);
+  end if;
+end;
+$function$;
+comment on function kiln_private.nudge_waiting_generation(uuid) is 'Runs the oldest slot-waiting generation of an account now (called when a slot frees).';
+
+CREATE OR REPLACE FUNCTION kiln_private.period_start(anchor timestamp with time zone, at timestamp with time zone)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  -- Whole months elapsed since the anchor; the period is [anchor + n months, anchor + n+1 months), in UTC.
+  select ((anchor at time zone 'UTC') + make_interval(months => greatest(0,
+    (extract(year from age(at at time zone 'UTC', anchor at time zone 'UTC')) * 12
+     + extract(month from age(at at time zone 'UTC', anchor at time zone 'UTC')))::int))) at time zone 'UTC';
+$function$;
+comment on function kiln_private.period_start(timestamp with time zone,timestamp with time zone) is 'Start of the monthly budget period containing `at`, for periods anchored at `anchor` (month arithmetic in UTC; inlined by the planner).';
+
+CREATE OR REPLACE FUNCTION kiln_private.usage_rows(p_account_id uuid, p_workspace_id uuid)
+ RETURNS TABLE(usage json)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select json_build_object(
+    'tier', acct.tier,
+    'token_budget_micros', acct.budget_micros,
+    'used_micros', coalesce(bp.held_micros + bp.settled_micros, 0),
+    'remaining_micros', case when acct.budget_micros is not null
+                             then greatest(acct.budget_micros - coalesce(bp.held_micros + bp.settled_micros, 0), 0) end,
+    'resets_at', case when acct.budget_micros is not null
+                      then to_char((acct.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end,
+    'scope', case when p_workspace_id is null then 'personal' else 'workspace' end,
+    'workspace_id', p_workspace_id,
+    'workspace_budget_micros', ws.plan_budget_micros,
+    'workspace_used_micros', case when ws.id is not null then coalesce(wbp.held_micros + wbp.settled_micros, 0) end,
+    'workspace_remaining_micros', case when ws.plan_budget_micros is not null
+                                       then greatest(ws.plan_budget_micros - coalesce(wbp.held_micros + wbp.settled_micros, 0), 0) end,
+    'workspace_resets_at', case when ws.id is not null
+                                then to_char((ws.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end)
+  from (select a.id, a.tier, a.budget_micros, kiln_private.period_start(a.period_anchor, now()) as period
+        from kiln_private.accounts a where a.id = p_account_id) acct
+  left join kiln_private.budget_periods bp on bp.pool_id = acct.id and bp.period_start = acct.period
+  left join (select w.id, w.plan_budget_micros, kiln_private.period_start(w.plan_period_anchor, now()) as period
+             from kiln_private.workspaces w
+             where w.id = p_workspace_id and w.plan_status = 'active'
+               and exists (select 1 from kiln_private.workspace_members m
+                           where m.workspace_id = w.id and m.account_id = p_account_id and m.left_at is null)) ws on true
+  left join kiln_private.budget_periods wbp on wbp.pool_id = ws.id and wbp.period_start = ws.period;
+$function$;
+comment on function kiln_private.usage_rows(uuid,uuid) is 'The GET /usage body as one row (none when the account does not exist); inlined by the planner into callers.';
+
+CREATE OR REPLACE FUNCTION kiln_private.wake_workflow_output(p_account_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_next record;
+begin
+  select o.run_id, o.output_node_id, r.max_attempts into v_next
+    from kiln_private.workflow_run_outputs o join kiln_private.workflow_runs r on r.id = o.run_id
+    where o.account_id = p_account_id and o.waiting
+    order by o.updated_at
+    limit 1;
+  if found then
+    -- Same job key: moves the waiting job's run_at to now instead of adding a second job.
+    perform graphile_worker.add_job('workflow__run_node', json_build_object('run', v_next.run_id, 'output', v_next.output_node_id),
+                                    job_key => kiln_private.workflow_job_key(v_next.run_id, v_next.output_node_id),
+                                    max_attempts => v_next.max_attempts);
+  end if;
+  -- Slots are shared with generations: a slot-waiting generation may take it instead.
+  perform kiln_private.nudge_waiting_generation(p_account_id);
+end;
+$function$;
+comment on function kiln_private.wake_workflow_output(uuid) is 'Runs the oldest slot-waiting workflow output (and generation) of an account now (called when a slot frees).';
+
+CREATE OR REPLACE FUNCTION kiln_private.worker_alive(p_worker_id text, p_stale_seconds integer)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select exists (
+    select 1 from kiln_private.worker_heartbeats
+    where worker_id = p_worker_id and last_seen >= now() - make_interval(secs => p_stale_seconds));
+$function$;
+comment on function kiln_private.worker_alive(text,integer) is 'Whether a worker pool has heartbeated within the stale window.';
+
+CREATE OR REPLACE FUNCTION kiln_private.workflow_job_key(p_run_id uuid, p_output_id text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+  -- Output ids are user strings: the ':o:' marker keeps them apart from the run's deadline key.
+  select case when p_output_id is null then 'workflow:' || p_run_id || ':deadline'
+              else 'workflow:' || p_run_id || ':o:' || p_output_id end;
+$function$;
+comment on function kiln_private.workflow_job_key(uuid,text) is 'graphile-worker job key of a run output (or, for a null output, of the run''s deadline check).';
+
+CREATE OR REPLACE FUNCTION kiln_private.write_back_workflow_run(p_run_id uuid)
+ RETURNS void
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  with done as (
+    select o.output_node_id, jsonb_strip_nulls(jsonb_build_object(
+             'type', o.type,
+             'path', o.result->>'path',
+             'mediaType', o.result->>'mediaType',
+             'code', o.result->>'code',
+             'costMicros', o.cost_micros,
+             'runId', o.run_id,
+             'completedAt', to_char(o.finished_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) as result
+    from kiln_private.workflow_run_outputs o
+    where o.run_id = p_run_id and o.status = 'completed'
+  )
+  update kiln_private.workflows w
+    set graph = jsonb_set(w.graph, '{nodes}', (
+          select jsonb_agg(case when d.result is not null then e.n || jsonb_build_object('result', d.result) else e.n end order by e.i)
+          from jsonb_array_elements(w.graph->'nodes') with ordinality as e(n, i)
+          left join done d on e.n->>'kind' = 'output' and d.output_node_id = e.n->>'id')),
+        updated_at = now()
+    from kiln_private.workflow_runs r
+    where r.id = p_run_id and w.id = r.workflow_id
+      and jsonb_typeof(w.graph->'nodes') = 'array'
+      -- Only output nodes that still exist in the saved graph receive a result.
+      and exists (select 1 from jsonb_array_elements(w.graph->'nodes') n join done d
+                  on n->>'kind' = 'output' and d.output_node_id = n->>'id');
+$function$;
+comment on function kiln_private.write_back_workflow_run(uuid) is 'Writes a completed run''s outputs onto the saved workflow''s output nodes that still exist (an update: bumps updated_at).';

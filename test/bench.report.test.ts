@@ -1,0 +1,52 @@
+// BENCH.md is rewritten section by section: a run replaces what it measured and keeps the other
+// sections and the hand-written notes; every figure is printed with its target.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { BENCH_FILE, mergeSections, renderSection, SECTION_ORDER } from './bench/_report.ts';
+
+const run = { started: '2026-11-24 06:00', machine: 'test machine' };
+const load = (rps: number) => ({ rps, p50: 2, p99: 6, non2xx: 0, errors: 0, cpu: { node: 70, postgres: 20, loadGenerator: 30 } });
+const foundation = {
+  select1: load(12000), models: load(9000), usage: load(6000),
+  rounds: { select1: [12000, 11000], models: [9000, 8000], usage: [6000, 5000] },
+  modelsRatio: 0.75, usageRatio: 0.61,
+};
+
+test('a section renders its figures, date, machine and targets', () => {
+  const s = renderSection('foundation', foundation, run);
+  assert.match(s, /^<!-- bench:foundation -->\n## /);
+  assert.match(s, /<!-- \/bench:foundation -->$/);
+  assert.ok(s.includes('Measured 2026-11-24 06:00 UTC on test machine.'));
+  assert.ok(s.includes('| `GET /models` | 9,000 | 2 / 6 ms | 70 / 20 / 30 | 0.75 | ≥ 0.8 | **missed** |'), s);
+  assert.ok(s.includes('| `GET /usage` | 6,000 | 2 / 6 ms | 70 / 20 / 30 | 0.61 | ≥ 0.6 | met |'), s);
+});
+
+test('a partial run replaces its sections and keeps the others and the notes', () => {
+  const before = [
+    '# Kiln benchmarks', '', 'intro', '',
+    '<!-- bench:foundation -->', 'old foundation', '<!-- /bench:foundation -->', '',
+    '<!-- bench:images -->', 'old images $1 $&', '<!-- /bench:images -->', '',
+    '## Notes', 'kept', '',
+  ].join('\n');
+  const fresh = renderSection('foundation', foundation, run);
+  const after = mergeSections(before, { foundation: fresh, workflows: '<!-- bench:workflows -->\nnew\n<!-- /bench:workflows -->' });
+  assert.ok(after.includes(fresh));
+  assert.ok(!after.includes('old foundation'));
+  assert.ok(after.includes('<!-- bench:images -->\nold images $1 $&\n<!-- /bench:images -->'));
+  assert.ok(after.includes('## Notes\nkept'));
+  assert.ok(after.trimEnd().endsWith('<!-- bench:workflows -->\nnew\n<!-- /bench:workflows -->'), 'a missing section is appended');
+  assert.equal(mergeSections(after, { foundation: fresh }), after, 'rewriting the same figures changes nothing');
+});
+
+test('BENCH.md has every section, and the README links it', () => {
+  const bench = fs.readFileSync(BENCH_FILE, 'utf8');
+  for (const name of SECTION_ORDER) {
+    assert.equal(bench.split(`<!-- bench:${name} -->`).length, 2, `one ${name} section`);
+    assert.equal(bench.split(`<!-- /bench:${name} -->`).length, 2, `one end of the ${name} section`);
+  }
+  const readme = fs.readFileSync(path.join(path.dirname(BENCH_FILE), 'README.md'), 'utf8');
+  assert.ok(readme.includes('(BENCH.md)'));
+});

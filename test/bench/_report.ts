@@ -1,0 +1,164 @@
+// BENCH.md: the figures of `npm run bench` as markdown tables, each with its target. Every section
+// sits between `<!-- bench:NAME -->` markers and is replaced only by a run that measured it, so
+// `KILN_BENCH_ONLY=…` runs keep the other sections (and the hand-written notes) as they were.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { LoadResult } from './_env.ts';
+
+export const BENCH_FILE = path.resolve(import.meta.dirname, '..', '..', 'BENCH.md');
+
+export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images'] as const;
+
+/** The targets, in one place: the console report and BENCH.md both state them. */
+export const TARGETS = {
+  modelsRatio: 0.8,
+  usageRatio: 0.6,
+  postRatio: 0.5,
+  getGenerationRatio: 0.8,
+  enqueueP50Ms: 10,
+  enqueueP99Ms: 50,
+  chainEdgeP50Ms: 15,
+  fanOutWallMs: 2000,
+  parallelPeerWallMs: 800,
+  compressTimeVsPlainEncode: 4,
+} as const;
+
+export interface RunInfo {
+  /** ISO date and time (UTC, minutes) the run started. */
+  started: string;
+  machine: string;
+}
+
+/** The machine line of a section: what the figures depend on. */
+export function describeMachine(postgres: string): string {
+  const cpus = os.cpus();
+  const model = cpus[0]?.model?.replace(/\s+/g, ' ').trim() ?? 'unknown CPU';
+  const load = os.loadavg()[0]!.toFixed(2);
+  const seconds = process.env.KILN_BENCH_SECONDS ?? '3';
+  return `${os.platform()} ${os.arch()}, ${cpus.length} cores (${model}), ${Math.round(os.totalmem() / 2 ** 30)} GiB; Node ${process.version}; ${postgres}; load average ${load} at start; ${seconds} s rounds`;
+}
+
+const n = (x: number) => Math.round(x).toLocaleString('en-US');
+const met = (ok: boolean) => (ok ? 'met' : '**missed**');
+const cpu = (r: LoadResult) => (r.cpu ? `${r.cpu.node} / ${r.cpu.postgres ?? '?'} / ${r.cpu.loadGenerator}` : '—');
+const httpRow = (name: string, r: LoadResult, ratio: string, target: string, verdict: string) =>
+  `| ${name} | ${n(r.rps)} | ${r.p50} / ${r.p99} ms | ${cpu(r)} | ${ratio} | ${target} | ${verdict} |`;
+const HTTP_HEAD = [
+  '| route | req/s (median round) | p50 / p99 | CPU µs per request: server / Postgres / load generator | ratio to `select 1` (median of paired rounds) | target | |',
+  '|---|---|---|---|---|---|---|',
+];
+const rounds = (label: string, f: { rounds: number[] } | number[]) => `${label}: ${(Array.isArray(f) ? f : f.rounds).map(n).join(', ')}`;
+
+type Figures = Record<string, any>;
+
+function foundation(f: Figures): string[] {
+  const models = f.modelsRatio as number;
+  const usage = f.usageRatio as number;
+  return [
+    '## Foundation: HTTP routes against the `select 1` route',
+    '',
+    ...HTTP_HEAD,
+    httpRow('bare `select 1` route', f.select1, '—', '—', ''),
+    httpRow('`GET /models`', f.models, models.toFixed(2), `≥ ${TARGETS.modelsRatio}`, met(models >= TARGETS.modelsRatio)),
+    httpRow('`GET /usage`', f.usage, usage.toFixed(2), `≥ ${TARGETS.usageRatio}`, met(usage >= TARGETS.usageRatio)),
+    '',
+    `Rounds, req/s — ${rounds('select 1', f.rounds.select1)}; ${rounds('GET /models', f.rounds.models)}; ${rounds('GET /usage', f.rounds.usage)}.`,
+  ];
+}
+
+function generations(f: Figures): string[] {
+  const e = f.enqueueToProcessing;
+  return [
+    '## Generations',
+    '',
+    ...HTTP_HEAD,
+    httpRow('`POST /generations` (accepted)', f.post, f.postRatio.toFixed(2), `≥ ${TARGETS.postRatio}`, met(f.postRatio >= TARGETS.postRatio)),
+    httpRow('`GET /generations/{id}`', f.get, f.getRatio.toFixed(2), `≥ ${TARGETS.getGenerationRatio}`, met(f.getRatio >= TARGETS.getGenerationRatio)),
+    '',
+    `Rounds, req/s — ${rounds('select 1', f.rounds.select1BeforeGet)}; ${rounds('GET', f.rounds.get)}; ${rounds('select 1', f.rounds.select1BeforePost)}; ${rounds('POST', f.rounds.post)}.`,
+    '',
+    '| enqueue → `processing` (local provider, real worker) | measured | target | |',
+    '|---|---|---|---|',
+    `| ${e.n} generations at ${e.ratePerSecond ?? 50}/s | p50 ${e.p50} ms, p99 ${e.p99} ms, max ${e.max} ms | p50 ≤ ${TARGETS.enqueueP50Ms} ms, p99 ≤ ${TARGETS.enqueueP99Ms} ms | p50 ${met(e.p50 <= TARGETS.enqueueP50Ms)}, p99 ${met(e.p99 <= TARGETS.enqueueP99Ms)} |`,
+  ];
+}
+
+function workflows(f: Figures): string[] {
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  return [
+    '## Workflows',
+    '',
+    'A real worker in-process (worker concurrency 16, the account\'s parallel slots raised to 32); runs started over HTTP, completion observed in SQL.',
+    '',
+    '| benchmark | measured | target | |',
+    '|---|---|---|---|',
+    `| ${f.chain.nodes}-node chain (local provider): per-edge overhead, upstream settled → downstream started | p50 ${f.chain.edgeOverheadP50Ms} ms, p90 ${f.chain.edgeOverheadP90Ms} ms, max ${f.chain.edgeOverheadMaxMs} ms (wall ${s(f.chain.wallMs)}) | p50 ≤ ${TARGETS.chainEdgeP50Ms} ms | ${met(f.chain.edgeOverheadP50Ms <= TARGETS.chainEdgeP50Ms)} |`,
+    `| 1 → ${f.fanOut.nodes - 2} → 1 fan-out / fan-in (local provider), wall time | ${s(f.fanOut.wallMs)} (enqueue → completed ${s(f.fanOut.dbMs)}) | ≤ ${s(TARGETS.fanOutWallMs)} | ${met(f.fanOut.wallMs <= TARGETS.fanOutWallMs)} |`,
+    `| ${f.parallelPeer.nodes} independent nodes, each ${f.parallelPeer.delayMs} ms at a loopback OpenAI-compatible peer, wall time | ${s(f.parallelPeer.wallMs)} (enqueue → completed ${s(f.parallelPeer.dbMs)}) | ≤ ${s(TARGETS.parallelPeerWallMs)} | ${met(f.parallelPeer.wallMs <= TARGETS.parallelPeerWallMs)} |`,
+  ];
+}
+
+function images(f: Figures): string[] {
+  const c = f.convertMs;
+  const runs = f.compress as Array<Record<string, any>>;
+  const summary = f.compressSummary as Record<string, { meanFullEncodes: number; meanTimeVsPlainEncode: number; maxTimeVsPlainEncode: number }>;
+  const s = f.encoderSettings;
+  return [
+    '## Image transforms',
+    '',
+    `On a ${f.image}. Encoders: AVIF effort ${s.avifEffort} (compress searches at effort ${s.avifSearchEffort}), WebP effort ${s.webpEffort}, JPEG ${s.jpeg}, PNG ${s.png}.`,
+    '',
+    '| op | time |',
+    '|---|---|',
+    `| convert → jpeg / webp / avif / png | ${n(c.jpeg)} / ${n(c.webp)} / ${n(c.avif)} / ${n(c.png)} ms |`,
+    `| trim (100 px white frame) / nothing to cut | ${n(f.trimMs.framed)} / ${n(f.trimMs.nothingToCut)} ms |`,
+    '',
+    '| compress: format (targets) | mean full encodes | mean / max time vs one plain encode at the final quality | target | |',
+    '|---|---|---|---|---|',
+    ...Object.entries(summary).map(([format, v]) => {
+      const targets = runs.filter((r) => r.format === format).map((r) => `${Math.round(r.target / 1000)} kB`).join(', ');
+      return `| ${format} (${targets}) | ${v.meanFullEncodes} | ${v.meanTimeVsPlainEncode.toFixed(2)}× / ${v.maxTimeVsPlainEncode.toFixed(2)}× | ≤ ${TARGETS.compressTimeVsPlainEncode}× | ${met(v.maxTimeVsPlainEncode <= TARGETS.compressTimeVsPlainEncode)} |`;
+    }),
+    '',
+    `Results land at ${runs.map((r) => `${r.format} ${Math.round(r.target / 1000)} kB: ${Math.round(r.ofTarget * 100)} %`).join(', ')} of the target.`,
+  ];
+}
+
+const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images };
+
+/** One section's markdown, markers included. */
+export function renderSection(name: string, figures: Figures, run: RunInfo): string {
+  const body = RENDER[name]?.(figures) ?? [`## ${name}`, '', '```json', JSON.stringify(figures, null, 2), '```'];
+  const [title, ...rest] = body;
+  return [`<!-- bench:${name} -->`, title, '', `Measured ${run.started} UTC on ${run.machine}.`, ...rest, `<!-- /bench:${name} -->`].join('\n');
+}
+
+const SKELETON = `# Kiln benchmarks
+
+Written by \`npm run bench\` (\`test/bench/run.ts\`). Each section between \`<!-- bench:… -->\`
+markers is replaced by the run that measured it (\`KILN_BENCH_ONLY=…\` runs only some, and the
+foundation always); the rest of this file is kept as written.
+`;
+
+/** Replaces the sections this run measured in `text` (appending those it lacks) and returns it. */
+export function mergeSections(text: string, sections: Record<string, string>): string {
+  let out = text || SKELETON;
+  for (const name of [...SECTION_ORDER, ...Object.keys(sections)]) {
+    const section = sections[name];
+    if (section === undefined) continue;
+    const re = new RegExp(`<!-- bench:${name} -->[\\s\\S]*?<!-- /bench:${name} -->`);
+    // A function replacement: section text may contain `$` sequences.
+    out = re.test(out) ? out.replace(re, () => section) : `${out.trimEnd()}\n\n${section}\n`;
+  }
+  return out;
+}
+
+/** Writes the measured sections into BENCH.md, keeping the others. */
+export function writeBench(results: Record<string, Figures>, run: RunInfo, file = BENCH_FILE): string[] {
+  const sections = Object.fromEntries(Object.entries(results).map(([name, f]) => [name, renderSection(name, f, run)]));
+  const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  fs.writeFileSync(file, mergeSections(before, sections));
+  return Object.keys(sections);
+}
