@@ -137,7 +137,7 @@ create table kiln_private.generations (
   last_error text,
   reserved_micros bigint not null,
   cost_micros bigint,
-  charge_id uuid not null,
+  charge_id uuid,
   provider_request_id text,
   attempts integer default 0 not null,
   max_attempts integer not null,
@@ -148,11 +148,15 @@ create table kiln_private.generations (
   started_at timestamp with time zone,
   finished_at timestamp with time zone,
   updated_at timestamp with time zone default now() not null,
+  run_id uuid,
+  output_node_id text,
   constraint generations_pkey PRIMARY KEY (id),
   constraint generations_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint generations_charge_id_fkey FOREIGN KEY (charge_id) REFERENCES kiln_private.charges(id),
   constraint generations_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
+  constraint generations_run_id_fkey FOREIGN KEY (run_id) REFERENCES kiln_private.workflow_runs(id),
   constraint generations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint generations_charge_check CHECK (((charge_id IS NOT NULL) OR (run_id IS NOT NULL))),
   constraint generations_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (finished_at IS NOT NULL))),
   constraint generations_check1 CHECK (((status <> 'completed'::text) OR ((result IS NOT NULL) AND (cost_micros IS NOT NULL)))),
   constraint generations_check2 CHECK (((status <> 'failed'::text) OR (error IS NOT NULL))),
@@ -160,13 +164,17 @@ create table kiln_private.generations (
   constraint generations_max_attempts_check CHECK (((max_attempts >= 1) AND (max_attempts <= 100))),
   constraint generations_origin_check CHECK ((origin = ANY (ARRAY['api'::text, 'mcp'::text, 'app'::text, 'workflow'::text]))),
   constraint generations_reserved_micros_check CHECK ((reserved_micros >= 0)),
+  constraint generations_run_check CHECK ((((run_id IS NULL) = (output_node_id IS NULL)) AND ((run_id IS NULL) OR (origin = 'workflow'::text)))),
   constraint generations_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'completed'::text, 'failed'::text]))),
   constraint generations_type_check CHECK ((type = ANY (ARRAY['image'::text, 'code'::text])))
 );
 comment on table kiln_private.generations is 'Generation jobs: request, state, result, cost and the charge that bills them.';
+comment on column kiln_private.generations.run_id is 'For origin workflow: the run this generation is an output of.';
+comment on column kiln_private.generations.output_node_id is 'For origin workflow: the output node (of the run''s snapshot) it produces.';
 CREATE INDEX generations_account_created_idx ON kiln_private.generations USING btree (account_id, created_at);
 CREATE INDEX generations_active_idx ON kiln_private.generations USING btree (account_id, status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text]));
 CREATE INDEX generations_created_idx ON kiln_private.generations USING btree (created_at);
+CREATE UNIQUE INDEX generations_run_output_key ON kiln_private.generations USING btree (run_id, output_node_id) WHERE (run_id IS NOT NULL);
 
 create table kiln_private.identities (
   issuer text not null,
@@ -272,9 +280,18 @@ create table kiln_private.worker_heartbeats (
   pid integer,
   started_at timestamp with time zone default now() not null,
   last_seen timestamp with time zone default now() not null,
-  constraint worker_heartbeats_pkey PRIMARY KEY (worker_id)
+  lease_key integer,
+  pool_id text,
+  backend_pid integer,
+  constraint worker_heartbeats_pkey PRIMARY KEY (worker_id),
+  constraint worker_heartbeats_lease_key_key UNIQUE (lease_key),
+  constraint worker_heartbeats_pool_id_key UNIQUE (pool_id),
+  constraint worker_heartbeats_lease_key_check CHECK ((lease_key > 0))
 );
 comment on table kiln_private.worker_heartbeats is 'Liveness of graphile-worker pools (worker_id = the pool id jobs are locked by).';
+comment on column kiln_private.worker_heartbeats.lease_key is 'Key of the session-level advisory lock (pg_advisory_lock(1263094862, lease_key)) the worker process holds while alive; null for workers registered before leases.';
+comment on column kiln_private.worker_heartbeats.pool_id is 'The graphile-worker pool id the process''s jobs are locked_by (set once its pool exists).';
+comment on column kiln_private.worker_heartbeats.backend_pid is 'The Postgres backend (pg_stat_activity.pid) of the worker''s lease session.';
 
 create table kiln_private.workflow_run_outputs (
   run_id uuid not null,
@@ -288,36 +305,28 @@ create table kiln_private.workflow_run_outputs (
   pending_deps integer not null,
   dependents text[] default '{}'::text[] not null,
   status text not null,
-  waiting boolean default false not null,
-  attempts integer default 0 not null,
-  worker_id text,
-  job_id bigint,
-  charge_id uuid,
-  reserved_micros bigint,
   cost_micros bigint,
   result jsonb,
   error text,
-  last_error text,
-  provider_request_id text,
   started_at timestamp with time zone,
   finished_at timestamp with time zone,
   updated_at timestamp with time zone default now() not null,
+  generation_id uuid,
   constraint workflow_run_outputs_pkey PRIMARY KEY (run_id, output_node_id),
+  constraint workflow_run_outputs_generation_id_key UNIQUE (generation_id),
   constraint workflow_run_outputs_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
-  constraint workflow_run_outputs_charge_id_fkey FOREIGN KEY (charge_id) REFERENCES kiln_private.charges(id),
+  constraint workflow_run_outputs_generation_id_fkey FOREIGN KEY (generation_id) REFERENCES kiln_private.generations(id),
   constraint workflow_run_outputs_run_id_fkey FOREIGN KEY (run_id) REFERENCES kiln_private.workflow_runs(id) ON DELETE CASCADE,
   constraint workflow_run_outputs_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text, 'skipped'::text, 'abandoned'::text])) = (finished_at IS NOT NULL))),
   constraint workflow_run_outputs_check1 CHECK (((status <> 'completed'::text) OR ((result IS NOT NULL) AND (cost_micros IS NOT NULL)))),
   constraint workflow_run_outputs_check2 CHECK (((status <> 'failed'::text) OR (error IS NOT NULL))),
   constraint workflow_run_outputs_cost_micros_check CHECK ((cost_micros >= 0)),
   constraint workflow_run_outputs_pending_deps_check CHECK ((pending_deps >= 0)),
-  constraint workflow_run_outputs_reserved_micros_check CHECK ((reserved_micros >= 0)),
   constraint workflow_run_outputs_status_check CHECK ((status = ANY (ARRAY['waiting'::text, 'queued'::text, 'running'::text, 'completed'::text, 'failed'::text, 'skipped'::text, 'abandoned'::text]))),
   constraint workflow_run_outputs_type_check CHECK ((type = ANY (ARRAY['image'::text, 'code'::text, 'screen'::text, 'design'::text, 'video'::text])))
 );
-comment on table kiln_private.workflow_run_outputs is 'One row per prompt → output edge of a run: its execution state (dependency count, lease, charge) and its result.';
-CREATE INDEX workflow_run_outputs_running_idx ON kiln_private.workflow_run_outputs USING btree (account_id) WHERE (status = 'running'::text);
-CREATE INDEX workflow_run_outputs_waiting_idx ON kiln_private.workflow_run_outputs USING btree (account_id, updated_at) WHERE waiting;
+comment on table kiln_private.workflow_run_outputs is 'One row per prompt → output edge of a run: its place in the DAG (refs, pending dependencies, dependents), its generation and its recorded outcome.';
+comment on column kiln_private.workflow_run_outputs.generation_id is 'The generation that produces this output (null only for skipped video outputs).';
 
 create table kiln_private.workflow_runs (
   id uuid default gen_random_uuid() not null,
@@ -542,6 +551,16 @@ end;
 $function$;
 comment on function kiln.add_workspace_member(uuid,uuid,text) is 'Adds (or re-adds) a member with a role.';
 
+CREATE OR REPLACE FUNCTION kiln.attach_worker_pool(p_worker_id text, p_pool_id text)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  update kiln_private.worker_heartbeats set pool_id = p_pool_id, last_seen = now() where worker_id = p_worker_id;
+$function$;
+comment on function kiln.attach_worker_pool(text,text) is 'Records the graphile-worker pool id (what jobs are locked_by) of a registered worker.';
+
 CREATE OR REPLACE FUNCTION kiln.authorize_request(p_key_hash bytea, p_scope text, p_bucket text, p_bucket_rpm integer)
  RETURNS kiln.request_auth
  LANGUAGE sql
@@ -692,6 +711,37 @@ end;
 $function$;
 comment on function kiln.authorize_requests(bytea[],text[],text[],integer[],boolean[]) is 'Authenticates a batch of API keys by SHA-256 hash, checks scopes and applies GCRA rate limits (the key''s custom rpm bucket and the endpoint bucket; all or none per request) in arrival order, in one transaction; optionally returns the GET /usage body. Batches whose buckets are independent are decided by one upsert; the rest by kiln_private.authorize_batch_locked.';
 
+CREATE OR REPLACE FUNCTION kiln.beat_worker(p_worker_id text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.worker_heartbeats;
+begin
+  update kiln_private.worker_heartbeats set last_seen = now() where worker_id = p_worker_id
+    returning * into v_row;
+  if not found then
+    return false;
+  end if;
+  -- graphile-worker unlocks any job locked for 4 hours, live worker or not: keep a live
+  -- worker's locks fresh so a slow provider call is never run twice.
+  if v_row.pool_id is not null then
+    update graphile_worker._private_jobs set locked_at = now()
+      where locked_by = v_row.pool_id and locked_at < now() - interval '1 hour';
+  end if;
+  -- Called on the lease connection: false when this session no longer holds the lease (the
+  -- connection was replaced), so the worker stops running jobs under it.
+  return exists (
+    select 1 from pg_locks l
+    where l.locktype = 'advisory' and l.granted and l.pid = pg_backend_pid()
+      and l.database = (select oid from pg_database where datname = current_database())
+      and l.classid = 1263094862::oid and l.objid = v_row.lease_key::oid and l.objsubid = 2);
+end;
+$function$;
+comment on function kiln.beat_worker(text) is 'A registered worker''s heartbeat, on its lease connection: records it, refreshes its job locks, and returns whether this session still holds the lease.';
+
 CREATE OR REPLACE FUNCTION kiln.beat_worker(p_worker_id text, p_hostname text, p_pid integer)
  RETURNS void
  LANGUAGE plpgsql
@@ -718,13 +768,21 @@ CREATE OR REPLACE FUNCTION kiln.complete_generation(p_id uuid, p_result jsonb, p
 AS $function$
 declare
   v_gen kiln_private.generations;
+  v_run kiln_private.workflow_runs;
+  v_out kiln_private.workflow_run_outputs;
   v_charge kiln_private.charges;
+  v_run_id uuid;
+  v_ready uuid[];
 begin
-  select * into v_gen from kiln_private.generations where id = p_id for update;
+  select run_id into v_run_id from kiln_private.generations where id = p_id;
   if not found then
     raise exception 'generation not found' using errcode = 'KN001';
   end if;
-  if v_gen.status in ('completed', 'failed') then
+  if v_run_id is not null then
+    select * into v_run from kiln_private.workflow_runs where id = v_run_id for update;
+  end if;
+  select * into v_gen from kiln_private.generations where id = p_id for update;
+  if v_gen.status in ('completed', 'failed') or v_gen.charge_id is null then
     -- Idempotent: a duplicated or retried job finds the first result in place.
     return json_build_object('applied', false, 'status', v_gen.status, 'cost_micros', v_gen.cost_micros);
   end if;
@@ -738,61 +796,35 @@ begin
         finished_at = now(),
         updated_at = now()
     where id = p_id;
+
+  if v_run_id is not null then
+    -- The run records the output; its dependents lose one pending dependency and those reaching
+    -- zero are queued, all in this transaction.
+    update kiln_private.workflow_run_outputs
+      set status = 'completed', result = p_result || jsonb_build_object('type', type),
+          cost_micros = coalesce(v_charge.settled_micros, 0), finished_at = clock_timestamp(), updated_at = now()
+      where run_id = v_run_id and output_node_id = v_gen.output_node_id
+      returning * into v_out;
+    if v_run.status in ('pending', 'running') and cardinality(v_out.dependents) > 0 then
+      with dec as (
+        update kiln_private.workflow_run_outputs
+          set pending_deps = pending_deps - 1,
+              status = case when pending_deps = 1 then 'queued' else status end,
+              updated_at = now()
+          where run_id = v_run_id and output_node_id = any (v_out.dependents) and status = 'waiting'
+          returning generation_id, status, ordinal
+      )
+      select array_agg(generation_id order by ordinal) filter (where status = 'queued') into v_ready from dec;
+      perform kiln_private.enqueue_generations(v_ready, v_run.max_attempts);
+    end if;
+    perform kiln_private.note_workflow_progress(v_run_id, 1);
+  end if;
   perform kiln_private.nudge_waiting_generation(v_gen.account_id);
-  return json_build_object('applied', true, 'status', 'completed', 'cost_micros', v_charge.settled_micros);
+  return json_build_object('applied', true, 'status', 'completed', 'cost_micros', v_charge.settled_micros,
+                           'queued', coalesce(cardinality(v_ready), 0));
 end;
 $function$;
-comment on function kiln.complete_generation(uuid,jsonb,bigint,text) is 'Stores the result and settles the charge at the actual cost (clamped to the reservation) in one call. Idempotent: only the first completion of a generation applies.';
-
-CREATE OR REPLACE FUNCTION kiln.complete_workflow_output(p_run_id uuid, p_output_id text, p_result jsonb, p_cost_micros bigint, p_provider_request_id text)
- RETURNS json
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-declare
-  v_run kiln_private.workflow_runs;
-  v_out kiln_private.workflow_run_outputs;
-  v_charge kiln_private.charges;
-  v_ready text[];
-begin
-  select * into v_run from kiln_private.workflow_runs where id = p_run_id for update;
-  select * into v_out from kiln_private.workflow_run_outputs
-    where run_id = p_run_id and output_node_id = p_output_id for update;
-  if not found then
-    raise exception 'workflow output not found' using errcode = 'KN001';
-  end if;
-  if v_out.status not in ('running', 'queued') or v_out.charge_id is null then
-    -- Idempotent: a duplicated or retried job finds the first outcome in place.
-    return json_build_object('applied', false, 'status', v_out.status);
-  end if;
-  v_charge := kiln.settle_charge(v_out.charge_id, p_cost_micros);
-  update kiln_private.workflow_run_outputs
-    set status = 'completed', result = p_result, cost_micros = coalesce(v_charge.settled_micros, 0),
-        provider_request_id = left(p_provider_request_id, 200), waiting = false,
-        finished_at = clock_timestamp(), updated_at = now()
-    where run_id = p_run_id and output_node_id = p_output_id;
-
-  if v_run.status in ('pending', 'running') and cardinality(v_out.dependents) > 0 then
-    -- Every dependent loses one pending dependency; those reaching zero are queued, all in this transaction.
-    with dec as (
-      update kiln_private.workflow_run_outputs
-        set pending_deps = pending_deps - 1,
-            status = case when pending_deps = 1 then 'queued' else status end,
-            updated_at = now()
-        where run_id = p_run_id and output_node_id = any (v_out.dependents) and status = 'waiting'
-        returning output_node_id, status, ordinal
-    )
-    select array_agg(output_node_id order by ordinal) filter (where status = 'queued') into v_ready from dec;
-    perform kiln_private.enqueue_workflow_outputs(p_run_id, v_ready, v_run.max_attempts);
-  end if;
-
-  perform kiln_private.note_workflow_progress(p_run_id, 1);
-  perform kiln_private.wake_workflow_output(v_out.account_id);
-  return json_build_object('applied', true, 'cost_micros', v_charge.settled_micros, 'queued', coalesce(cardinality(v_ready), 0));
-end;
-$function$;
-comment on function kiln.complete_workflow_output(uuid,text,jsonb,bigint,text) is 'Settles an output at its actual cost, records its result, decrements its dependents and queues those that reach zero, in one call. Idempotent: only the first completion applies.';
+comment on function kiln.complete_generation(uuid,jsonb,bigint,text) is 'Stores the result and settles the charge at the actual cost (clamped to the reservation) in one call; for a run output also records it on the run, decrements its dependents and queues those ready. Idempotent: only the first completion of a generation applies.';
 
 CREATE OR REPLACE FUNCTION kiln.consume_account_rate_limit(p_account_id uuid, p_bucket text, p_rpm integer)
  RETURNS integer
@@ -1047,34 +1079,16 @@ begin
     where id = p_id and status = 'processing' and worker_id = p_worker_id and job_id = p_job_id
     returning * into v_gen;
   if found then
+    if v_gen.run_id is not null then
+      update kiln_private.workflow_run_outputs set status = 'queued', updated_at = now()
+        where run_id = v_gen.run_id and output_node_id = v_gen.output_node_id and status = 'running';
+    end if;
     perform kiln_private.nudge_waiting_generation(v_gen.account_id);
   end if;
   return v_gen;
 end;
 $function$;
-comment on function kiln.defer_generation(uuid,text,bigint,text) is 'A transient failure: back to pending (freeing the slot) until the job''s retry. Only the lease holder may defer.';
-
-CREATE OR REPLACE FUNCTION kiln.defer_workflow_output(p_run_id uuid, p_output_id text, p_worker_id text, p_job_id bigint, p_error text)
- RETURNS json
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-declare
-  v_account uuid;
-begin
-  update kiln_private.workflow_run_outputs
-    set status = 'queued', worker_id = null, job_id = null, last_error = left(p_error, 1000), updated_at = now()
-    where run_id = p_run_id and output_node_id = p_output_id and status = 'running'
-      and worker_id = p_worker_id and job_id = p_job_id
-    returning account_id into v_account;
-  if found then
-    perform kiln_private.wake_workflow_output(v_account);
-  end if;
-  return json_build_object('applied', found);
-end;
-$function$;
-comment on function kiln.defer_workflow_output(uuid,text,text,bigint,text) is 'A transient failure: back to queued (freeing the slot, keeping the reservation) until the job''s retry. Only the lease holder may defer.';
+comment on function kiln.defer_generation(uuid,text,bigint,text) is 'A transient failure: back to pending (freeing the slot, keeping any reservation) until the job''s retry. Only the lease holder may defer.';
 
 CREATE OR REPLACE FUNCTION kiln.ensure_secret(p_name text, p_candidate bytea)
  RETURNS bytea
@@ -1113,21 +1127,21 @@ begin
   end if;
   if clock_timestamp() < v_run.deadline then
     -- Too early (e.g. a rescheduled check): look again at the deadline.
-    perform graphile_worker.add_job('workflow__run_node', json_build_object('run', p_run_id, 'deadline', true),
-                                    run_at => v_run.deadline, job_key => kiln_private.workflow_job_key(p_run_id, null), max_attempts => 10);
+    perform kiln_private.schedule_run_deadline(p_run_id, v_run.deadline);
     return json_build_object('open', true);
   end if;
 
   -- Outputs ready to run but never started within the window fail; the run fails with them.
   for v_late in
-    select output_node_id, prompt_node_id from kiln_private.workflow_run_outputs
-      where run_id = p_run_id and status = 'queued' and attempts = 0
-      order by ordinal
+    select o.output_node_id, o.prompt_node_id, o.generation_id from kiln_private.workflow_run_outputs o
+      where o.run_id = p_run_id and o.status = 'queued' and o.started_at is null
+      order by o.ordinal
       for update
   loop
     v_first := coalesce(v_first, format('prompt "%s" → output "%s"', left(v_late.prompt_node_id, 200), left(v_late.output_node_id, 200)));
+    perform kiln_private.end_generation(v_late.generation_id, format('not started within the run''s %s-second window', v_run.window_seconds));
     update kiln_private.workflow_run_outputs
-      set status = 'failed', waiting = false, finished_at = clock_timestamp(), updated_at = now(),
+      set status = 'failed', finished_at = clock_timestamp(), updated_at = now(),
           error = format('not started within the run''s %s-second window', v_run.window_seconds)
       where run_id = p_run_id and output_node_id = v_late.output_node_id;
     v_late_n := v_late_n + 1;
@@ -1145,26 +1159,24 @@ begin
 
   -- Outputs that no job can finish any more (e.g. a worker died during a final attempt): fail them.
   for v_stuck in
-    select o.output_node_id from kiln_private.workflow_run_outputs o
+    select g.id from kiln_private.workflow_run_outputs o
+      join kiln_private.generations g on g.id = o.generation_id
       where o.run_id = p_run_id and o.status in ('queued', 'running')
-        and (o.worker_id is null or not kiln_private.worker_alive(o.worker_id, p_stale_seconds))
+        and (g.worker_id is null or not kiln_private.worker_alive(g.worker_id, p_stale_seconds))
         and not exists (
           select 1 from graphile_worker._private_jobs j
-            where j.key = kiln_private.workflow_job_key(p_run_id, o.output_node_id)
-              and (j.locked_at is not null or j.attempts < j.max_attempts))
+            where j.key = g.id::text and (j.locked_at is not null or j.attempts < j.max_attempts))
         and not exists (
-          select 1 from graphile_worker._private_jobs j where j.id = o.job_id and j.locked_by is not null)
+          select 1 from graphile_worker._private_jobs j where j.id = g.job_id and j.locked_by is not null)
   loop
-    perform kiln.fail_workflow_output(p_run_id, v_stuck.output_node_id, 'the output could not be completed; nothing was charged');
+    perform kiln.fail_generation(v_stuck.id, 'the output could not be completed; nothing was charged');
     v_stuck_n := v_stuck_n + 1;
   end loop;
 
   select * into v_run from kiln_private.workflow_runs where id = p_run_id;
   if v_run.settled + v_run.abandoned < v_run.total then
     -- Outputs still in flight: check again later (a dead worker's outputs are then taken over or failed).
-    perform graphile_worker.add_job('workflow__run_node', json_build_object('run', p_run_id, 'deadline', true),
-                                    run_at => now() + make_interval(secs => greatest(p_stale_seconds, 5)),
-                                    job_key => kiln_private.workflow_job_key(p_run_id, null), max_attempts => 10);
+    perform kiln_private.schedule_run_deadline(p_run_id, now() + make_interval(secs => greatest(p_stale_seconds, 5)));
   end if;
   return json_build_object('open', v_run.settled + v_run.abandoned < v_run.total, 'late', v_late_n, 'stuck', v_stuck_n);
 end;
@@ -1179,64 +1191,36 @@ CREATE OR REPLACE FUNCTION kiln.fail_generation(p_id uuid, p_error text)
 AS $function$
 declare
   v_gen kiln_private.generations;
+  v_out kiln_private.workflow_run_outputs;
+  v_run_id uuid;
+  v_error text := left(coalesce(nullif(p_error, ''), 'generation failed'), 1000);
 begin
-  select * into v_gen from kiln_private.generations where id = p_id for update;
+  select run_id into v_run_id from kiln_private.generations where id = p_id;
   if not found then
     raise exception 'generation not found' using errcode = 'KN001';
   end if;
-  if v_gen.status in ('completed', 'failed') then
+  if v_run_id is not null then
+    perform 1 from kiln_private.workflow_runs where id = v_run_id for update;
+  end if;
+  select * into v_gen from kiln_private.generations where id = p_id for update;
+  if not kiln_private.end_generation(p_id, v_error) then
     return json_build_object('applied', false, 'status', v_gen.status);
   end if;
-  perform kiln.release_charge(v_gen.charge_id);
-  update kiln_private.generations
-    set status = 'failed',
-        error = left(coalesce(nullif(p_error, ''), 'generation failed'), 1000),
-        waiting = false,
-        finished_at = now(),
-        updated_at = now()
-    where id = p_id;
+  if v_run_id is not null then
+    -- The run fails at its first failed output; what has not started is abandoned.
+    update kiln_private.workflow_run_outputs
+      set status = 'failed', error = v_error, finished_at = clock_timestamp(), updated_at = now()
+      where run_id = v_run_id and output_node_id = v_gen.output_node_id
+      returning * into v_out;
+    perform kiln_private.fail_workflow_run(v_run_id,
+      format('output "%s" of prompt "%s" failed: %s', left(v_out.output_node_id, 200), left(v_out.prompt_node_id, 200), v_error));
+    perform kiln_private.note_workflow_progress(v_run_id, 1);
+  end if;
   perform kiln_private.nudge_waiting_generation(v_gen.account_id);
   return json_build_object('applied', true, 'status', 'failed');
 end;
 $function$;
-comment on function kiln.fail_generation(uuid,text) is 'Fails a generation with a client-safe message and releases its reservation in one call. Idempotent.';
-
-CREATE OR REPLACE FUNCTION kiln.fail_workflow_output(p_run_id uuid, p_output_id text, p_error text)
- RETURNS json
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-declare
-  v_run kiln_private.workflow_runs;
-  v_out kiln_private.workflow_run_outputs;
-  v_error text := left(coalesce(nullif(p_error, ''), 'generation failed'), 1000);
-begin
-  select * into v_run from kiln_private.workflow_runs where id = p_run_id for update;
-  select * into v_out from kiln_private.workflow_run_outputs
-    where run_id = p_run_id and output_node_id = p_output_id for update;
-  if not found then
-    raise exception 'workflow output not found' using errcode = 'KN001';
-  end if;
-  if v_out.status not in ('running', 'queued', 'waiting') then
-    return json_build_object('applied', false, 'status', v_out.status);
-  end if;
-  if v_out.charge_id is not null then
-    perform kiln.release_charge(v_out.charge_id);
-  end if;
-  update kiln_private.workflow_run_outputs
-    set status = 'failed', error = v_error, waiting = false, finished_at = clock_timestamp(), updated_at = now()
-    where run_id = p_run_id and output_node_id = p_output_id;
-  perform kiln_private.fail_workflow_run(p_run_id,
-    format('output "%s" of prompt "%s" failed: %s', left(p_output_id, 200), left(v_out.prompt_node_id, 200), v_error));
-  perform kiln_private.note_workflow_progress(p_run_id, 1);
-  if v_out.status = 'running' then
-    perform kiln_private.wake_workflow_output(v_out.account_id);
-  end if;
-  return json_build_object('applied', true);
-end;
-$function$;
-comment on function kiln.fail_workflow_output(uuid,text,text) is 'Fails an output with a client-safe message and releases its reservation; the run fails at its first failed output and its not-started outputs are abandoned. Idempotent.';
+comment on function kiln.fail_generation(uuid,text) is 'Fails a generation with a client-safe message and releases its reservation in one call; a run output also fails its run (not-started outputs are abandoned). Idempotent.';
 
 CREATE OR REPLACE FUNCTION kiln.get_generation(p_account_id uuid, p_id uuid, p_origins text[])
  RETURNS json
@@ -1336,7 +1320,7 @@ AS $function$
     -- Past its window with outputs never started: the reader runs the window check first.
     'expired', r.status in ('pending', 'running') and now() > r.deadline and exists (
       select 1 from kiln_private.workflow_run_outputs o
-      where o.run_id = r.id and (o.status = 'waiting' or (o.status = 'queued' and o.attempts = 0))),
+      where o.run_id = r.id and (o.status = 'waiting' or (o.status = 'queued' and o.started_at is null))),
     'results', (
       select coalesce(json_agg(json_build_object(
                'promptNodeId', o.prompt_node_id,
@@ -1475,6 +1459,32 @@ end;
 $function$;
 comment on function kiln.put_object(text,uuid,bytea,text,text,integer,integer,text) is 'Stores an image under a new path (never overwrites). Raises KC001 when the path is taken, KI001 for a bad path or metadata.';
 
+CREATE OR REPLACE FUNCTION kiln.register_worker(p_hostname text, p_pid integer)
+ RETURNS text
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_key int;
+  v_id text;
+begin
+  -- Session-level, deliberately: the lock outlives this call and dies with the session.
+  loop
+    v_key := 1 + floor(random() * 2147483646)::int;
+    exit when pg_try_advisory_lock(1263094862, v_key);
+  end loop;
+  v_id := 'lease-' || v_key;
+  insert into kiln_private.worker_heartbeats (worker_id, hostname, pid, lease_key, backend_pid)
+    values (v_id, left(p_hostname, 200), p_pid, v_key, pg_backend_pid())
+    on conflict (worker_id) do update
+      set hostname = excluded.hostname, pid = excluded.pid, backend_pid = excluded.backend_pid, pool_id = null,
+          started_at = now(), last_seen = now();
+  return v_id;
+end;
+$function$;
+comment on function kiln.register_worker(text,integer) is 'Gives a worker process its lease: takes a session-level advisory lock on the calling connection (which must stay open while the worker runs) and registers it. Returns the worker id that jobs are leased to.';
+
 CREATE OR REPLACE FUNCTION kiln.release_charge(p_charge_id uuid)
  RETURNS kiln_private.charges
  LANGUAGE plpgsql
@@ -1590,37 +1600,34 @@ end;
 $function$;
 comment on function kiln.reserve_budget(uuid,uuid,uuid,text,text,bigint,uuid,uuid,text) is 'Reserves the worst-case cost on the personal pool or, for workspace-bound calls, the Team pool. Raises KQ001 (blocked tier or budget exhausted) or KP001 (plan not active, or caller left the workspace).';
 
-CREATE OR REPLACE FUNCTION kiln.reserve_workflow_output(p_run_id uuid, p_output_id text, p_amount_micros bigint)
+CREATE OR REPLACE FUNCTION kiln.reserve_generation(p_id uuid, p_amount_micros bigint)
  RETURNS json
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
-  v_run kiln_private.workflow_runs;
-  v_out kiln_private.workflow_run_outputs;
+  v_gen kiln_private.generations;
   v_charge kiln_private.charges;
 begin
-  select * into v_run from kiln_private.workflow_runs where id = p_run_id;
-  select * into v_out from kiln_private.workflow_run_outputs
-    where run_id = p_run_id and output_node_id = p_output_id for update;
-  if not found or v_out.status <> 'running' then
+  select * into v_gen from kiln_private.generations where id = p_id for update;
+  if not found or v_gen.status <> 'processing' then
     return json_build_object('ok', false);
   end if;
-  if v_out.charge_id is not null then
+  if v_gen.charge_id is not null then
     -- Idempotent: a retry or takeover keeps the first reservation.
-    return json_build_object('ok', true, 'reserved_micros', v_out.reserved_micros);
+    return json_build_object('ok', true, 'reserved_micros', v_gen.reserved_micros);
   end if;
   -- Raises KQ001 / KP001 when the budget cannot cover the worst case.
-  v_charge := kiln.reserve_budget(v_run.account_id, v_run.workspace_id, v_run.key_id, v_out.spec->'model'->>'id', 'workflow',
-                                  p_amount_micros, null, p_run_id, p_output_id);
-  update kiln_private.workflow_run_outputs
+  v_charge := kiln.reserve_budget(v_gen.account_id, v_gen.workspace_id, v_gen.key_id, v_gen.model_id, v_gen.origin,
+                                  p_amount_micros, v_gen.id, v_gen.run_id, v_gen.output_node_id);
+  update kiln_private.generations
     set charge_id = v_charge.id, reserved_micros = v_charge.reserved_micros, updated_at = now()
-    where run_id = p_run_id and output_node_id = p_output_id;
+    where id = p_id;
   return json_build_object('ok', true, 'reserved_micros', v_charge.reserved_micros);
 end;
 $function$;
-comment on function kiln.reserve_workflow_output(uuid,text,bigint) is 'Reserves the worst-case cost of a running output once (idempotent) on the run''s budget pool; raises KQ001 or KP001 when it cannot.';
+comment on function kiln.reserve_generation(uuid,bigint) is 'Reserves the worst-case cost of a processing generation created without a reservation (a run output, priced once its inputs are known) on its budget pool, once (idempotent). Raises KQ001 or KP001 when the budget cannot cover it.';
 
 CREATE OR REPLACE FUNCTION kiln.resolve_identity(p_issuer text, p_subject text, p_email text, p_email_verified boolean, p_auto_link boolean)
  RETURNS TABLE(account_id uuid, workspace_id uuid, linked_now boolean)
@@ -1665,13 +1672,20 @@ comment on function kiln.resolve_identity(text,text,text,boolean,boolean) is 'Th
 
 CREATE OR REPLACE FUNCTION kiln.retire_worker(p_worker_id text)
  RETURNS void
- LANGUAGE sql
+ LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  delete from kiln_private.worker_heartbeats where worker_id = p_worker_id;
+declare
+  v_key int;
+begin
+  delete from kiln_private.worker_heartbeats where worker_id = p_worker_id returning lease_key into v_key;
+  if v_key is not null then
+    perform pg_advisory_unlock(1263094862, v_key); -- false (and harmless) on another session
+  end if;
+end;
 $function$;
-comment on function kiln.retire_worker(text) is 'Forgets a worker pool that shut down cleanly.';
+comment on function kiln.retire_worker(text) is 'Forgets a worker that shut down cleanly (and lets go of its lease on this session).';
 
 CREATE OR REPLACE FUNCTION kiln.revoke_api_key(p_key_id uuid)
  RETURNS kiln_private.api_keys
@@ -1772,45 +1786,64 @@ CREATE OR REPLACE FUNCTION kiln.start_generation(p_id uuid, p_worker_id text, p_
 AS $function$
 declare
   v_gen kiln_private.generations;
+  v_run kiln_private.workflow_runs;
+  v_out kiln_private.workflow_run_outputs;
   v_account kiln_private.accounts;
+  v_run_id uuid;
   v_slots int;
-  v_busy int;
+  v_n int;
 begin
-  select * into v_gen from kiln_private.generations where id = p_id for update;
+  select run_id into v_run_id from kiln_private.generations where id = p_id;
   if not found then
     return json_build_object('outcome', 'missing');
   end if;
+  if v_run_id is not null then
+    select * into v_run from kiln_private.workflow_runs where id = v_run_id for update;
+  end if;
+  select * into v_gen from kiln_private.generations where id = p_id for update;
   if v_gen.status in ('completed', 'failed') then
     return json_build_object('outcome', 'done', 'status', v_gen.status);
+  end if;
+  if v_run_id is not null then
+    select * into v_out from kiln_private.workflow_run_outputs
+      where run_id = v_run_id and output_node_id = v_gen.output_node_id for update;
+    if v_out.status = 'waiting' then
+      return json_build_object('outcome', 'not_ready'); -- a stray job: its upstream will enqueue it
+    end if;
   end if;
 
   if v_gen.status = 'processing' then
     if v_gen.worker_id = p_worker_id and v_gen.job_id = p_job_id then
       null; -- the same job again (cannot normally happen): carry on
-    elsif v_gen.worker_id is not null
-          and exists (select 1 from graphile_worker._private_jobs j
-                      where j.id = v_gen.job_id and j.locked_by = v_gen.worker_id)
-          -- A lease younger than the stale window counts as live too: a pool may start its
-          -- first job just before its first heartbeat lands.
-          and (v_gen.updated_at > now() - make_interval(secs => p_stale_seconds)
-               or kiln_private.worker_alive(v_gen.worker_id, p_stale_seconds)) then
+    elsif kiln_private.lease_held(v_gen.worker_id, v_gen.job_id, p_stale_seconds) then
       -- A live worker is running it, however slowly: never run it twice.
       return json_build_object('outcome', 'busy');
     end if;
     -- Otherwise its worker died (or let go of the job): take it over; the slot is already held.
   else
+    if v_run_id is not null then
+      if v_run.status in ('completed', 'failed') then
+        v_n := kiln_private.abandon_workflow_outputs(v_run_id, array[v_gen.output_node_id]);
+        update kiln_private.workflow_runs set abandoned = abandoned + v_n where id = v_run_id;
+        perform kiln_private.note_workflow_progress(v_run_id, 0);
+        return json_build_object('outcome', 'done', 'status', 'abandoned');
+      end if;
+      if v_gen.attempts = 0 and clock_timestamp() > v_run.deadline then
+        perform kiln.expire_workflow_run(v_run_id, p_stale_seconds);
+        return json_build_object('outcome', 'done', 'status', 'failed');
+      end if;
+    end if;
     -- pending: take one of the account's parallel slots, or wait for one. Serialised per account.
     perform pg_advisory_xact_lock(hashtextextended('kiln.slots:' || v_gen.account_id::text, 0));
     select * into v_account from kiln_private.accounts where id = v_gen.account_id;
     if v_account.tier = 'blocked' then
-      perform kiln.fail_generation(p_id, 'this account cannot run generations');
+      perform kiln.fail_generation(p_id, case when v_run_id is null then 'this account cannot run generations'
+                                              else 'insufficient_quota: this account cannot run generations' end);
       return json_build_object('outcome', 'done', 'status', 'failed');
     end if;
     select coalesce(v_account.parallel_slots, t.parallel_slots) into v_slots
       from kiln_private.tiers t where t.tier = v_account.tier;
-    -- Slots are shared with workflow outputs (kiln_private.busy_slots, defined with workflows).
-    v_busy := kiln_private.busy_slots(v_gen.account_id);
-    if v_busy >= v_slots then
+    if kiln_private.busy_slots(v_gen.account_id) >= v_slots then
       -- Never rejected: wait pending and look again later (or sooner, when a slot frees).
       update kiln_private.generations set waiting = true, updated_at = now() where id = p_id;
       perform graphile_worker.add_job('generation__run', json_build_object('id', p_id),
@@ -1831,6 +1864,14 @@ begin
         updated_at = now()
     where id = p_id
     returning * into v_gen;
+  if v_run_id is not null then
+    update kiln_private.workflow_run_outputs
+      set status = 'running', started_at = coalesce(started_at, clock_timestamp()), updated_at = now()
+      where run_id = v_run_id and output_node_id = v_gen.output_node_id;
+    if v_run.status = 'pending' then
+      update kiln_private.workflow_runs set status = 'running', started_at = clock_timestamp(), updated_at = now() where id = v_run_id;
+    end if;
+  end if;
   return json_build_object(
     'outcome', 'run',
     'attempt', v_gen.attempts,
@@ -1839,10 +1880,18 @@ begin
     'type', v_gen.type,
     'model_id', v_gen.model_id,
     'request', v_gen.request,
-    'reserved_micros', v_gen.reserved_micros);
+    'reserved', v_gen.charge_id is not null,
+    'reserved_micros', v_gen.reserved_micros,
+    'run_id', v_run_id,
+    'output_node_id', v_gen.output_node_id,
+    -- A run output reads the results of the outputs it depends on.
+    'upstream', case when v_run_id is not null then (
+      select coalesce(json_object_agg(u.output_node_id, u.result), '{}'::json)
+      from kiln_private.workflow_run_outputs u
+      where u.run_id = v_run_id and u.output_node_id = any (v_out.refs) and u.status = 'completed') end);
 end;
 $function$;
-comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer) is 'Moves a generation to processing for a worker''s job, respecting the account''s parallel slots (outcome run), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), done (already settled), missing.';
+comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer) is 'Moves a generation (any origin) to processing for a worker''s job, respecting the account''s parallel slots and, for a run output, its run (outcome run, with the request and, for a run output, its upstream results), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), done (already settled, abandoned or expired), not_ready (a run output whose inputs are not settled), missing.';
 
 CREATE OR REPLACE FUNCTION kiln.start_generations(p_key_hashes bytea[], p_origin text, p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer)
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, retry_after integer, id uuid, error_code text, error_message text)
@@ -2026,101 +2075,6 @@ end;
 $function$;
 comment on function kiln.start_generations(bytea[],text,text[],text[],bigint[],jsonb[],bigint[],integer) is 'POST /generations for up to 50 requests in one transaction: authenticates each key (write scope, the key''s own rpm), then checks the model, reserves the worst-case cost, inserts the generation and queues generation__run. Each row carries its authorization status and either the new id or its own business error (KI001, KQ001, KP001, KS001); the others still commit. Pools that cannot take the batch''s total are decided request by request.';
 
-CREATE OR REPLACE FUNCTION kiln.start_workflow_output(p_run_id uuid, p_output_id text, p_worker_id text, p_job_id bigint, p_stale_seconds integer, p_wait_ms integer)
- RETURNS json
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-declare
-  v_run kiln_private.workflow_runs;
-  v_out kiln_private.workflow_run_outputs;
-  v_account kiln_private.accounts;
-  v_slots int;
-  v_now timestamptz := clock_timestamp();
-  v_n int;
-begin
-  -- Lock order everywhere: run, then its outputs.
-  select * into v_run from kiln_private.workflow_runs where id = p_run_id for update;
-  if not found then
-    return json_build_object('outcome', 'missing');
-  end if;
-  select * into v_out from kiln_private.workflow_run_outputs
-    where run_id = p_run_id and output_node_id = p_output_id for update;
-  if not found then
-    return json_build_object('outcome', 'missing');
-  end if;
-  if v_out.status in ('completed', 'failed', 'skipped', 'abandoned') then
-    return json_build_object('outcome', 'done', 'status', v_out.status);
-  end if;
-  if v_out.status = 'waiting' then
-    return json_build_object('outcome', 'not_ready'); -- a stray job: its upstream will enqueue it
-  end if;
-
-  if v_out.status = 'running' then
-    if v_out.worker_id = p_worker_id and v_out.job_id = p_job_id then
-      null; -- the same job again: carry on
-    elsif v_out.worker_id is not null
-          and kiln_private.worker_alive(v_out.worker_id, p_stale_seconds)
-          and exists (select 1 from graphile_worker._private_jobs j
-                      where j.id = v_out.job_id and j.locked_by = v_out.worker_id) then
-      return json_build_object('outcome', 'busy'); -- a live worker runs it: never run it twice
-    end if;
-    -- Otherwise its worker died (or let go of the job): take it over; the slot is already held.
-  else
-    if v_run.status in ('completed', 'failed') then
-      v_n := kiln_private.abandon_workflow_outputs(p_run_id, array[p_output_id]);
-      update kiln_private.workflow_runs set abandoned = abandoned + v_n where id = p_run_id;
-      perform kiln_private.note_workflow_progress(p_run_id, 0);
-      return json_build_object('outcome', 'done', 'status', 'abandoned');
-    end if;
-    if v_out.attempts = 0 and v_now > v_run.deadline then
-      perform kiln.expire_workflow_run(p_run_id, p_stale_seconds);
-      return json_build_object('outcome', 'done', 'status', 'failed');
-    end if;
-    -- Take one of the account's parallel slots (shared with generations), or wait for one.
-    perform pg_advisory_xact_lock(hashtextextended('kiln.slots:' || v_out.account_id::text, 0));
-    select * into v_account from kiln_private.accounts where id = v_out.account_id;
-    if v_account.tier = 'blocked' then
-      perform kiln.fail_workflow_output(p_run_id, p_output_id, 'insufficient_quota: this account cannot run generations');
-      return json_build_object('outcome', 'done', 'status', 'failed');
-    end if;
-    select coalesce(v_account.parallel_slots, t.parallel_slots) into v_slots
-      from kiln_private.tiers t where t.tier = v_account.tier;
-    if kiln_private.busy_slots(v_out.account_id) >= v_slots then
-      update kiln_private.workflow_run_outputs set waiting = true, updated_at = now()
-        where run_id = p_run_id and output_node_id = p_output_id;
-      perform graphile_worker.add_job('workflow__run_node', json_build_object('run', p_run_id, 'output', p_output_id),
-                                      run_at => now() + make_interval(secs => p_wait_ms / 1000.0),
-                                      job_key => kiln_private.workflow_job_key(p_run_id, p_output_id),
-                                      max_attempts => v_run.max_attempts);
-      return json_build_object('outcome', 'wait');
-    end if;
-  end if;
-
-  update kiln_private.workflow_run_outputs
-    set status = 'running', waiting = false, attempts = attempts + 1, worker_id = p_worker_id, job_id = p_job_id,
-        started_at = coalesce(started_at, v_now), updated_at = now()
-    where run_id = p_run_id and output_node_id = p_output_id
-    returning * into v_out;
-  if v_run.status = 'pending' then
-    update kiln_private.workflow_runs set status = 'running', started_at = v_now, updated_at = now() where id = p_run_id;
-  end if;
-  return json_build_object(
-    'outcome', 'run',
-    'attempt', v_out.attempts,
-    'max_attempts', v_run.max_attempts,
-    'account_id', v_run.account_id,
-    'spec', v_out.spec,
-    'charge_id', v_out.charge_id,
-    'reserved_micros', v_out.reserved_micros,
-    'upstream', (select coalesce(json_object_agg(u.output_node_id, u.result), '{}'::json)
-                 from kiln_private.workflow_run_outputs u
-                 where u.run_id = p_run_id and u.output_node_id = any (v_out.refs) and u.status = 'completed'));
-end;
-$function$;
-comment on function kiln.start_workflow_output(uuid,text,text,bigint,integer,integer) is 'Moves a run output to running for a worker''s job, respecting the account''s parallel slots and the run window (outcome run, with the spec and upstream results), or says why not: wait (slots full; re-queued), busy (a live worker runs it), done (settled, abandoned or expired), not_ready, missing.';
-
 CREATE OR REPLACE FUNCTION kiln.start_workflow_run(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_workflow_id uuid, p_snapshot jsonb, p_outputs jsonb, p_window_seconds integer, p_max_attempts integer)
  RETURNS uuid
  LANGUAGE plpgsql
@@ -2131,15 +2085,14 @@ declare
   v_usage json;
   v_id uuid := gen_random_uuid();
   v_deadline timestamptz := now() + make_interval(secs => p_window_seconds);
-  v_total int;
   v_skipped int;
-  v_ready text[];
+  v_ready uuid[];
 begin
   perform 1 from kiln_private.workflows where id = p_workflow_id and account_id = p_account_id;
   if not found then
     raise exception 'workflow not found' using errcode = 'KN001';
   end if;
-  -- Refuse a run that could not charge a single output (every output reserves again as it starts).
+  -- Refuse a run that could not charge a single output (every output reserves as it starts).
   v_usage := kiln.get_usage(p_account_id, p_workspace_id);
   if v_usage->>'tier' = 'blocked' then
     raise exception 'this account cannot start generations' using errcode = 'KQ001';
@@ -2161,20 +2114,31 @@ begin
     (v_id, p_workflow_id, p_account_id, p_key_id, p_workspace_id, p_origin, p_snapshot,
      jsonb_array_length(p_outputs), v_deadline, p_window_seconds, p_max_attempts);
 
+  with units as (
+    select u.*, case when u.type = 'video' then null else gen_random_uuid() end as gen_id
+    from jsonb_to_recordset(p_outputs) as u(output text, prompt text, ordinal int, type text, spec jsonb, refs text[], deps int, dependents text[])
+  ), gens as (
+    insert into kiln_private.generations
+      (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, max_attempts, run_id, output_node_id)
+    select u.gen_id, p_account_id, p_key_id, p_workspace_id, 'workflow', coalesce(u.spec->'model'->>'id', ''),
+           case when u.type = 'image' then 'image' else 'code' end, u.spec, 0, p_max_attempts, v_id, u.output
+    from units u where u.gen_id is not null
+    returning id
+  )
   insert into kiln_private.workflow_run_outputs
-    (run_id, output_node_id, prompt_node_id, account_id, ordinal, type, spec, refs, pending_deps, dependents, status, finished_at)
+    (run_id, output_node_id, prompt_node_id, account_id, ordinal, type, spec, refs, pending_deps, dependents, status, finished_at, generation_id)
   select v_id, u.output, u.prompt, p_account_id, u.ordinal, u.type, u.spec, u.refs, u.deps, u.dependents,
          case when u.type = 'video' then 'skipped' when u.deps = 0 then 'queued' else 'waiting' end,
-         case when u.type = 'video' then clock_timestamp() end
-  from jsonb_to_recordset(p_outputs) as u(output text, prompt text, ordinal int, type text, spec jsonb, refs text[], deps int, dependents text[]);
+         case when u.type = 'video' then clock_timestamp() end,
+         (select g.id from gens g where g.id = u.gen_id)
+  from units u;
 
-  select count(*), count(*) filter (where status = 'skipped'), array_agg(output_node_id order by ordinal) filter (where status = 'queued')
-    into v_total, v_skipped, v_ready
+  select count(*) filter (where status = 'skipped'), array_agg(generation_id order by ordinal) filter (where status = 'queued')
+    into v_skipped, v_ready
     from kiln_private.workflow_run_outputs where run_id = v_id;
 
-  perform kiln_private.enqueue_workflow_outputs(v_id, v_ready, p_max_attempts);
-  perform graphile_worker.add_job('workflow__run_node', json_build_object('run', v_id, 'deadline', true),
-                                  run_at => v_deadline, job_key => kiln_private.workflow_job_key(v_id, null), max_attempts => 10);
+  perform kiln_private.enqueue_generations(v_ready, p_max_attempts);
+  perform kiln_private.schedule_run_deadline(v_id, v_deadline);
   -- Skipped (video) outputs settle at once; a run with nothing to execute completes here.
   perform kiln_private.note_workflow_progress(v_id, v_skipped);
   return v_id;
@@ -2183,7 +2147,7 @@ exception
     raise exception 'invalid run plan' using errcode = 'KI001';
 end;
 $function$;
-comment on function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer) is 'Starts a run in one transaction: checks ownership and that the caller can be charged (KN001, KQ001, KP001), stores the snapshot and the outputs with their dependency counts, and queues the ready outputs plus the run-window deadline check.';
+comment on function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer) is 'Starts a run in one transaction: checks ownership and that the caller can be charged (KN001, KQ001, KP001), stores the snapshot, the outputs with their dependency counts and one generation (origin workflow) per output, and queues the ready ones plus the run-window check.';
 
 CREATE OR REPLACE FUNCTION kiln.sweep_workers(p_stale_seconds integer)
  RETURNS json
@@ -2197,31 +2161,14 @@ declare
   v_gen record;
   v_failed int := 0;
 begin
-  -- One sweeper at a time; the others skip this round.
-  if not pg_try_advisory_xact_lock(hashtextextended('kiln.sweep_workers', 0)) then
+  v_dead := kiln.unlock_dead_workers(p_stale_seconds);
+  if v_dead is null then
     return json_build_object('skipped', true);
   end if;
 
-  -- Pools holding locks without a recent heartbeat. A lock younger than the stale window is
-  -- never touched: a pool may lock its first job just before its first heartbeat lands.
-  select coalesce(array_agg(distinct locked_by), array[]::text[]) into v_dead
-    from (
-      select j.locked_by from graphile_worker._private_jobs j
-        where j.locked_by is not null and j.locked_at < now() - v_stale
-      union
-      select q.locked_by from graphile_worker._private_job_queues q
-        where q.locked_by is not null and q.locked_at < now() - v_stale
-    ) l
-    where not kiln_private.worker_alive(l.locked_by, p_stale_seconds);
-  if cardinality(v_dead) > 0 then
-    perform graphile_worker.force_unlock_workers(v_dead);
-    -- Wake idle workers now rather than at their next poll.
-    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', cardinality(v_dead))::text);
-  end if;
-  delete from kiln_private.worker_heartbeats where last_seen < now() - v_stale;
-
   -- Generations no job will ever finish (e.g. a worker died during the final attempt, or the
-  -- job was removed): fail them so no reservation dangles.
+  -- job was removed): fail them so no reservation dangles. A run output still waiting for its
+  -- inputs has no job yet, by design.
   for v_gen in
     select g.id from kiln_private.generations g
       where g.status in ('pending', 'processing')
@@ -2233,6 +2180,9 @@ begin
         and not exists (
           select 1 from graphile_worker._private_jobs j
             where j.id = g.job_id and j.locked_by is not null)
+        and not exists (
+          select 1 from kiln_private.workflow_run_outputs o
+            where o.generation_id = g.id and o.status = 'waiting')
       for update of g skip locked
   loop
     perform kiln.fail_generation(v_gen.id, 'generation could not be completed; nothing was charged');
@@ -2242,7 +2192,7 @@ begin
   return json_build_object('unlocked', v_dead, 'failed_generations', v_failed);
 end;
 $function$;
-comment on function kiln.sweep_workers(integer) is 'Crash recovery: unlocks jobs of worker pools whose heartbeat is older than the stale window (force_unlock_workers), and fails generations that no job can finish any more.';
+comment on function kiln.sweep_workers(integer) is 'Crash recovery: unlock_dead_workers, then fails generations that no job can finish any more (no reservation dangles).';
 
 CREATE OR REPLACE FUNCTION kiln.unlink_identity(p_issuer text, p_subject text)
  RETURNS kiln_private.identities
@@ -2261,6 +2211,45 @@ begin
 end;
 $function$;
 comment on function kiln.unlink_identity(text,text) is 'Removes an identity link; the next MCP tool call of that sign-in is refused as unlinked. KN001 when absent.';
+
+CREATE OR REPLACE FUNCTION kiln.unlock_dead_workers(p_stale_seconds integer)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_stale interval := make_interval(secs => p_stale_seconds);
+  v_dead text[];
+begin
+  -- One sweeper at a time; the others skip this round.
+  if not pg_try_advisory_xact_lock(hashtextextended('kiln.sweep_workers', 0)) then
+    return null;
+  end if;
+  -- Pools holding job locks whose worker is gone: a registered worker whose lease lock is free
+  -- at once; a pool never registered (its process died before it could) after the stale window.
+  select coalesce(array_agg(distinct l.locked_by), array[]::text[]) into v_dead
+    from (
+      select j.locked_by, j.locked_at from graphile_worker._private_jobs j where j.locked_by is not null
+      union all
+      select q.locked_by, q.locked_at from graphile_worker._private_job_queues q where q.locked_by is not null
+    ) l
+    where not kiln_private.worker_alive(l.locked_by, p_stale_seconds)
+      and (l.locked_at < now() - v_stale
+           or exists (select 1 from kiln_private.worker_heartbeats h where h.pool_id = l.locked_by and h.lease_key is not null));
+  if cardinality(v_dead) > 0 then
+    perform graphile_worker.force_unlock_workers(v_dead);
+    -- Wake idle workers now rather than at their next poll.
+    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', cardinality(v_dead))::text);
+  end if;
+  -- Dead workers' rows: lease free, or (no lease) silent for the stale window.
+  delete from kiln_private.worker_heartbeats h
+    where (h.lease_key is not null and not kiln_private.lease_key_held(h.lease_key))
+       or (h.lease_key is null and h.last_seen < now() - v_stale);
+  return v_dead;
+end;
+$function$;
+comment on function kiln.unlock_dead_workers(integer) is 'Crash recovery, run by every worker about once a second: unlocks (force_unlock_workers) the jobs of workers whose lease lock is free — their process or connection died — so they run again elsewhere within seconds. Returns the pools unlocked (null when another sweep was running).';
 
 CREATE OR REPLACE FUNCTION kiln.update_workflow(p_id uuid, p_graph jsonb, p_name text)
  RETURNS kiln_private.workflows
@@ -2350,25 +2339,25 @@ declare
   v_out record;
   v_n int := 0;
 begin
-  -- Not started (or between retries): never run, and nothing is charged.
+  -- Not started (or between retries): never run, and nothing is charged. Their generations end
+  -- failed (a job that still picks one up finds it done).
   for v_out in
-    select output_node_id, charge_id from kiln_private.workflow_run_outputs
-      where run_id = p_run_id and status in ('waiting', 'queued')
-        and (p_outputs is null or output_node_id = any (p_outputs))
+    select o.output_node_id, o.generation_id from kiln_private.workflow_run_outputs o
+      where o.run_id = p_run_id and o.status in ('waiting', 'queued')
+        and (p_outputs is null or o.output_node_id = any (p_outputs))
+      order by o.ordinal
       for update
   loop
-    if v_out.charge_id is not null then
-      perform kiln.release_charge(v_out.charge_id);
-    end if;
+    perform kiln_private.end_generation(v_out.generation_id, 'abandoned: the run ended before this output started; nothing was charged');
     update kiln_private.workflow_run_outputs
-      set status = 'abandoned', waiting = false, finished_at = clock_timestamp(), updated_at = now()
+      set status = 'abandoned', finished_at = clock_timestamp(), updated_at = now()
       where run_id = p_run_id and output_node_id = v_out.output_node_id;
     v_n := v_n + 1;
   end loop;
   return v_n;
 end;
 $function$;
-comment on function kiln_private.abandon_workflow_outputs(uuid,text[]) is 'Marks not-started outputs of a run (all, or the given ones) abandoned, releasing any reservation. Returns how many.';
+comment on function kiln_private.abandon_workflow_outputs(uuid,text[]) is 'Marks not-started outputs of a run (all, or the given ones) abandoned, failing their generations and releasing any reservation. Returns how many.';
 
 CREATE OR REPLACE FUNCTION kiln_private.authorize_batch_locked(p_key_hashes bytea[], p_scopes text[], p_buckets text[], p_bucket_rpms integer[], p_with_usage boolean[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, usage text)
@@ -2609,10 +2598,54 @@ CREATE OR REPLACE FUNCTION kiln_private.busy_slots(p_account_id uuid)
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  select (select count(*) from kiln_private.generations where account_id = p_account_id and status = 'processing')::int
-       + (select count(*) from kiln_private.workflow_run_outputs where account_id = p_account_id and status = 'running')::int;
+  select count(*)::int from kiln_private.generations where account_id = p_account_id and status = 'processing';
 $function$;
-comment on function kiln_private.busy_slots(uuid) is 'Parallel slots an account uses now: processing generations plus running workflow outputs.';
+comment on function kiln_private.busy_slots(uuid) is 'Parallel slots an account uses now: its processing generations (API, MCP and workflow alike).';
+
+CREATE OR REPLACE FUNCTION kiln_private.end_generation(p_id uuid, p_error text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_gen kiln_private.generations;
+begin
+  select * into v_gen from kiln_private.generations where id = p_id for update;
+  if not found or v_gen.status in ('completed', 'failed') then
+    return false;
+  end if;
+  if v_gen.charge_id is not null then
+    perform kiln.release_charge(v_gen.charge_id);
+  end if;
+  update kiln_private.generations
+    set status = 'failed',
+        error = left(coalesce(nullif(p_error, ''), 'generation failed'), 1000),
+        waiting = false,
+        finished_at = now(),
+        updated_at = now()
+    where id = p_id;
+  return true;
+end;
+$function$;
+comment on function kiln_private.end_generation(uuid,text) is 'Fails a generation and releases its reservation, nothing else (callers handle its run and slots). False when already settled.';
+
+CREATE OR REPLACE FUNCTION kiln_private.enqueue_generations(p_ids uuid[], p_max_attempts integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+begin
+  if coalesce(cardinality(p_ids), 0) = 0 then
+    return;
+  end if;
+  -- One call for the batch; job key = generation id, so a duplicate enqueue collapses into one job.
+  perform graphile_worker.add_jobs(array(
+    select row('generation__run', json_build_object('id', g), null, null, p_max_attempts::smallint, g::text, null, null)::graphile_worker.job_spec
+    from unnest(p_ids) g));
+end;
+$function$;
+comment on function kiln_private.enqueue_generations(uuid[],integer) is 'Queues generation__run jobs for existing generations (graphile_worker.add_jobs; job key = generation id).';
 
 CREATE OR REPLACE FUNCTION kiln_private.enqueue_new_job(p_task text, p_payload json, p_key text, p_max_attempts integer, p_notify boolean)
  RETURNS void
@@ -2635,25 +2668,6 @@ begin
 end;
 $function$;
 comment on function kiln_private.enqueue_new_job(text,json,text,integer,boolean) is 'Queues a job under a key that cannot exist yet (what graphile_worker.add_job does for a new key, minus its table-wide key scan). p_notify false: the caller notifies once for a batch.';
-
-CREATE OR REPLACE FUNCTION kiln_private.enqueue_workflow_outputs(p_run_id uuid, p_outputs text[], p_max_attempts integer)
- RETURNS void
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-begin
-  if coalesce(cardinality(p_outputs), 0) = 0 then
-    return;
-  end if;
-  -- One call for the whole batch; the job key makes a duplicate enqueue collapse into one job.
-  perform graphile_worker.add_jobs(array(
-    select row('workflow__run_node', json_build_object('run', p_run_id, 'output', o), null, null,
-               p_max_attempts::smallint, kiln_private.workflow_job_key(p_run_id, o), null, null)::graphile_worker.job_spec
-    from unnest(p_outputs) o));
-end;
-$function$;
-comment on function kiln_private.enqueue_workflow_outputs(uuid,text[],integer) is 'Queues workflow__run_node jobs for run outputs.';
 
 CREATE OR REPLACE FUNCTION kiln_private.fail_workflow_run(p_run_id uuid, p_error text)
  RETURNS void
@@ -2716,6 +2730,37 @@ end;
 $function$;
 comment on function kiln_private.insert_generation(uuid,uuid,uuid,text,text,text,bigint,jsonb,bigint,integer,boolean) is 'The body of create_generation(s): model check, worst-case reservation, insert, enqueue.';
 
+CREATE OR REPLACE FUNCTION kiln_private.lease_held(p_worker_id text, p_job_id bigint, p_stale_seconds integer)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  -- The one lease rule, for generations and workflow outputs alike: the executing worker is alive
+  -- and still holds the job it runs under (a job that failed or was released lets go of it).
+  -- plpgsql: graphile_worker is resolved at call time (the shadow database has no such schema).
+  return p_worker_id is not null
+     and kiln_private.worker_alive(p_worker_id, p_stale_seconds)
+     and exists (select 1 from graphile_worker._private_jobs j where j.id = p_job_id and j.locked_at is not null);
+end;
+$function$;
+comment on function kiln_private.lease_held(text,bigint,integer) is 'Whether the worker that leased a generation or workflow output still runs it (alive, its job still locked): such work is never taken over.';
+
+CREATE OR REPLACE FUNCTION kiln_private.lease_key_held(p_lease_key integer)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select exists (
+    select 1 from pg_locks l
+    where l.locktype = 'advisory' and l.granted
+      and l.database = (select oid from pg_database where datname = current_database())
+      and l.classid = 1263094862::oid and l.objid = p_lease_key::oid and l.objsubid = 2);
+$function$;
+comment on function kiln_private.lease_key_held(integer) is 'Whether some session of this database holds the worker lease lock with this key.';
+
 CREATE OR REPLACE FUNCTION kiln_private.note_workflow_progress(p_run_id uuid, p_settled integer)
  RETURNS void
  LANGUAGE plpgsql
@@ -2775,6 +2820,18 @@ AS $function$
 $function$;
 comment on function kiln_private.period_start(timestamp with time zone,timestamp with time zone) is 'Start of the monthly budget period containing `at`, for periods anchored at `anchor` (month arithmetic in UTC; inlined by the planner).';
 
+CREATE OR REPLACE FUNCTION kiln_private.schedule_run_deadline(p_run_id uuid, p_at timestamp with time zone)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  perform graphile_worker.add_job('workflow__check_deadline', json_build_object('run', p_run_id),
+                                  run_at => p_at, job_key => kiln_private.workflow_job_key(p_run_id, null), max_attempts => 10);
+end;
+$function$;
+comment on function kiln_private.schedule_run_deadline(uuid,timestamp with time zone) is 'Queues (or moves) the run-window check of a run (task workflow__check_deadline).';
+
 CREATE OR REPLACE FUNCTION kiln_private.usage_rows(p_account_id uuid, p_workspace_id uuid)
  RETURNS TABLE(usage json)
  LANGUAGE sql
@@ -2808,42 +2865,20 @@ AS $function$
 $function$;
 comment on function kiln_private.usage_rows(uuid,uuid) is 'The GET /usage body as one row (none when the account does not exist); inlined by the planner into callers.';
 
-CREATE OR REPLACE FUNCTION kiln_private.wake_workflow_output(p_account_id uuid)
- RETURNS void
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-declare
-  v_next record;
-begin
-  select o.run_id, o.output_node_id, r.max_attempts into v_next
-    from kiln_private.workflow_run_outputs o join kiln_private.workflow_runs r on r.id = o.run_id
-    where o.account_id = p_account_id and o.waiting
-    order by o.updated_at
-    limit 1;
-  if found then
-    -- Same job key: moves the waiting job's run_at to now instead of adding a second job.
-    perform graphile_worker.add_job('workflow__run_node', json_build_object('run', v_next.run_id, 'output', v_next.output_node_id),
-                                    job_key => kiln_private.workflow_job_key(v_next.run_id, v_next.output_node_id),
-                                    max_attempts => v_next.max_attempts);
-  end if;
-  -- Slots are shared with generations: a slot-waiting generation may take it instead.
-  perform kiln_private.nudge_waiting_generation(p_account_id);
-end;
-$function$;
-comment on function kiln_private.wake_workflow_output(uuid) is 'Runs the oldest slot-waiting workflow output (and generation) of an account now (called when a slot frees).';
-
 CREATE OR REPLACE FUNCTION kiln_private.worker_alive(p_worker_id text, p_stale_seconds integer)
  RETURNS boolean
  LANGUAGE sql
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  select exists (
-    select 1 from kiln_private.worker_heartbeats
-    where worker_id = p_worker_id and last_seen >= now() - make_interval(secs => p_stale_seconds));
+  select coalesce((
+    select case when h.lease_key is not null then kiln_private.lease_key_held(h.lease_key)
+                else h.last_seen >= now() - make_interval(secs => p_stale_seconds) end
+    from kiln_private.worker_heartbeats h
+    where h.worker_id = p_worker_id or h.pool_id = p_worker_id
+    limit 1), false);
 $function$;
-comment on function kiln_private.worker_alive(text,integer) is 'Whether a worker pool has heartbeated within the stale window.';
+comment on function kiln_private.worker_alive(text,integer) is 'Whether a worker (its lease id, or its graphile-worker pool id) is alive: its session still holds its lease lock (workers without a lease: a heartbeat within the stale window). Unknown workers are not alive.';
 
 CREATE OR REPLACE FUNCTION kiln_private.workflow_job_key(p_run_id uuid, p_output_id text)
  RETURNS text
