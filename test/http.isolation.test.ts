@@ -1,8 +1,12 @@
 // One tenant's bad input never fails another's request (issue #11): values Postgres cannot store
-// (NUL, lone surrogates, non-finite numbers) are a 400 naming the field before any SQL.
+// (NUL, lone surrogates, non-finite numbers) are a 400 naming the field before any SQL, and a
+// batched SQL call that still fails is retried per request so only the offender fails.
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { createGeneration, startGeneration } from '../src/generations/service.ts';
+import { toApiError } from '../src/errors.ts';
+import { hashKey } from '../src/keys.ts';
 import { api, createAccount, createKey } from './_setup.ts';
 import { connectV2, link, startMcpServer, toolError, type McpServer } from './_mcp.ts';
 
@@ -64,6 +68,34 @@ test('POST /images/transforms names the field too', async () => {
   assert.match(r.body.error.message, /^source: contains a character that cannot be stored \(NUL\)$/);
 });
 
+test('past the HTTP checks, a batched start or create that fails in SQL fails only its offender, as a 400', async () => {
+  // Straight into the services (no readJson): the batch carries the NUL to Postgres, which
+  // rejects the whole call; the batcher runs each item again alone.
+  const goodHash = hashKey(good.key);
+  const evilHash = hashKey(evil.key);
+  const starts = await Promise.allSettled([
+    ...Array.from({ length: 10 }, (_, i) => startGeneration(srv.ctx, goodHash, { type: 'code', prompt: `start ${i}` })),
+    startGeneration(srv.ctx, evilHash, { type: 'code', prompt: 'a\u0000b' }),
+    startGeneration(srv.ctx, evilHash, { type: 'code', prompt: '\udfff\ud800' }),
+  ]);
+  assert.deepEqual(starts.slice(0, 10).map((s) => s.status), Array(10).fill('fulfilled'), JSON.stringify(starts.filter((s) => s.status === 'rejected')));
+  for (const s of starts.slice(10)) {
+    assert.equal(s.status, 'rejected');
+    const e = (s as PromiseRejectedResult).reason;
+    assert.deepEqual([e.status, e.type], [400, 'invalid_request'], e.message);
+    assert.match(e.message, /cannot be stored/);
+  }
+
+  const caller = (accountId: string) => ({ accountId, keyId: null, workspaceId: null, origin: 'api' as const });
+  const creates = await Promise.allSettled([
+    ...Array.from({ length: 10 }, (_, i) => createGeneration(srv.ctx, caller(good.id), { type: 'image', prompt: `create ${i}` })),
+    createGeneration(srv.ctx, caller(evil.id), { type: 'image', prompt: 'a\u0000b' }),
+  ]);
+  assert.deepEqual(creates.slice(0, 10).map((s) => s.status), Array(10).fill('fulfilled'), JSON.stringify(creates.filter((s) => s.status === 'rejected')));
+  const e = (creates[10] as PromiseRejectedResult).reason;
+  assert.deepEqual([e.status, e.type], [400, 'invalid_request'], e.message);
+});
+
 test('MCP tool arguments are checked the same way', async () => {
   await link(srv.db.sql, srv.iss.issuer, 'evil', evil.id);
   const client = await connectV2(srv.mcpUrl, await srv.iss.sign({ sub: 'evil' }));
@@ -76,4 +108,16 @@ test('MCP tool arguments are checked the same way', async () => {
   } finally {
     await client.close();
   }
+});
+
+test('database errors map to client answers: data errors 400 (no Postgres text), unavailability 503', () => {
+  const err = (code: string) => Object.assign(new Error(`raw postgres text for ${code}`), { code });
+  for (const code of ['22P05', '22021', '22003']) {
+    const api = toApiError(err(code));
+    assert.deepEqual([api.status, api.type, api.message], [400, 'invalid_request', 'The request contains a value that cannot be stored.'], code);
+  }
+  for (const code of ['KILN_TIMEOUT', '57014', '57P01', '08006', '53300', 'CONNECTION_CLOSED', 'CONNECT_TIMEOUT', 'ECONNREFUSED', 'EPIPE']) {
+    assert.equal(toApiError(err(code)).status, 503, code);
+  }
+  assert.equal(toApiError(err('42883')).status, 500, 'a bug stays a 500');
 });
