@@ -3,6 +3,8 @@
 // `maxInFlight` batches already out, new calls wait for one to return and leave together — so
 // batches stay tiny when idle and grow with load, spreading each call's fixed cost.
 
+import { isUnavailable } from './errors.ts';
+
 export type BatchResult<O> = { ok: O } | { error: unknown };
 
 export interface BatcherOptions {
@@ -27,7 +29,13 @@ export interface BatcherOptions {
  */
 export const REQUEST_BATCHES_IN_FLIGHT = 2;
 
-/** A call reached its `timeoutMs` while queued for a free batch slot; nothing was sent for it. */
+/** Items of a failed batch run again at once, each alone (see Batcher.runEach). */
+const SPLIT_LANES = 4;
+
+/**
+ * A call reached its `timeoutMs` while queued for a free batch slot (nothing was sent for it),
+ * or before its turn to run again alone after its batch failed.
+ */
 export class BatchWaitTimeout extends Error {
   readonly code = 'KILN_TIMEOUT';
   constructor(ms: number) {
@@ -49,14 +57,20 @@ export class Batcher<I, O> {
   private waitTimer: NodeJS.Timeout | undefined;
   private readonly maxInFlight: number;
   private readonly timeoutMs: number;
-  /** Batches sent and items carried (the benchmark reports the mean batch size). */
-  readonly stats = { batches: 0, items: 0 };
+  /**
+   * Batches sent and items carried (the benchmark reports the mean batch size), and batches
+   * that failed as a whole and were run again one item at a time.
+   */
+  readonly stats = { batches: 0, items: 0, splits: 0 };
 
   constructor(
     private readonly max: number,
     /**
-     * Must return one result per item, in order; a rejection fails the whole batch. `timeLeftMs`
-     * is what the batch's oldest call has left of `timeoutMs` (Infinity without one).
+     * Must return one result per item, in order. A rejection that means the database is
+     * unavailable (errors.ts isUnavailable: a timeout, a lost connection, …) fails the whole
+     * batch; any other rejection of a batch of several runs each item again alone (so `run` must
+     * be safe to repeat after a rejection: one transaction). `timeLeftMs` is what the batch's
+     * oldest call has left of `timeoutMs` (Infinity without one).
      */
     private readonly run: (items: I[], timeLeftMs: number) => Promise<Array<BatchResult<O>>>,
     opts: BatcherOptions = {},
@@ -102,6 +116,7 @@ export class Batcher<I, O> {
             });
           },
           (e) => {
+            if (batch.length > 1 && !isUnavailable(e)) return this.runEach(batch);
             for (const b of batch) b.reject(e);
           },
         )
@@ -116,6 +131,37 @@ export class Batcher<I, O> {
     if (!this.pending.length) this.clearWaitTimer();
     else if (this.inFlight < this.maxInFlight) this.schedule();
     else this.armWaitTimer();
+  }
+
+  /**
+   * A batch failed as a whole for a reason that is not the database's unavailability (a value
+   * one member carries, typically): the call was one rolled-back transaction, so each member is
+   * run again as a batch of one, and only the offender fails. A few at a time, within each
+   * call's own deadline; the slot stays taken meanwhile. A member whose time is up fails with a
+   * timeout (fail closed).
+   */
+  private async runEach(batch: Array<Pending<I, O>>): Promise<void> {
+    this.stats.splits++;
+    let next = 0;
+    const lane = async () => {
+      while (next < batch.length) {
+        const b = batch[next++]!;
+        const timeLeft = b.at + this.timeoutMs - performance.now();
+        if (timeLeft <= 0) {
+          b.reject(new BatchWaitTimeout(this.timeoutMs));
+          continue;
+        }
+        try {
+          const r = (await this.run([b.item], timeLeft))[0];
+          if (!r) b.reject(new Error('batch returned no result'));
+          else if ('ok' in r) b.resolve(r.ok);
+          else b.reject(r.error);
+        } catch (e) {
+          b.reject(e);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SPLIT_LANES, batch.length) }, lane));
   }
 
   /** Rejects the queued calls whose deadline has passed (FIFO: they are at the front). */

@@ -64,15 +64,37 @@ const SQLSTATE: Record<string, ErrorType> = {
 
 /** Connection-level failures that mean "briefly unavailable" (503), not a bug (500); KS001 = stale catalog price, retryable. */
 const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01|KS001)/;
+/** postgres.js's own connection errors and the socket errors it passes on. */
+const CONNECTION = /^(CONNECTION_|CONNECT_TIMEOUT$|ECONNREFUSED$|ECONNRESET$|ECONNABORTED$|EPIPE$|ETIMEDOUT$|EHOSTUNREACH$|ENETUNREACH$|ENOTFOUND$|EAI_AGAIN$)/;
+
+/**
+ * The database (or the wait for it) failed, not the request: a timeout (KILN_TIMEOUT, a
+ * cancelled statement), a lost or refused connection, a server shutting down or out of
+ * resources, a lock or serialization conflict. Such a failure says nothing about which call of
+ * a batch caused it, and the outcome of a timed-out call is unknown: answer 503, never retry.
+ */
+export function isUnavailable(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'KILN_TIMEOUT' || UNAVAILABLE.test(code) || CONNECTION.test(code));
+}
+
+/** SQLSTATE class 22 (data exception): a value the statement could not store or convert. */
+export function isDataError(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
+}
+
+/** The message for a data error that got past the checks before SQL (the field is unknown there). */
+export const UNSTORABLE_MESSAGE = 'The request contains a value that cannot be stored.';
 
 export function fromDatabaseError(e: any): ApiError | null {
   const code: string | undefined = e?.code;
   if (typeof code !== 'string') return null;
   const type = SQLSTATE[code];
   if (type) return new ApiError(type, String(e.message ?? 'Request failed.'));
-  if (UNAVAILABLE.test(code) || /^(ECONNREFUSED|ECONNRESET|CONNECT_TIMEOUT|CONNECTION_)/.test(code)) {
-    return errors.unavailable();
-  }
+  if (isUnavailable(e)) return errors.unavailable();
+  // Postgres's own text names columns and values: never sent.
+  if (isDataError(e)) return errors.invalid(UNSTORABLE_MESSAGE);
   return null;
 }
 

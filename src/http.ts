@@ -10,6 +10,7 @@ import { ARRAY_OID, pgArray } from './db.ts';
 import { ApiError, errors } from './errors.ts';
 import { bearerKey, hashKey } from './keys.ts';
 import { readCapped } from './streams.ts';
+import { unstorableValue } from './storable.ts';
 import { errorFields } from './log.ts';
 
 export interface KeyAuth {
@@ -33,7 +34,10 @@ export function parseWith<S extends v.GenericSchema>(schema: S, input: unknown):
   return res.output;
 }
 
-/** Reads a JSON body with a size cap; malformed or oversized bodies are 400/413 envelopes. */
+/**
+ * Reads a JSON body with a size cap; malformed or oversized bodies are 400/413 envelopes, and so
+ * is a body holding a value Postgres cannot store (NUL, a lone surrogate, a non-finite number).
+ */
 export async function readJson(event: H3Event, maxBytes: number): Promise<unknown> {
   const len = Number(event.req.headers.get('content-length') ?? NaN);
   if (Number.isFinite(len) && len > maxBytes) {
@@ -52,11 +56,17 @@ export async function readJson(event: H3Event, maxBytes: number): Promise<unknow
   if (!buf) throw new ApiError('invalid_request', `Request body is larger than ${maxBytes} bytes.`, { status: 413 });
   const text = buf.toString('utf8');
   if (!text.trim()) throw errors.invalid('Request body is required.');
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw errors.invalid('Request body is not valid JSON.');
   }
+  // Before any SQL: a value Postgres cannot store is this request's 400, never the failure of
+  // a batch it shares. Strings can hold NUL or a lone surrogate only through a \u escape.
+  const bad = unstorableValue(value, { strings: text.includes('\\u'), root: 'body' });
+  if (bad) throw errors.invalid(bad);
+  return value;
 }
 
 export interface AuthorizeOptions {

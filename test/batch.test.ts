@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Batcher, BatchWaitTimeout, byOrd } from '../src/batch.ts';
+import { isUnavailable } from '../src/errors.ts';
 
 test('calls of one turn leave as one batch, split at max, results in order', async () => {
   const sizes: number[] = [];
@@ -14,7 +15,7 @@ test('calls of one turn leave as one batch, split at max, results in order', asy
   const out = await Promise.all(Array.from({ length: 10 }, (_, i) => b.add(i)));
   assert.deepEqual(out, Array.from({ length: 10 }, (_, i) => i * 10));
   assert.deepEqual(sizes, [4, 4, 2]);
-  assert.deepEqual(b.stats, { batches: 3, items: 10 });
+  assert.deepEqual(b.stats, { batches: 3, items: 10, splits: 0 });
 });
 
 test('maxInFlight bounds outstanding runs; what queues meanwhile leaves together', async () => {
@@ -46,12 +47,12 @@ test('maxInFlight bounds outstanding runs; what queues meanwhile leaves together
   assert.ok(Math.max(...sizes) > 5, `queued calls leave together (sizes ${sizes.join(',')})`);
 });
 
-test('a failing run rejects its own callers only; per-item errors reach their caller', async () => {
+test('a run failing for the database rejects its own callers only; per-item errors reach their caller', async () => {
   let call = 0;
   const b = new Batcher<number, number>(
     3,
     async (items) => {
-      if (call++ === 0) throw new Error('boom');
+      if (call++ === 0) throw Object.assign(new Error('connection closed'), { code: 'CONNECTION_CLOSED' });
       return items.map((i) => (i % 2 ? { error: new Error(`odd ${i}`) } : { ok: i }));
     },
     { maxInFlight: 1 },
@@ -126,4 +127,102 @@ test('byOrd places rows by their 1-based ord and fails items without a row', () 
   assert.deepEqual(out[0], { ok: { ord: 1, v: 'a' } });
   assert.ok('error' in out[1]!);
   assert.deepEqual(out[2], { ok: { ord: 3, v: 'c' } });
+});
+
+/** A run like a set-based SQL call: the whole call fails when any item is poison (22P05). */
+function poisonable(calls: number[][], opts: { delayMs?: number } = {}) {
+  return async (items: number[]) => {
+    calls.push(items);
+    if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+    if (items.some((i) => i < 0)) throw Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' });
+    return items.map((i) => ({ ok: i * 10 }));
+  };
+}
+
+test('a batch failing because of one item is run again per item: only the offender fails, with its own error', async () => {
+  const calls: number[][] = [];
+  const b = new Batcher<number, number>(10, poisonable(calls), { maxInFlight: 2 });
+  const out = await Promise.allSettled([b.add(1), b.add(-1), b.add(2), b.add(3), b.add(-2)]);
+  assert.deepEqual(out.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as any).code)), [10, '22P05', 20, 30, '22P05']);
+  assert.deepEqual(calls[0], [1, -1, 2, 3, -2], 'first as one batch');
+  assert.deepEqual(calls.slice(1).map((c) => c.length), [1, 1, 1, 1, 1], 'then each item alone');
+  assert.deepEqual(calls.slice(1).flat().sort(), [-1, -2, 1, 2, 3]);
+  assert.equal(b.stats.splits, 1);
+  // A lone failing call is not run twice.
+  calls.length = 0;
+  await assert.rejects(b.add(-3), (e: any) => e.code === '22P05');
+  assert.deepEqual(calls, [[-3]]);
+});
+
+for (const [what, error] of [
+  ['a timeout (KILN_TIMEOUT)', Object.assign(new Error('timed out'), { code: 'KILN_TIMEOUT' })],
+  ['a wait timeout', new BatchWaitTimeout(10)],
+  ['a cancelled statement (57014)', Object.assign(new Error('canceling statement'), { code: '57014' })],
+  ['a terminated connection (57P01)', Object.assign(new Error('terminating connection'), { code: '57P01' })],
+  ['a refused connection (ECONNREFUSED)', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })],
+  ['a lost connection (CONNECTION_CLOSED)', Object.assign(new Error('closed'), { code: 'CONNECTION_CLOSED' })],
+  ['a connection exception (08006)', Object.assign(new Error('connection failure'), { code: '08006' })],
+] as const) {
+  test(`${what} fails the whole batch at once, without running items again`, async () => {
+    assert.ok(isUnavailable(error));
+    let calls = 0;
+    const b = new Batcher<number, number>(10, async () => {
+      calls++;
+      throw error;
+    });
+    const out = await Promise.allSettled([b.add(1), b.add(2), b.add(3)]);
+    assert.deepEqual(out.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+    assert.ok(out.every((r) => (r as PromiseRejectedResult).reason === error));
+    assert.equal(calls, 1, 'no per-item retry: the limiter fails closed');
+    assert.equal(b.stats.splits, 0);
+  });
+}
+
+test('a per-item retry that is itself unavailable fails that item closed; items past their deadline are not run again', async () => {
+  const calls: number[][] = [];
+  const b = new Batcher<number, number>(
+    10,
+    async (items, timeLeftMs) => {
+      calls.push(items);
+      if (items.length > 1) {
+        // The batch uses up most of the time before failing on a bad value.
+        await new Promise((r) => setTimeout(r, 250));
+        throw Object.assign(new Error('bad'), { code: '22021' });
+      }
+      assert.ok(timeLeftMs > 0 && timeLeftMs <= 400 - 250, `each retry gets only its call's time left (${timeLeftMs})`);
+      await new Promise((r) => setTimeout(r, 200)); // the retries outlast the deadline
+      if (items[0] === 2) throw Object.assign(new Error('closed'), { code: 'CONNECTION_CLOSED' });
+      return items.map((i) => ({ ok: i }));
+    },
+    { timeoutMs: 400 },
+  );
+  const out = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => b.add(i)));
+  const got = out.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as any).code));
+  // Four lanes: items 0–3 run again at once (2's connection fails); 4–7 would start past the deadline.
+  assert.deepEqual(got, [0, 1, 'CONNECTION_CLOSED', 3, 'KILN_TIMEOUT', 'KILN_TIMEOUT', 'KILN_TIMEOUT', 'KILN_TIMEOUT']);
+  assert.ok(out.slice(4).every((r) => (r as PromiseRejectedResult).reason instanceof BatchWaitTimeout));
+  assert.deepEqual(calls.slice(1).flat().sort(), [0, 1, 2, 3], 'items past their deadline were not sent');
+});
+
+test('while a failed batch is retried per item, its slot stays taken', async () => {
+  const calls: number[][] = [];
+  let inFlight = 0;
+  let peak = 0;
+  const run = poisonable(calls, { delayMs: 5 });
+  const b = new Batcher<number, number>(
+    4,
+    async (items) => {
+      peak = Math.max(peak, ++inFlight);
+      try {
+        return await run(items);
+      } finally {
+        inFlight--;
+      }
+    },
+    { maxInFlight: 1 },
+  );
+  const out = await Promise.allSettled([1, -1, 2, 3, 4, 5].map((i) => b.add(i)));
+  assert.deepEqual(out.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+  assert.equal(peak, 4, 'the four retries of the failed batch run in its one slot; the next batch waits');
+  assert.deepEqual(calls.at(-1), [4, 5], 'the next batch left after the retries');
 });

@@ -7,7 +7,8 @@ import type { CatalogModel } from '../catalog.ts';
 import { rowToModel } from '../catalog.ts';
 import type { Context } from '../context.ts';
 import { ARRAY_OID, pgArray, type Sql } from '../db.ts';
-import { ApiError, errors, toApiError } from '../errors.ts';
+import { ApiError, errors, isDataError, toApiError, UNSTORABLE_MESSAGE } from '../errors.ts';
+import { errorFields } from '../log.ts';
 import { authorizeHash, authResult, issueMessage, limiterFailed, withTimeout } from '../http.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
@@ -269,6 +270,8 @@ function creationError(ctx: Context, e: any): ApiError {
   const api = toApiError(e);
   if (api.status === 500) {
     ctx.log.error('create generation failed', { code: typeof e?.code === 'string' ? e.code : undefined, message: String(e?.message ?? e).slice(0, 300) });
+  } else if (isDataError(e)) {
+    ctx.log.warn('create generation: a value got past the checks before SQL', errorFields(e));
   }
   return api;
 }
@@ -313,6 +316,13 @@ export async function startGeneration(ctx: Context, hash: Buffer, input: unknown
   try {
     row = await starterFor(ctx).add({ hash, p: prepared });
   } catch (e) {
+    // Run alone (the batcher retries a failed batch per item), the call still hit a value it
+    // cannot store: this request's 400 — once its key checks out. Anything else fails closed.
+    if (isDataError(e)) {
+      ctx.log.warn('start generation: a value got past the checks before SQL', errorFields(e));
+      await authorizeHash(ctx, hash, { scope: 'write', bucket: null });
+      throw errors.invalid(UNSTORABLE_MESSAGE);
+    }
     throw limiterFailed(ctx, e);
   }
   const auth = authResult(row, 'write');

@@ -3,6 +3,7 @@
 import { fromJsonSchema, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Identity } from './auth.ts';
+import { unstorableValue } from '../storable.ts';
 
 export type { Identity };
 
@@ -157,6 +158,9 @@ export function createToolServerFactory(tools: ToolDef[], opts: ToolServerOption
 async function callTool(tool: CompiledTool, args: unknown, principal: Principal, opts: ToolServerOptions): Promise<CallToolResult> {
   const { requestId } = principal;
   const report = (err: unknown) => opts.onError?.(err, { requestId, tool: tool.def.name });
+  // Before any SQL, as for REST bodies (the SDK parses the JSON-RPC body itself).
+  const unstorable = unstorableValue(args, { root: 'arguments' });
+  if (unstorable) return toolError('invalid_request', `Invalid arguments for ${tool.def.name}: ${unstorable}`);
   const problem = await tool.validateInput(args);
   if (problem) return toolError('invalid_request', `Invalid arguments for ${tool.def.name}: ${problem}`);
   if (tool.def.parse) {

@@ -1,0 +1,70 @@
+// Values Postgres cannot store: text and jsonb refuse NUL (SQLSTATE 22P05) and lone UTF-16
+// surrogates (22021 once encoded), and JSON has no Infinity (JSON.parse('1e999') is Infinity).
+// Inputs are checked here, before any SQL, so one request's bad value is that request's 400
+// and never the failure of a batched call it shares with others (DESIGN.md, Authorization and
+// batches).
+
+/** Why `s` cannot be stored, or null. */
+export function unstorableText(s: string): string | null {
+  if (s.includes('\u0000')) return 'contains a character that cannot be stored (NUL)';
+  if (!(s as string & { isWellFormed(): boolean }).isWellFormed()) return 'contains a character that cannot be stored (a lone surrogate)';
+  return null;
+}
+
+interface Frame {
+  value: unknown;
+  /** Index of the parent frame in `seen`, -1 for the root. */
+  parent: number;
+  key: string;
+}
+
+/**
+ * The first value in `root` Postgres cannot store, as "path: problem" (the path in valibot's dot
+ * form, e.g. `textInputs.0.content`; the root is named `root`), or null. Object keys are checked
+ * too. Iterative: JSON.parse accepts nesting far deeper than the call stack. `strings: false`
+ * skips the string checks (for JSON text without a `\u` escape, whose strings cannot hold NUL or
+ * lone surrogates).
+ */
+export function unstorableValue(root: unknown, opts: { strings?: boolean; root?: string } = {}): string | null {
+  const strings = opts.strings ?? true;
+  // Fast path: a flat value.
+  if (root === null || typeof root === 'boolean') return null;
+  const seen: Frame[] = [{ value: root, parent: -1, key: '' }];
+  const todo: number[] = [0];
+  while (todo.length) {
+    const at = todo.pop()!;
+    const { value } = seen[at]!;
+    let problem: string | null = null;
+    if (typeof value === 'string') {
+      if (strings) problem = unstorableText(value);
+    } else if (typeof value === 'number') {
+      if (!Number.isFinite(value)) problem = 'is not a finite number (out of range)';
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) {
+        const item = value[i];
+        if (item === null || typeof item === 'boolean') continue;
+        todo.push(seen.push({ value: item, parent: at, key: String(i) }) - 1);
+      }
+    } else if (value !== null && typeof value === 'object') {
+      const keys = Object.keys(value);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        if (strings && unstorableText(key)) {
+          problem = `has a property name that ${unstorableText(key)!}`;
+          break;
+        }
+        const item = (value as Record<string, unknown>)[key];
+        if (item === null || typeof item === 'boolean' || item === undefined) continue;
+        todo.push(seen.push({ value: item, parent: at, key }) - 1);
+      }
+    }
+    if (problem) return `${pathOf(seen, at) || (opts.root ?? 'root')}: ${problem}`;
+  }
+  return null;
+}
+
+function pathOf(seen: Frame[], at: number): string {
+  const keys: string[] = [];
+  for (let i = at; i > 0; i = seen[i]!.parent) keys.push(seen[i]!.key);
+  return keys.reverse().join('.');
+}
