@@ -742,24 +742,6 @@ end;
 $function$;
 comment on function kiln.beat_worker(text) is 'A registered worker''s heartbeat, on its lease connection: records it, refreshes its job locks, and returns whether this session still holds the lease.';
 
-CREATE OR REPLACE FUNCTION kiln.beat_worker(p_worker_id text, p_hostname text, p_pid integer)
- RETURNS void
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-begin
-  insert into kiln_private.worker_heartbeats as h (worker_id, hostname, pid)
-    values (p_worker_id, p_hostname, p_pid)
-    on conflict (worker_id) do update set last_seen = now();
-  -- graphile-worker unlocks any job locked for 4 hours, live worker or not: keep a live
-  -- worker's locks fresh so a slow provider call is never run twice.
-  update graphile_worker._private_jobs set locked_at = now()
-    where locked_by = p_worker_id and locked_at < now() - interval '1 hour';
-end;
-$function$;
-comment on function kiln.beat_worker(text,text,integer) is 'Records that a worker pool is alive (and refreshes its job locks so they never look abandoned).';
-
 CREATE OR REPLACE FUNCTION kiln.complete_generation(p_id uuid, p_result jsonb, p_cost_micros bigint, p_provider_request_id text)
  RETURNS json
  LANGUAGE plpgsql
@@ -1342,6 +1324,24 @@ AS $function$
 $function$;
 comment on function kiln.get_workflow_run(uuid,uuid,uuid) is 'A run''s state and its settled results (in settling order) for its owner, when it belongs to that workflow; null otherwise.';
 
+CREATE OR REPLACE FUNCTION kiln.get_workflow_runs_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_workflow_ids uuid[], p_run_ids uuid[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after,
+         case when r.status = 'ok' then kiln.get_workflow_run(r.account_id, p_workflow_ids[r.ord], p_run_ids[r.ord]) end
+  from kiln.authorize_requests(
+         p_key_hashes,
+         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
+         array_fill(false, array[cardinality(p_key_hashes)])) r;
+$function$;
+comment on function kiln.get_workflow_runs_for_keys(bytea[],integer,uuid[],uuid[]) is 'GET /workflows/{id}/runs/{runId} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns that run of the key''s account (kiln.get_workflow_run; null body when there is none).';
+
 CREATE OR REPLACE FUNCTION kiln.link_identity(p_issuer text, p_subject text, p_account_id uuid, p_workspace_id uuid, p_email text DEFAULT NULL::text)
  RETURNS kiln_private.identities
  LANGUAGE plpgsql
@@ -1408,6 +1408,24 @@ begin
 end;
 $function$;
 comment on function kiln.list_workflows(uuid,integer,integer) is 'An account''s workflow summaries (id, name, updated_at), most recently updated first. KI001 for a limit outside 1–100 or a negative offset.';
+
+CREATE OR REPLACE FUNCTION kiln.list_workflows_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_limits integer[], p_offsets integer[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after,
+         case when r.status = 'ok' then kiln.list_workflows(r.account_id, p_limits[r.ord], p_offsets[r.ord]) end
+  from kiln.authorize_requests(
+         p_key_hashes,
+         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
+         array_fill(false, array[cardinality(p_key_hashes)])) r;
+$function$;
+comment on function kiln.list_workflows_for_keys(bytea[],integer,integer[],integer[]) is 'GET /workflows for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that page of the key''s account''s workflows (kiln.list_workflows).';
 
 CREATE OR REPLACE FUNCTION kiln.poll_generations(p_key_hashes bytea[], p_read_rpm integer, p_ids uuid[], p_origin text)
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)

@@ -2,6 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { H3, HTTPError, type H3Event } from 'h3';
+import { authorizeRequest } from './auth/access.ts';
 import type { Context } from './context.ts';
 import { ApiError, envelope, toApiError } from './errors.ts';
 import { json } from './http.ts';
@@ -55,7 +56,10 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
 
   for (const r of all) {
     const h3Path = API_PREFIX + r.path.replace(/\{(\w+)\}/g, ':$1');
-    app.on(r.method, h3Path, async (event) => r.handler(ctx, event));
+    // The one authorization path: the route's access rule, applied before its handler.
+    app.on(r.method, h3Path, r.scope === null
+      ? async (event) => r.handler(ctx, event)
+      : async (event) => r.handler(ctx, event, await authorizeRequest(ctx, event, r)));
   }
   // Known paths with another method → 405 with Allow.
   const methods = new Map<string, string[]>();

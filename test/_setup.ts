@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import { createContext, type Context } from '../src/context.ts';
 import { connect, type Sql } from '../src/db.ts';
 import { extensions } from '../src/extensions.ts';
-import { generateKey } from '../src/keys.ts';
+import { generateKey } from '../src/auth/keys.ts';
 import { createApp, API_PREFIX, type AppOptions } from '../src/server.ts';
 
 export interface TestDb {

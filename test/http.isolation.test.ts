@@ -4,9 +4,10 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { createGeneration, startGeneration } from '../src/generations/service.ts';
+import { authorizeKey } from '../src/auth/access.ts';
+import { acceptStarted, createGeneration, prepareGeneration, startGenerationCall } from '../src/generations/service.ts';
 import { toApiError } from '../src/errors.ts';
-import { hashKey } from '../src/keys.ts';
+import { hashKey } from '../src/auth/keys.ts';
 import { api, createAccount, createKey } from './_setup.ts';
 import { connectV2, link, startMcpServer, toolError, type McpServer } from './_mcp.ts';
 
@@ -71,6 +72,12 @@ test('POST /images/transforms names the field too', async () => {
 test('past the HTTP checks, a batched start or create that fails in SQL fails only its offender, as a 400', async () => {
   // Straight into the services (no readJson): the batch carries the NUL to Postgres, which
   // rejects the whole call; the batcher runs each item again alone.
+  // POST /generations' one-call path, past its checks before SQL.
+  const startGeneration = async (ctx: typeof srv.ctx, hash: Buffer, input: unknown) => {
+    const prepared = await prepareGeneration(ctx, input);
+    const { caller, row } = await authorizeKey(ctx, hash, { scope: 'write', bucket: null, call: startGenerationCall }, prepared);
+    return acceptStarted(ctx, caller, row!, prepared, input);
+  };
   const goodHash = hashKey(good.key);
   const evilHash = hashKey(evil.key);
   const starts = await Promise.allSettled([

@@ -33,7 +33,7 @@ test('GET /models shows cost × markup', async () => {
     upstream: { baseUrl: 'http://127.0.0.1:9/v1', model: 'coder-1', apiKeyEnv: 'ACME_API_KEY' },
     cost: { input_micros_per_token: 3, output_micros_per_token: 15 }, maxOutputTokens: 4096, markup: 1.25,
   })})`;
-  const { invalidateCatalog } = await import('../src/routes/models/list.ts');
+  const { invalidateCatalog } = await import('../src/billing/catalog.ts');
   invalidateCatalog(srv.ctx);
   const res = await api(srv.base, key, '/models');
   const acme = res.body.data.find((m: any) => m.id === 'acme/coder');

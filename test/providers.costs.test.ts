@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CatalogModel } from '../src/catalog.ts';
+import type { CatalogModel } from '../src/billing/catalog.ts';
 import {
   actualMicros,
   generateCode,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import ts from 'typescript';
-import type { CatalogModel } from '../src/catalog.ts';
+import type { CatalogModel } from '../src/billing/catalog.ts';
 import { validateGlsl } from '../src/glsl.ts';
 import {
   ASPECT_RATIOS,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import sharp from 'sharp';
-import type { CatalogModel } from '../src/catalog.ts';
+import type { CatalogModel } from '../src/billing/catalog.ts';
 import { createOpenAIProvider, ProviderError, type OpenAIOptions, type TextRequest, type ImageRequest } from '../src/providers/index.ts';
 import { chatReply, errorReply, imageReply, png, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 

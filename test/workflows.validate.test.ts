@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { listModels, type CatalogModel } from '../src/catalog.ts';
+import { listModels, type CatalogModel } from '../src/billing/catalog.ts';
 import { checkGraph } from '../src/workflows/service.ts';
 import { planRun } from '../src/workflows/plan.ts';
 import { validateGraph } from '../src/workflows/validate.ts';

@@ -6,7 +6,7 @@ import { toNodeHandler } from 'h3/node';
 import { openDatabase } from '../boot.ts';
 import type { Config } from '../config.ts';
 import { createContext } from '../context.ts';
-import { generateKey } from '../keys.ts';
+import { generateKey } from '../auth/keys.ts';
 import { createApp, API_PREFIX } from '../server.ts';
 import { extensions } from '../extensions.ts';
 import { startWorker } from '../worker.ts';

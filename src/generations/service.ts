@@ -3,29 +3,22 @@
 
 import { isIP } from 'node:net';
 import * as v from 'valibot';
-import type { CatalogModel } from '../catalog.ts';
-import { rowToModel } from '../catalog.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
+import { rowToModel } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
 import { ARRAY_OID, pgArray, type Sql } from '../db.ts';
 import { ApiError, errors, isDataError, toApiError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
-import { authorizeHash, authResult, issueMessage, limiterFailed, withTimeout } from '../http.ts';
+import { authorizedCall, type AuthorizedCall, type Caller, type Origin } from '../auth/access.ts';
+import { issueMessage } from '../schemas.ts';
+import { withTimeout } from '../timeout.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../store.ts';
 import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type BatchResult } from '../batch.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 
-export type Origin = 'api' | 'mcp' | 'app' | 'workflow';
-
-export interface Caller {
-  accountId: string;
-  /** The API key, when the call came with one (null for MCP). */
-  keyId: string | null;
-  /** Team pool to bill; null = the personal budget. */
-  workspaceId: string | null;
-  origin: Origin;
-}
+export type { Caller, Origin };
 
 /** What is persisted in kiln_private.generations.request and read back by the worker. */
 export interface StoredRequest {
@@ -276,61 +269,38 @@ function creationError(ctx: Context, e: any): ApiError {
   return api;
 }
 
-interface StartItem {
-  hash: Buffer;
-  p: PreparedGeneration;
+/** What kiln.start_generations adds to the authorization columns for each request. */
+export interface StartColumns {
+  id: string | null;
+  error_code: string | null;
+  error_message: string | null;
 }
 
-const starterFor = perOwner<Context, StartItem, any>(50, (ctx) => async (items, timeLeftMs) => {
+/**
+ * POST /generations in one round trip: authenticates each (hashed) key — write scope, its own
+ * rpm — and reserves, inserts and enqueues its prepared generation, in one transaction batched
+ * with concurrent calls.
+ */
+export const startGenerationCall: AuthorizedCall<PreparedGeneration, StartColumns> = authorizedCall(50, (ctx, items) => {
   const sql = ctx.sql;
-  await arrayTypesReady(sql);
   generationStats.createBatches++;
   generationStats.creates += items.length;
-  const col = (f: (i: StartItem) => unknown, type: number) => sql.array(items.map(f) as any[], type);
-  const rows = await withTimeout(
-    sql`select * from kiln.start_generations(
-      ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, 'api', ${col((i) => i.p.type, TEXT)}, ${col((i) => i.p.modelId, TEXT)},
-      ${col((i) => i.p.modelVersion, INT8)}, ${col((i) => JSON.stringify(i.p.request), TEXT)}::jsonb[],
-      ${col((i) => String(i.p.reserveMicros), INT8)}, ${ctx.config.generationMaxAttempts}::int)`,
-    timeLeftMs,
-  );
-  return byOrd(items.length, rows as any[]);
-}, { maxInFlight: REQUEST_BATCHES_IN_FLIGHT, timeoutMs: CREATE_TIMEOUT_MS });
+  return sql`select * from kiln.start_generations(
+    ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, 'api', ${pgArray(sql, items.map((i) => i.payload.type), ARRAY_OID.text)},
+    ${pgArray(sql, items.map((i) => i.payload.modelId), ARRAY_OID.text)}, ${pgArray(sql, items.map((i) => i.payload.modelVersion), ARRAY_OID.int8)},
+    ${pgArray(sql, items.map((i) => JSON.stringify(i.payload.request)), ARRAY_OID.text)}::jsonb[],
+    ${pgArray(sql, items.map((i) => i.payload.reserveMicros), ARRAY_OID.int8)}, ${ctx.config.generationMaxAttempts}::int)` as never;
+}, () => CREATE_TIMEOUT_MS);
 
 /**
- * POST /generations in one round trip: authenticates the (hashed) key — write scope, its own
- * rpm — and reserves, inserts and enqueues, in one transaction batched with concurrent calls.
- * A body that fails validation is answered only after the key checks out (401/403 first).
- * Throws ApiError as createGeneration does, plus the key's 401/403/429 and a 503 when the
- * limiter's call fails (fail closed).
+ * The outcome of an authorized start_generations row: the accepted body, or the request's own
+ * error. A stale cached catalog price (KS001) is priced again and created on the plain path.
  */
-export async function startGeneration(ctx: Context, hash: Buffer, input: unknown): Promise<{ id: string; status: 'pending' }> {
-  let prepared: PreparedGeneration;
-  try {
-    prepared = await prepareGeneration(ctx, input);
-  } catch (e) {
-    await authorizeHash(ctx, hash, { scope: 'write', bucket: null });
-    throw e;
-  }
-  let row: any;
-  try {
-    row = await starterFor(ctx).add({ hash, p: prepared });
-  } catch (e) {
-    // Run alone (the batcher retries a failed batch per item), the call still hit a value it
-    // cannot store: this request's 400 — once its key checks out. Anything else fails closed.
-    if (isDataError(e)) {
-      ctx.log.warn('start generation: a value got past the checks before SQL', errorFields(e));
-      await authorizeHash(ctx, hash, { scope: 'write', bucket: null });
-      throw errors.invalid(UNSTORABLE_MESSAGE);
-    }
-    throw limiterFailed(ctx, e);
-  }
-  const auth = authResult(row, 'write');
+export async function acceptStarted(ctx: Context, caller: Caller, row: StartColumns, prepared: PreparedGeneration, input: unknown): Promise<{ id: string; status: 'pending' }> {
   if (row.id) return { id: row.id, status: 'pending' };
   if (row.error_code === 'KS001') {
-    // The cached catalog price was stale: the key is authorized; price again on the plain path.
     await catalogEntry(ctx, prepared.modelId, true);
-    return createGeneration(ctx, { accountId: auth.accountId, keyId: auth.keyId, workspaceId: auth.workspaceId, origin: 'api' }, input);
+    return createGeneration(ctx, caller, input);
   }
   throw creationError(ctx, Object.assign(new Error(row.error_message ?? 'generation not created'), { code: row.error_code }));
 }
@@ -403,17 +373,22 @@ const readerFor = perOwner<Context, GetItem, GenerationRow | null>(100, (ctx) =>
   return out;
 });
 
+/** Generations a caller may read: REST sees its own API jobs; MCP its own MCP and API jobs (never app or workflow internals). */
+export function visibleOrigins(caller: Caller): Origin[] {
+  return caller.origin === 'mcp' ? ['mcp', 'api'] : ['api'];
+}
+
 /**
- * A generation of `accountId` created through one of `origins` (REST passes ['api'], MCP its
- * own), in the SPEC "Generation status" shape. Throws ApiError invalid_request for a malformed
- * id, not_found for unknown / another account's / another origin's, server_error 503 when the
- * database is briefly unavailable.
+ * A generation of the caller's account that the caller may see (visibleOrigins), in the SPEC
+ * "Generation status" shape. Throws ApiError invalid_request for a malformed id, not_found for
+ * unknown / another account's / another origin's, server_error 503 when the database is
+ * briefly unavailable.
  */
-export async function getGeneration(ctx: Context, accountId: string, id: string, origins: Origin[]): Promise<GenerationStatusBody> {
+export async function getGeneration(ctx: Context, caller: Caller, id: string): Promise<GenerationStatusBody> {
   if (!isUuid(id)) throw errors.invalid('id: must be a uuid');
   let row: GenerationRow | null;
   try {
-    row = await readerFor(ctx).add({ accountId, id: id.toLowerCase(), origins });
+    row = await readerFor(ctx).add({ accountId: caller.accountId, id: id.toLowerCase(), origins: visibleOrigins(caller) });
   } catch (e) {
     throw toApiError(e).status >= 500 ? errors.unavailable() : toApiError(e);
   }
@@ -421,43 +396,16 @@ export async function getGeneration(ctx: Context, accountId: string, id: string,
   return renderGeneration(ctx, row);
 }
 
-interface PollItem {
-  hash: Buffer;
-  id: string;
-}
-
-const pollerFor = perOwner<Context, PollItem, any>(100, (ctx) => async (items, timeLeftMs) => {
+/**
+ * GET /generations/{id} in one round trip: authorizes each (hashed) key — read scope, the
+ * per-key read bucket, its own rpm — and reads its generation (created through the API) in the
+ * same call; `body` is null when there is none the key's account may see.
+ */
+export const pollGenerationCall: AuthorizedCall<string, { body: GenerationRow | null }> = authorizedCall(100, (ctx, items) => {
   const sql = ctx.sql;
-  await arrayTypesReady(sql);
   generationStats.readBatches++;
   generationStats.reads += items.length;
-  const rows = await withTimeout(
-    sql`select * from kiln.poll_generations(
-      ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${ctx.config.readRpm}::int,
-      ${sql.array(items.map((i) => i.id), UUID)}, 'api')`,
-    timeLeftMs,
-  );
-  return byOrd(items.length, rows as any[]);
-}, (ctx) => ({ maxInFlight: REQUEST_BATCHES_IN_FLIGHT, timeoutMs: ctx.config.limiterTimeoutMs }));
-
-/**
- * GET /generations/{id} in one round trip: authorizes the (hashed) key — read scope, the
- * per-key read bucket, its own rpm — and reads the generation in the same call. A malformed id
- * is a 400 once the key checks out. Throws the key's 401/403/429, 404 for unknown / another
- * account's / not created through the API, 503 when the call fails (fail closed).
- */
-export async function pollGeneration(ctx: Context, hash: Buffer, id: string): Promise<GenerationStatusBody> {
-  if (!isUuid(id)) {
-    await authorizeHash(ctx, hash, { scope: 'read', bucket: 'read' });
-    throw errors.invalid('id: must be a uuid');
-  }
-  let row: any;
-  try {
-    row = await pollerFor(ctx).add({ hash, id: id.toLowerCase() });
-  } catch (e) {
-    throw limiterFailed(ctx, e);
-  }
-  authResult(row, 'read');
-  if (!row.body) throw errors.notFound('Generation');
-  return renderGeneration(ctx, row.body);
-}
+  return sql`select * from kiln.poll_generations(
+    ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${ctx.config.readRpm}::int,
+    ${pgArray(sql, items.map((i) => i.payload), ARRAY_OID.uuid)}, 'api')` as never;
+});

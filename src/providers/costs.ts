@@ -1,7 +1,7 @@
 // Billed prices in integer microdollars: cost × markup, rounded up once per charge, in exact
 // decimal arithmetic (BigInt) so fractional per-token prices never pick up float error.
 
-import type { CatalogModel } from '../catalog.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
 import { GLSL_ERROR_MAX_CHARS, glslRepairPrompt } from '../glsl.ts';
 import { systemPrompt, userPrompt } from './prompts.ts';
 import { outputKind, type TargetLanguage, type TextInput, type TokenUsage } from './types.ts';

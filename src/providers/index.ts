@@ -1,7 +1,7 @@
 // Entry point of the provider layer: adapter lookup by catalog `provider` name, code generation
 // that applies the GLSL rules, and the pricing helpers used to reserve and settle charges.
 
-import type { CatalogModel } from '../catalog.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
 import { generateGlsl } from '../glsl.ts';
 import { localProvider } from './local.ts';
 import { createOpenAIProvider, type OpenAIOptions } from './openai.ts';

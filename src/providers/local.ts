@@ -15,7 +15,7 @@ import {
   type TextOutput,
   type TextRequest,
 } from './types.ts';
-import type { CatalogModel } from '../catalog.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
 
 const LONG_EDGE = 1024;
 /** Nominal cost of one image input in the local token estimate. */

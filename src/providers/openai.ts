@@ -2,7 +2,7 @@
 // Chat Completions for text, the Images API for pictures.
 
 import sharp, { type Metadata } from 'sharp';
-import type { CatalogModel } from '../catalog.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
 import { fetchPublicUrl, InputError } from '../inputs.ts';
 import { aspectValue } from './aspect.ts';
 import { IMAGE_INPUT_TOKENS } from './costs.ts';

@@ -1,7 +1,7 @@
 // The contract between generation jobs and model adapters: requests, outputs and the one
 // error type an adapter may throw (its message is safe to show to API clients).
 
-import type { CatalogModel } from '../catalog.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
 
 export const ASPECT_RATIOS = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3'] as const;
 export type AspectRatio = (typeof ASPECT_RATIOS)[number];

@@ -1,7 +1,7 @@
 // Turns a validated graph into the run's execution units: one per prompt → output edge (each is one
 // result, one provider call and one charge), with its inputs, dependency count and dependents.
 
-import type { CatalogModel } from '../catalog.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
 import type { AspectRatio, TargetLanguage } from '../providers/types.ts';
 import type { OutputType, Platform, PromptNodeValue } from './graph.ts';
 import type { ValidGraph } from './validate.ts';

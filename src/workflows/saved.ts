@@ -1,7 +1,7 @@
 // Saving workflows (operator CLI `kiln workflow import|export`): a graph is validated against the
 // catalog before it is stored, so a bad graph is an error, never a half-run later.
 
-import { listModels } from '../catalog.ts';
+import { listModels } from '../billing/catalog.ts';
 import type { Config } from '../config.ts';
 import type { Sql } from '../db.ts';
 import { checkGraph } from './service.ts';

@@ -1,7 +1,9 @@
 // Workflow service shared by REST and MCP: list saved workflows, start a run (snapshot + plan +
 // enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
 
-import { rowToModel, type CatalogModel } from '../catalog.ts';
+import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
+import { rowToModel, type CatalogModel } from '../billing/catalog.ts';
+import { ARRAY_OID, pgArray } from '../db.ts';
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errors, fromDatabaseError } from '../errors.ts';
@@ -12,14 +14,8 @@ import { planRun } from './plan.ts';
 import type { WorkflowRunBody, WorkflowRunResultBody, WorkflowSummaryBody } from './schemas.ts';
 import { issuesMessage, validateGraph, type Validation } from './validate.ts';
 
-export interface RunCaller {
-  accountId: string;
-  /** The API key, when the call came with one (null for MCP). */
-  keyId: string | null;
-  /** Team pool the outputs bill to; null = the personal budget. */
-  workspaceId: string | null;
-  origin: 'api' | 'mcp';
-}
+/** A run bills its outputs to the caller's key and billing scope (personal, or its Team pool). */
+export type RunCaller = Caller;
 
 export interface Page {
   limit: number;
@@ -40,11 +36,17 @@ export function parsePage(input: { limit?: unknown; offset?: unknown }): Page {
 }
 
 /** The caller's workflows, most recently updated first. Throws ApiError invalid_request for a bad page. */
-export async function listWorkflows(ctx: Context, accountId: string, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowSummaryBody[] }> {
+export async function listWorkflows(ctx: Context, caller: Caller, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowSummaryBody[] }> {
   const { limit, offset } = parsePage(page);
-  const [row] = await ctx.sql`select kiln.list_workflows(${accountId}::uuid, ${limit}::int, ${offset}::int) as data`;
-  return { data: row.data };
+  const [row] = await ctx.sql`select kiln.list_workflows(${caller.accountId}::uuid, ${limit}::int, ${offset}::int) as data`;
+  return { data: row!.data };
 }
+
+/** GET /workflows in one round trip: authorizes each key and reads its page of workflows in the same call. */
+export const listWorkflowsCall: AuthorizedCall<Page, { body: WorkflowSummaryBody[] | null }> = authorizedCall(100, ({ sql, config }, items) =>
+  sql`select * from kiln.list_workflows_for_keys(
+    ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${config.readRpm}::int,
+    ${pgArray(sql, items.map((i) => i.payload.limit), ARRAY_OID.int4)}, ${pgArray(sql, items.map((i) => i.payload.offset), ARRAY_OID.int4)})` as never);
 
 /** Validates a graph for `accountId` against the catalog (image urls are checked for that owner). */
 export function checkGraph(config: Config, models: CatalogModel[], accountId: string, graph: unknown): Validation {
@@ -144,12 +146,31 @@ export async function renderRun(ctx: Context, row: RunRow | null, reread: () => 
  * A run of `accountId`'s workflow. Throws ApiError invalid_request for malformed ids and
  * not_found for an unknown run, another account's, or a run of another workflow.
  */
-export async function getRun(ctx: Context, accountId: string, workflowId: string, runId: string): Promise<WorkflowRunBody> {
+export async function getRun(ctx: Context, caller: Caller, workflowId: string, runId: string): Promise<WorkflowRunBody> {
+  const ids = runIds(workflowId, runId);
+  return renderRun(ctx, await readRun(ctx, caller, ids), () => readRun(ctx, caller, ids));
+}
+
+export interface RunIds {
+  workflowId: string;
+  runId: string;
+}
+
+/** Checked ids of a run (400 invalid_request naming the bad one). */
+export function runIds(workflowId: unknown, runId: unknown): RunIds {
   if (!isUuid(workflowId)) throw errors.invalid('id: must be a uuid');
   if (!isUuid(runId)) throw errors.invalid('runId: must be a uuid');
-  const read = async () => {
-    const [row] = await ctx.sql`select kiln.get_workflow_run(${accountId}::uuid, ${workflowId}::uuid, ${runId}::uuid) as r`;
-    return (row?.r ?? null) as RunRow | null;
-  };
-  return renderRun(ctx, await read(), read);
+  return { workflowId: workflowId.toLowerCase(), runId: runId.toLowerCase() };
 }
+
+/** A run of the caller's account, as kiln.get_workflow_run returns it (null when there is none). */
+export async function readRun(ctx: Context, caller: Caller, ids: RunIds): Promise<RunRow | null> {
+  const [row] = await ctx.sql`select kiln.get_workflow_run(${caller.accountId}::uuid, ${ids.workflowId}::uuid, ${ids.runId}::uuid) as r`;
+  return (row?.r ?? null) as RunRow | null;
+}
+
+/** GET /workflows/{id}/runs/{runId} in one round trip: authorizes each key and reads its run in the same call. */
+export const getRunCall: AuthorizedCall<RunIds, { body: RunRow | null }> = authorizedCall(100, ({ sql, config }, items) =>
+  sql`select * from kiln.get_workflow_runs_for_keys(
+    ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${config.readRpm}::int,
+    ${pgArray(sql, items.map((i) => i.payload.workflowId), ARRAY_OID.uuid)}, ${pgArray(sql, items.map((i) => i.payload.runId), ARRAY_OID.uuid)})` as never);

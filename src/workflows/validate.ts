@@ -3,7 +3,7 @@
 // problem names the offending node or edge.
 
 import * as v from 'valibot';
-import type { CatalogModel, ModelCategory } from '../catalog.ts';
+import type { CatalogModel, ModelCategory } from '../billing/catalog.ts';
 import { MAX_IMAGES } from '../generations/schemas.ts';
 import { Graph, type GraphValue, type NodeValue, type OutputType, type PromptNodeValue } from './graph.ts';
 

@@ -10,7 +10,7 @@ import { createContext } from '../../src/context.ts';
 import { connect } from '../../src/db.ts';
 import { extensions } from '../../src/extensions.ts';
 import { createApp } from '../../src/server.ts';
-import { authStats } from '../../src/http.ts';
+import { authStats } from '../../src/auth/access.ts';
 
 const url = process.env.KILN_BENCH_DB!;
 const sql = connect(url, { max: 10 });

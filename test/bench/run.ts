@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
-import { generateKey } from '../../src/keys.ts';
+import { generateKey } from '../../src/auth/keys.ts';
 import { benchDatabase, fmt, fmtRounds, interleaved, load, type CpuMeter, type LoadResult } from './_env.ts';
 import { describeMachine, TARGETS, writeBench, type RunInfo } from './_report.ts';
 

@@ -1,23 +1,16 @@
 // What every Kiln MCP tool shares: the caller an identity resolves to (account + Team workspace,
-// re-read on every request), valibot → JSON Schema, per-account rate limits, and the mapping of
-// service errors (ApiError, Kiln SQLSTATEs) to SPEC-typed tool errors.
+// re-read on every request), the tool's declared access applied before its handler (auth/access.ts,
+// the one authorization path), valibot → JSON Schema, and the mapping of service errors (ApiError,
+// Kiln SQLSTATEs) to SPEC-typed tool errors.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
+import { authorizeMcp, type Bucket, type Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
-import { ApiError, envelope, errors, fromDatabaseError } from '../../errors.ts';
-import { withTimeout } from '../../http.ts';
-import { errorFields } from '../../log.ts';
+import { ApiError, envelope, fromDatabaseError } from '../../errors.ts';
 import type { Identity } from '../auth.ts';
 import type { ToolContext, ToolDef, ToolError } from '../tools.ts';
 
 export type ToolResult = { structuredContent: object; text: string } | ToolError;
-
-/** The billing side of a resolved identity: kiln.resolve_identity's row for this request. */
-export interface Caller {
-  accountId: string;
-  /** Team workspace the identity bills to; null = the personal budget. */
-  workspaceId: string | null;
-}
 
 // Filled by resolveIdentity (the route's resolveAccount, once per HTTP request) and read by the tools
 // of that request: the route hands the same Identity object to both.
@@ -33,11 +26,12 @@ export async function resolveIdentity(ctx: Context, identity: Identity): Promise
     from kiln.resolve_identity(${identity.iss}, ${identity.sub}, ${identity.email ?? null}, ${identity.emailVerified ?? false}, ${ctx.config.oidcAutoLinkEmail})`;
   if (!row) return null;
   if (row.linked_now) ctx.log.info('mcp identity auto-linked by verified email', { issuer: identity.iss, account: row.account_id });
-  callers.set(identity, { accountId: row.account_id, workspaceId: row.workspace_id ?? null });
+  callers.set(identity, { accountId: row.account_id, keyId: null, workspaceId: row.workspace_id ?? null, origin: 'mcp' });
   return row.account_id;
 }
 
-export function callerOf(t: ToolContext): Caller {
+/** The MCP caller of a tool call: the identity's account and billing scope, origin mcp. */
+function callerOf(t: ToolContext): Caller {
   const caller = callers.get(t.identity);
   // Never guess a billing scope: a missing entry would otherwise bill the personal budget.
   if (!caller || caller.accountId !== t.accountId) throw new Error('MCP tool called without a resolved identity');
@@ -70,42 +64,34 @@ export async function guard(fn: () => Promise<ToolResult>): Promise<ToolResult> 
   }
 }
 
-/**
- * One request against a per-account GCRA bucket ("mcp:<account>" for reads, "transform:<account>"
- * shared with REST and the application). Fails closed: a limiter error is a 503-style server_error.
- */
-export async function consumeRateLimit(ctx: Context, accountId: string, bucket: 'mcp' | 'transform', rpm: number): Promise<void> {
-  let retryAfter: number;
-  try {
-    const [row] = await withTimeout(
-      ctx.sql`select kiln.consume_account_rate_limit(${accountId}::uuid, ${bucket}, ${rpm}::int) as retry`,
-      ctx.config.limiterTimeoutMs,
-    );
-    retryAfter = Number(row.retry);
-  } catch (e) {
-    ctx.log.warn('mcp rate limiter failed; failing closed', errorFields(e));
-    throw errors.unavailable('The rate limiter is briefly unavailable. Retry with backoff.');
-  }
-  if (retryAfter > 0) throw errors.rateLimited(retryAfter);
-}
-
-/** Reads are limited per account on the MCP read bucket (KILN_READ_RPM per minute, like a key's reads). */
-export function consumeRead(ctx: Context, accountId: string): Promise<void> {
-  return consumeRateLimit(ctx, accountId, 'mcp', ctx.config.readRpm);
-}
-
 export const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false, idempotentHint: true } as const;
 
-/** A tool definition built from valibot schemas (the single source shared with REST and OpenAPI). */
-export function defineTool(
+/**
+ * A tool definition built from valibot schemas (the single source shared with REST and OpenAPI).
+ * Like a route, a tool declares its rate bucket: the caller's bucket is drawn on before the
+ * handler runs (failing closed), and the handler gets the resolved MCP caller.
+ */
+export function defineTool<A>(
+  ctx: Context,
   def: Omit<ToolDef, 'inputSchema' | 'outputSchema' | 'handler'> & {
     input: v.GenericSchema;
     output: v.GenericSchema;
-    handler(t: ToolContext, args: any): Promise<ToolResult>;
+    /** 'read' = the account's MCP read bucket, 'transform' = the transform bucket shared with REST, null = none (starts). */
+    bucket: Bucket;
+    handler(caller: Caller, args: A, t: ToolContext): Promise<ToolResult>;
   },
 ): ToolDef {
-  const { input, output, handler, ...rest } = def;
-  return { ...rest, inputSchema: jsonSchema(input), outputSchema: jsonSchema(output), handler: (t, args) => guard(() => handler(t, args)) };
+  const { input, output, handler, bucket, ...rest } = def;
+  return {
+    ...rest,
+    inputSchema: jsonSchema(input),
+    outputSchema: jsonSchema(output),
+    handler: (t, args) => guard(async () => {
+      const caller = callerOf(t);
+      await authorizeMcp(ctx, caller, bucket);
+      return handler(caller, args as A, t);
+    }),
+  };
 }
 
 export function dollars(micros: number | null | undefined): string {

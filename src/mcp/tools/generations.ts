@@ -3,13 +3,10 @@
 import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
-import { createGeneration, getGeneration, type Origin } from '../../generations/service.ts';
+import { createGeneration, getGeneration } from '../../generations/service.ts';
 import { Uuid } from '../../schemas.ts';
 import type { ToolDef } from '../tools.ts';
-import { callerOf, consumeRead, defineTool, READ_ONLY } from './common.ts';
-
-/** Generations get_generation may show: the account's own MCP jobs and its REST jobs (never app or workflow internals). */
-export const MCP_VISIBLE_ORIGINS: Origin[] = ['mcp', 'api'];
+import { defineTool, READ_ONLY } from './common.ts';
 
 const ImageArgs = v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']);
 const CodeArgs = v.omit(GenerationRequest, ['type', 'aspectRatio']);
@@ -19,17 +16,14 @@ const CodeArgs = v.omit(GenerationRequest, ['type', 'aspectRatio']);
 const SPENDS = { readOnlyHint: false, destructiveHint: false, openWorldHint: true, idempotentHint: false } as const;
 
 function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; title: string; description: string; input: v.GenericSchema }): ToolDef {
-  return defineTool({
+  return defineTool(ctx, {
     ...def,
     output: GenerationAccepted,
     annotations: SPENDS,
-    async handler(t, args: Record<string, unknown>) {
-      const caller = callerOf(t);
-      const accepted = await createGeneration(
-        ctx,
-        { accountId: caller.accountId, keyId: null, workspaceId: caller.workspaceId, origin: 'mcp' },
-        { ...args, type },
-      );
+    // Starts are bounded by the budget and the plan's parallel slots, as on REST.
+    bucket: null,
+    async handler(caller, args: Record<string, unknown>) {
+      const accepted = await createGeneration(ctx, caller, { ...args, type });
       return {
         structuredContent: accepted,
         text: `Started ${type} generation ${accepted.id} (pending). Poll get_generation with this id until it is completed or failed.`,
@@ -65,7 +59,7 @@ export function generateCodeTool(ctx: Context): ToolDef {
 const GetArgs = v.object({ id: v.pipe(Uuid, v.description('Generation id returned by generate_image or generate_code.')) });
 
 export function getGenerationTool(ctx: Context): ToolDef {
-  return defineTool({
+  return defineTool(ctx, {
     name: 'get_generation',
     title: 'Get a generation',
     description:
@@ -74,10 +68,10 @@ export function getGenerationTool(ctx: Context): ToolDef {
     input: GetArgs,
     output: GenerationStatus,
     annotations: READ_ONLY,
-    async handler(t, args: v.InferOutput<typeof GetArgs>) {
-      const caller = callerOf(t);
-      await consumeRead(ctx, caller.accountId);
-      const g = await getGeneration(ctx, caller.accountId, args.id, MCP_VISIBLE_ORIGINS);
+    bucket: 'read',
+    // The account's own MCP and REST jobs (never app or workflow internals).
+    async handler(caller, args: v.InferOutput<typeof GetArgs>) {
+      const g = await getGeneration(ctx, caller, args.id);
       return { structuredContent: g, text: generationText(g) };
     },
   });

@@ -5,10 +5,10 @@ import type { Context } from '../../context.ts';
 import { TransformRequest, TransformResult, type TransformResultBody } from '../../transforms/schemas.ts';
 import { runTransform } from '../../transforms/service.ts';
 import type { ToolDef } from '../tools.ts';
-import { callerOf, consumeRateLimit, defineTool } from './common.ts';
+import { defineTool } from './common.ts';
 
 export function transformImageTool(ctx: Context): ToolDef {
-  return defineTool({
+  return defineTool(ctx, {
     name: 'transform_image',
     title: 'Transform an image',
     description:
@@ -20,10 +20,10 @@ export function transformImageTool(ctx: Context): ToolDef {
     output: TransformResult,
     // Writes a new object (never overwrites one); purely local image processing.
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false, idempotentHint: false },
-    async handler(t, args: v.InferInput<typeof TransformRequest>) {
-      const caller = callerOf(t);
-      await consumeRateLimit(ctx, caller.accountId, 'transform', ctx.config.transformRpm);
-      const result = await runTransform(ctx, { accountId: caller.accountId }, args);
+    // The transform bucket, shared with POST /images/transforms and the application's image tools.
+    bucket: 'transform',
+    async handler(caller, args: v.InferInput<typeof TransformRequest>) {
+      const result = await runTransform(ctx, caller, args);
       return { structuredContent: result, text: transformText(result) };
     },
   });

@@ -1,17 +1,16 @@
 // get_usage and list_models: the account's tier and budget (the GET /usage body for the identity's
 // billing scope) and the model catalog (the GET /models body), both on the per-account MCP read bucket.
 import * as v from 'valibot';
+import { cachedCatalog, ModelList } from '../../billing/catalog.ts';
+import { getUsage, Usage, type UsageBody } from '../../billing/usage.ts';
 import type { Context } from '../../context.ts';
-import { errors } from '../../errors.ts';
-import { cachedCatalog, ModelList } from '../../routes/models/list.ts';
-import { Usage } from '../../routes/usage/get.ts';
 import type { ToolDef } from '../tools.ts';
-import { callerOf, consumeRead, defineTool, dollars, READ_ONLY } from './common.ts';
+import { defineTool, dollars, READ_ONLY } from './common.ts';
 
 const NoArguments = v.object({});
 
 export function usageTool(ctx: Context): ToolDef {
-  return defineTool({
+  return defineTool(ctx, {
     name: 'get_usage',
     title: 'Usage and budget',
     description:
@@ -20,18 +19,15 @@ export function usageTool(ctx: Context): ToolDef {
     input: NoArguments,
     output: Usage,
     annotations: READ_ONLY,
-    async handler(t) {
-      const caller = callerOf(t);
-      await consumeRead(ctx, caller.accountId);
-      const [row] = await ctx.sql`select kiln.get_usage(${caller.accountId}::uuid, ${caller.workspaceId}::uuid) as usage`;
-      const usage = row?.usage as v.InferOutput<typeof Usage> | null;
-      if (!usage) throw errors.notFound('Account');
+    bucket: 'read',
+    async handler(caller) {
+      const usage = await getUsage(ctx, caller);
       return { structuredContent: usage, text: usageText(usage) };
     },
   });
 }
 
-function usageText(u: v.InferOutput<typeof Usage>): string {
+function usageText(u: UsageBody): string {
   const personal =
     u.token_budget_micros == null
       ? `personal budget unlimited (${dollars(u.used_micros)} used this period)`
@@ -56,7 +52,7 @@ const ModelFilter = v.object({
 });
 
 export function modelsTool(ctx: Context): ToolDef {
-  return defineTool({
+  return defineTool(ctx, {
     name: 'list_models',
     title: 'List models',
     description:
@@ -65,9 +61,9 @@ export function modelsTool(ctx: Context): ToolDef {
     input: ModelFilter,
     output: ModelList,
     annotations: READ_ONLY,
-    async handler(t, args: v.InferOutput<typeof ModelFilter>) {
-      const caller = callerOf(t);
-      const [, catalog] = await Promise.all([consumeRead(ctx, caller.accountId), cachedCatalog(ctx)]);
+    bucket: 'read',
+    async handler(_caller, args: v.InferOutput<typeof ModelFilter>) {
+      const catalog = await cachedCatalog(ctx);
       const data = catalog.models.filter((m) => !args.filter || (args.filter === 'image' ? m.category === 'image' : m.category !== 'image'));
       const text = data.length
         ? `${data.length} model${data.length === 1 ? '' : 's'}: ${data.map((m) => `${m.id} (${m.category})`).join(', ')}.`

@@ -6,22 +6,21 @@ import { Uuid } from '../../schemas.ts';
 import { getRun, listWorkflows, startRun } from '../../workflows/service.ts';
 import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';
 import type { ToolDef } from '../tools.ts';
-import { callerOf, consumeRead, defineTool, READ_ONLY } from './common.ts';
+import { defineTool, READ_ONLY } from './common.ts';
 
 const ListArgs = v.object({ limit: v.optional(ListLimit), offset: v.optional(ListOffset) });
 
 export function listWorkflowsTool(ctx: Context): ToolDef {
-  return defineTool({
+  return defineTool(ctx, {
     name: 'list_workflows',
     title: 'List workflows',
     description: 'List your saved workflows (id, name, updated_at), most recently updated first. Paginate with limit (1–100, default 50) and offset.',
     input: ListArgs,
     output: WorkflowList,
     annotations: READ_ONLY,
-    async handler(t, args: v.InferOutput<typeof ListArgs>) {
-      const caller = callerOf(t);
-      await consumeRead(ctx, caller.accountId);
-      const list = await listWorkflows(ctx, caller.accountId, args);
+    bucket: 'read',
+    async handler(caller, args: v.InferOutput<typeof ListArgs>) {
+      const list = await listWorkflows(ctx, caller, args);
       const text = list.data.length
         ? `${list.data.length} workflow${list.data.length === 1 ? '' : 's'}: ${list.data.map((w) => `${w.name} (${w.id})`).join(', ')}.`
         : 'No workflows on this page.';
@@ -33,7 +32,7 @@ export function listWorkflowsTool(ctx: Context): ToolDef {
 const RunArgs = v.object({ workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')) });
 
 export function runWorkflowTool(ctx: Context): ToolDef {
-  return defineTool({
+  return defineTool(ctx, {
     name: 'run_workflow',
     title: 'Run a workflow',
     description:
@@ -44,9 +43,9 @@ export function runWorkflowTool(ctx: Context): ToolDef {
     output: RunAccepted,
     // Spends budget, calls model providers, and overwrites the saved workflow's output nodes on completion.
     annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true, idempotentHint: false },
-    async handler(t, args: v.InferOutput<typeof RunArgs>) {
-      const caller = callerOf(t);
-      const accepted = await startRun(ctx, { accountId: caller.accountId, keyId: null, workspaceId: caller.workspaceId, origin: 'mcp' }, args.workflowId);
+    bucket: null,
+    async handler(caller, args: v.InferOutput<typeof RunArgs>) {
+      const accepted = await startRun(ctx, caller, args.workflowId);
       return {
         structuredContent: accepted,
         text: `Started run ${accepted.id} of workflow ${args.workflowId} (pending). Poll get_workflow_run with workflowId and runId.`,
@@ -61,7 +60,7 @@ const GetRunArgs = v.object({
 });
 
 export function getWorkflowRunTool(ctx: Context): ToolDef {
-  return defineTool({
+  return defineTool(ctx, {
     name: 'get_workflow_run',
     title: 'Get a workflow run',
     description:
@@ -70,10 +69,9 @@ export function getWorkflowRunTool(ctx: Context): ToolDef {
     input: GetRunArgs,
     output: WorkflowRun,
     annotations: READ_ONLY,
-    async handler(t, args: v.InferOutput<typeof GetRunArgs>) {
-      const caller = callerOf(t);
-      await consumeRead(ctx, caller.accountId);
-      const run = await getRun(ctx, caller.accountId, args.workflowId, args.runId);
+    bucket: 'read',
+    async handler(caller, args: v.InferOutput<typeof GetRunArgs>) {
+      const run = await getRun(ctx, caller, args.workflowId, args.runId);
       return { structuredContent: run, text: runText(run) };
     },
   });

@@ -3,12 +3,12 @@
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
-import { requireBearer, sendJson } from '../../http.ts';
-import { hashKey } from '../../keys.ts';
+import { errors } from '../../errors.ts';
+import { sendJson } from '../../http.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../schemas.ts';
 import { GenerationStatus } from '../../generations/schemas.ts';
-import { pollGeneration } from '../../generations/service.ts';
+import { isUuid, pollGenerationCall, renderGeneration } from '../../generations/service.ts';
 
 export default defineRoute({
   method: 'GET',
@@ -18,12 +18,19 @@ export default defineRoute({
   description: 'Never cached. 404 when the id does not exist, belongs to another account, or was not created through the API.',
   tag: 'Generations',
   scope: 'read',
+  bucket: 'read',
   params: { id: v.pipe(Uuid, v.description('Generation id from `POST /generations`.')) },
   success: { status: 200, description: 'The generation.', schema: GenerationStatus, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
-  async handler(ctx, event) {
-    // Authorization, rate limits and the read in one round trip.
-    const body = await pollGeneration(ctx, hashKey(requireBearer(event)), getRouterParam(event, 'id') ?? '');
-    return sendJson(event, body, { headers: { 'cache-control': 'no-store' } });
+  // Authorization, rate limits and the read in one round trip.
+  call: pollGenerationCall,
+  prepare(_ctx, event) {
+    const id = getRouterParam(event, 'id');
+    if (!isUuid(id)) throw errors.invalid('id: must be a uuid');
+    return id.toLowerCase();
+  },
+  async handler(ctx, event, { row }) {
+    if (!row?.body) throw errors.notFound('Generation');
+    return sendJson(event, await renderGeneration(ctx, row.body), { headers: { 'cache-control': 'no-store' } });
   },
 });

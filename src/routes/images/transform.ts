@@ -1,6 +1,6 @@
 // POST /images/transforms — convert, compress to a byte target, or trim a stored image. Free.
 
-import { authorize, readJson, sendJson } from '../../http.ts';
+import { readJson, sendJson } from '../../http.ts';
 import { defineRoute } from '../../route.ts';
 import { registerSchemas } from '../../schemas.ts';
 import { TransformRequest, TransformResult } from '../../transforms/schemas.ts';
@@ -19,13 +19,14 @@ export default defineRoute({
     'A trim that finds no uniform edges returns `trimmed: false`, every other field null, and stores nothing.',
   tag: 'Images',
   scope: 'write',
+  bucket: 'transform',
   body: TransformRequest,
   success: { status: 200, description: 'The stored result (public URL).', schema: TransformResult },
   errors: [400, 401, 403, 404, 429, 500, 503],
-  async handler(ctx, event) {
-    const auth = await authorize(ctx, event, { scope: 'write', bucket: 'transform' });
+  async handler(ctx, event, { caller }) {
+    // The body is read only for an authorized key.
     const body = await readJson(event, ctx.config.maxBodyBytes);
-    const result = await runTransform(ctx, { accountId: auth.accountId }, body);
+    const result = await runTransform(ctx, caller, body);
     return sendJson(event, result);
   },
 });

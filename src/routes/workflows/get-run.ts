@@ -3,17 +3,13 @@
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
-import { errors } from '../../errors.ts';
-import { authorize, authResult, json, withTimeout } from '../../http.ts';
-import { bearerKey, hashKey } from '../../keys.ts';
-import { errorFields } from '../../log.ts';
+import { json } from '../../http.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../schemas.ts';
-import { isUuid } from '../../generations/service.ts';
 import { WorkflowRun } from '../../workflows/schemas.ts';
-import { renderRun, type RunRow } from '../../workflows/service.ts';
+import { getRunCall, readRun, renderRun, runIds, type RunIds, type RunRow } from '../../workflows/service.ts';
 
-export default defineRoute({
+export default defineRoute<RunIds, { body: RunRow | null }>({
   method: 'GET',
   path: '/workflows/{id}/runs/{runId}',
   operationId: 'getWorkflowRun',
@@ -23,40 +19,18 @@ export default defineRoute({
     '404 when the run does not exist, belongs to another account, or is not a run of that workflow.',
   tag: 'Workflows',
   scope: 'read',
+  bucket: 'read',
   params: {
     id: v.pipe(Uuid, v.description('Workflow id.')),
     runId: v.pipe(Uuid, v.description('Run id from `POST /workflows/{id}/runs`.')),
   },
   success: { status: 200, description: 'The run.', schema: WorkflowRun, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
-  async handler(ctx, event) {
-    const key = bearerKey(event.req.headers.get('authorization'));
-    if (!key) throw errors.unauthorized();
-    const id = getRouterParam(event, 'id');
-    const runId = getRouterParam(event, 'runId');
-    if (!isUuid(id) || !isUuid(runId)) {
-      await authorize(ctx, event, { scope: 'read', bucket: 'read' });
-      throw errors.invalid(isUuid(id) ? 'runId: must be a uuid' : 'id: must be a uuid');
-    }
-    // Authorization, rate limit and the read in one round trip.
-    let row: any;
-    try {
-      [row] = await withTimeout(
-        ctx.sql`
-          select a.status, a.retry_after, a.account_id,
-            case when a.status = 'ok' then kiln.get_workflow_run(a.account_id, ${id}::uuid, ${runId}::uuid) end as r
-          from kiln.authorize_request(${hashKey(key)}, 'read', 'read', ${ctx.config.readRpm}::int) a`,
-        ctx.config.limiterTimeoutMs,
-      );
-    } catch (e) {
-      ctx.log.warn('get workflow run failed; failing closed', errorFields(e));
-      throw errors.unavailable();
-    }
-    authResult(row, 'read');
-    const reread = async () => {
-      const [again] = await ctx.sql`select kiln.get_workflow_run(${row.account_id}::uuid, ${id}::uuid, ${runId}::uuid) as r`;
-      return (again?.r ?? null) as RunRow | null;
-    };
-    return json(await renderRun(ctx, row.r, reread), 200, { 'cache-control': 'no-store' });
+  // Authorization, rate limit and the read in one round trip.
+  call: getRunCall,
+  prepare: (_ctx, event) => runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId')),
+  async handler(ctx, _event, { caller, row, payload }) {
+    const body = await renderRun(ctx, row!.body, () => readRun(ctx, caller, payload!));
+    return json(body, 200, { 'cache-control': 'no-store' });
   },
 });

@@ -3,7 +3,7 @@
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
-import { authorize, json } from '../../http.ts';
+import { json } from '../../http.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../schemas.ts';
 import { RunAccepted } from '../../workflows/schemas.ts';
@@ -20,13 +20,13 @@ export default defineRoute({
     'Each output is one generation on the caller\'s budget. Outputs not started within the run window (about 5 minutes) fail the run. No request body.',
   tag: 'Workflows',
   scope: 'write',
+  bucket: null,
   params: { id: v.pipe(Uuid, v.description('Workflow id from `GET /workflows`.')) },
   success: { status: 202, description: 'Accepted; the run is pending.', schema: RunAccepted },
   errors: [400, 401, 402, 403, 404, 429, 500, 503],
-  async handler(ctx, event) {
-    const auth = await authorize(ctx, event, { scope: 'write', bucket: null });
+  async handler(ctx, event, { caller }) {
     const id = getRouterParam(event, 'id') ?? '';
-    const run = await startRun(ctx, { accountId: auth.accountId, keyId: auth.keyId, workspaceId: auth.workspaceId, origin: 'api' }, id);
+    const run = await startRun(ctx, caller, id);
     return json(run, 202, { 'cache-control': 'no-store', location: `${ctx.config.publicUrl}/api/v1/workflows/${id}/runs/${run.id}` });
   },
 });

@@ -28,7 +28,10 @@ export interface CatalogModel {
   description?: string | null;
 }
 
-import type { Sql } from './db.ts';
+import * as v from 'valibot';
+import type { Context } from '../context.ts';
+import type { Sql } from '../db.ts';
+import { registerSchemas } from '../schemas.ts';
 
 /** A catalog row as read from kiln.models, normalised for providers and billing. */
 export function rowToModel(row: any, defaultMarkup: number): CatalogModel {
@@ -89,4 +92,39 @@ export function publicModel(model: CatalogModel) {
 export async function listModels(sql: Sql, defaultMarkup: number): Promise<CatalogModel[]> {
   const rows = await sql`select * from kiln.models where enabled order by sort_order, id`;
   return rows.map((r) => rowToModel(r, defaultMarkup));
+}
+
+// ---------------------------------------------------------------- the public catalog (GET /models, MCP list_models)
+
+export const Model = v.object({
+  id: v.pipe(v.string(), v.description('Value to pass as `model`.')),
+  name: v.string(),
+  category: v.picklist(['image', 'text', 'svg']),
+  provider: v.string(),
+  supports_image_input: v.boolean(),
+  input_modalities: v.array(v.string()),
+  output_modalities: v.array(v.string()),
+  pricing: v.pipe(
+    v.nullable(v.record(v.string(), v.number())),
+    v.description('Marked-up price billed to the caller, in microdollars (per image, or per input/output token); null when unknown.'),
+  ),
+});
+export const ModelList = v.object({ data: v.array(Model) });
+registerSchemas({ Model, ModelList });
+
+const TTL_MS = 5 * 60 * 1000;
+const cache = new WeakMap<Context, { at: number; body: string; models: ReturnType<typeof publicModel>[] }>();
+
+/** The public catalog, refreshed from the database at most every 5 minutes per process. */
+export async function cachedCatalog(ctx: Context) {
+  const hit = cache.get(ctx);
+  if (hit && Date.now() - hit.at < TTL_MS) return hit;
+  const models = (await listModels(ctx.sql, ctx.config.defaultMarkup)).map(publicModel);
+  const entry = { at: Date.now(), models, body: JSON.stringify({ data: models }) };
+  cache.set(ctx, entry);
+  return entry;
+}
+
+export function invalidateCatalog(ctx: Context) {
+  cache.delete(ctx);
 }

@@ -1,0 +1,205 @@
+// The one authorization path. A REST route declares its scope, its rate bucket and, optionally,
+// the read or write done in the same SQL call (an AuthorizedCall); the server applies that before
+// the handler and hands it a resolved Caller. MCP tools declare their bucket the same way and get
+// an MCP Caller. Services take a Caller — never a key hash or an HTTP event. The limiter's 503 is
+// produced here and nowhere else: a failed or timed-out authorizing call never lets a request pass.
+
+import type { H3Event } from 'h3';
+import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type Batcher } from '../batch.ts';
+import type { Context } from '../context.ts';
+import { ARRAY_OID, pgArray } from '../db.ts';
+import { ApiError, errors, isDataError, UNSTORABLE_MESSAGE } from '../errors.ts';
+import { errorFields } from '../log.ts';
+import { withTimeout } from '../timeout.ts';
+import { bearerKey, hashKey } from './keys.ts';
+
+export type Scope = 'read' | 'write';
+/** Endpoint bucket: per-key reads, per-account transforms, or none (starts are bounded by budgets and slots). */
+export type Bucket = 'read' | 'transform' | null;
+export type Origin = 'api' | 'mcp' | 'app' | 'workflow';
+
+/** Who is calling, resolved once per request: an API key (origin api) or an MCP identity (origin mcp). */
+export interface Caller {
+  accountId: string;
+  /** The API key, when the call came with one (null for MCP). */
+  keyId: string | null;
+  /** Team pool to bill; null = the personal budget. */
+  workspaceId: string | null;
+  origin: 'api' | 'mcp';
+}
+
+/** What every authorizing SQL call returns for a request (kiln.authorize_requests' columns). */
+export interface AuthRow {
+  ord: number;
+  status: 'ok' | 'unauthorized' | 'insufficient_scope' | 'rate_limited' | string;
+  key_id: string | null;
+  account_id: string | null;
+  workspace_id: string | null;
+  retry_after: number | null;
+}
+
+/** One request for an authorizing call: the hashed key, what it needs, and what the call also does. */
+export interface KeyRequest<P> {
+  hash: Buffer;
+  scope: Scope;
+  bucket: Bucket;
+  payload: P;
+}
+
+/**
+ * A batched SQL call that authorizes keys and does one read or write in the same statement: the
+ * requests arriving together go out as one call (at most `max`), two calls in flight per process.
+ */
+export type AuthorizedCall<P, X> = (ctx: Context) => Batcher<KeyRequest<P>, AuthRow & X>;
+
+export function authorizedCall<P, X>(
+  max: number,
+  run: (ctx: Context, items: Array<KeyRequest<P>>) => Promise<Iterable<AuthRow & X>> & { cancel?: () => unknown },
+  /** A call's whole wait, queueing included (default KILN_LIMITER_TIMEOUT_MS); past it, a 503. */
+  timeoutMs: (ctx: Context) => number = (ctx) => ctx.config.limiterTimeoutMs,
+): AuthorizedCall<P, X> {
+  return perOwner<Context, KeyRequest<P>, AuthRow & X>(
+    max,
+    (ctx) => async (items, timeLeftMs) => byOrd(items.length, await withTimeout(run(ctx, items), timeLeftMs)),
+    (ctx) => ({ maxInFlight: REQUEST_BATCHES_IN_FLIGHT, timeoutMs: timeoutMs(ctx) }),
+  );
+}
+
+/** A route's or tool's access rule. */
+export interface Access<P = unknown, X = unknown> {
+  scope: Scope;
+  bucket: Bucket;
+  /** The read or write done in the same SQL call as the authorization (default: authorization alone). */
+  call?: AuthorizedCall<P, X>;
+  /**
+   * Reads and checks what `call` needs (the body, the path ids, the query) before the SQL call.
+   * Errors it throws are answered only once the key checks out (a 401/403/429 comes first).
+   * Returning ALONE authorizes alone: the handler does its work after (e.g. a large body read
+   * only for an authorized key).
+   */
+  prepare?(ctx: Context, event: H3Event): Promise<P | typeof ALONE> | P | typeof ALONE;
+}
+
+export const ALONE = Symbol('authorize alone');
+
+/** What a route's handler receives: the caller and, when the route declared a call, its row. */
+export interface Authorized<P = unknown, X = unknown> {
+  caller: Caller;
+  /** The call's row (null when the request was authorized alone). */
+  row: (AuthRow & X) | null;
+  payload: P | null;
+}
+
+/** The limiter's call failed or timed out: fail closed with a 503, never a pass. The one place. */
+export function limiterFailed(ctx: Context, e: unknown): ApiError {
+  if (e instanceof ApiError && e.status !== 500) return e;
+  ctx.log.warn('authorize failed; failing closed', errorFields(e));
+  return errors.unavailable('The rate limiter is briefly unavailable. Retry with backoff.');
+}
+
+/** The caller of an authorizing call's row, or the key's 401 / 403 / 429. */
+export function callerOf(row: AuthRow | null | undefined, scope: Scope): Caller {
+  switch (row?.status) {
+    case 'ok':
+      return { accountId: row.account_id!, keyId: row.key_id, workspaceId: row.workspace_id, origin: 'api' };
+    case 'insufficient_scope':
+      throw errors.scope(scope);
+    case 'rate_limited':
+      throw errors.rateLimited(row.retry_after ?? 1);
+    default:
+      throw errors.unauthorized();
+  }
+}
+
+/** The bearer key of a request, or a 401 when it is missing or malformed. */
+function requireBearer(event: H3Event): Buffer {
+  const key = bearerKey(event.req.headers.get('authorization'));
+  if (!key) throw errors.unauthorized();
+  return hashKey(key);
+}
+
+/** kiln.authorize_requests alone: scope, the key's own rpm and the endpoint bucket. */
+export const authorizeOnly: AuthorizedCall<null, object> = authorizedCall(100, authorizeRequests<null>(false));
+
+/** kiln.authorize_requests, with or without the usage body of each key's billing scope (GET /usage). */
+export function authorizeRequests<P>(withUsage: boolean) {
+  return ({ sql, config }: Context, items: Array<KeyRequest<P>>) => {
+    const rpm = (b: Bucket) => (b === 'read' ? config.readRpm : b === 'transform' ? config.transformRpm : null);
+    return sql`select * from kiln.authorize_requests(
+      ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${pgArray(sql, items.map((i) => i.scope), ARRAY_OID.text)},
+      ${pgArray(sql, items.map((i) => i.bucket), ARRAY_OID.text)}, ${pgArray(sql, items.map((i) => rpm(i.bucket)), ARRAY_OID.int4)},
+      ${pgArray(sql, items.map(() => withUsage), ARRAY_OID.bool)})` as never;
+  };
+}
+
+/** Counters for the benchmark report (mean batch size of the plain authorizations). */
+export function authStats(ctx: Context) {
+  return authorizeOnly(ctx).stats;
+}
+
+async function submit<P, X>(ctx: Context, call: AuthorizedCall<P, X>, req: KeyRequest<P>): Promise<AuthRow & X> {
+  try {
+    return await call(ctx).add(req);
+  } catch (e) {
+    if (isDataError(e) && call !== (authorizeOnly as unknown)) {
+      // Run alone (a failed batch is retried per item), the call still hit a value it cannot
+      // store: this request's 400 — once its key checks out. Anything else fails closed.
+      ctx.log.warn('an authorized call hit a value that got past the checks before SQL', errorFields(e));
+      callerOf(await submit(ctx, authorizeOnly, { ...req, payload: null }), req.scope);
+      throw errors.invalid(UNSTORABLE_MESSAGE);
+    }
+    throw limiterFailed(ctx, e);
+  }
+}
+
+/**
+ * Applies a route's access rule to a request: the key, then `prepare`, then one SQL call that
+ * authorizes and does the route's read or write. Throws the key's 401/403/429, `prepare`'s
+ * error once the key checks out, or the limiter's 503.
+ */
+export async function authorizeRequest<P, X>(ctx: Context, event: H3Event, access: Access<P, X>): Promise<Authorized<P, X>> {
+  const hash = requireBearer(event);
+  let payload: P | typeof ALONE = access.call ? (null as P) : ALONE;
+  if (access.prepare) {
+    try {
+      payload = await access.prepare(ctx, event);
+    } catch (e) {
+      callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope);
+      throw e;
+    }
+  }
+  return authorizeKey(ctx, hash, access, payload);
+}
+
+/**
+ * The SQL call of an access rule for a hashed key and its prepared payload (ALONE: the
+ * authorization alone). Throws the key's 401/403/429 or the limiter's 503.
+ */
+export async function authorizeKey<P, X>(ctx: Context, hash: Buffer, access: Access<P, X>, payload: P | typeof ALONE): Promise<Authorized<P, X>> {
+  if (payload === ALONE || !access.call) {
+    const caller = callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope);
+    return { caller, row: null, payload: payload === ALONE ? null : payload };
+  }
+  const row = await submit(ctx, access.call, { hash, scope: access.scope, bucket: access.bucket, payload });
+  return { caller: callerOf(row, access.scope), row, payload };
+}
+
+/**
+ * An MCP tool's access rule for a resolved identity: one request against the account's bucket
+ * ("mcp:<account>" for reads, "transform:<account>" shared with REST). Fails closed.
+ */
+export async function authorizeMcp(ctx: Context, caller: Caller, bucket: Bucket): Promise<void> {
+  if (!bucket) return;
+  const [name, rpm] = bucket === 'read' ? ['mcp', ctx.config.readRpm] : ['transform', ctx.config.transformRpm];
+  let retryAfter: number;
+  try {
+    const [row] = await withTimeout(
+      ctx.sql`select kiln.consume_account_rate_limit(${caller.accountId}::uuid, ${name}, ${rpm}::int) as retry`,
+      ctx.config.limiterTimeoutMs,
+    );
+    retryAfter = Number(row!.retry);
+  } catch (e) {
+    throw limiterFailed(ctx, e);
+  }
+  if (retryAfter > 0) throw errors.rateLimited(retryAfter);
+}
