@@ -945,14 +945,22 @@ comment on function kiln.create_api_key(uuid,bytea,text,text[],integer,uuid,text
 
 CREATE OR REPLACE FUNCTION kiln.create_generation(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_type text, p_model_id text, p_model_version bigint, p_request jsonb, p_reserve_micros bigint, p_max_attempts integer)
  RETURNS uuid
- LANGUAGE sql
+ LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  select kiln_private.insert_generation(p_account_id, p_key_id, p_workspace_id, p_origin, p_type, p_model_id,
-                                        p_model_version, p_request, p_reserve_micros, p_max_attempts, true);
+declare
+  v_r record;
+begin
+  select * into v_r from kiln_private.insert_generations(array[p_account_id], array[p_key_id], array[p_workspace_id], array[p_origin],
+    array[p_type], array[p_model_id], array[p_model_version], array[p_request], array[p_reserve_micros], p_max_attempts);
+  if v_r.error_code is not null then
+    raise exception '%', v_r.error_message using errcode = v_r.error_code;
+  end if;
+  return v_r.id;
+end;
 $function$;
-comment on function kiln.create_generation(uuid,uuid,uuid,text,text,text,bigint,jsonb,bigint,integer) is 'Checks the model, reserves the worst-case cost, inserts the generation and queues generation__run, all in one transaction. Raises KI001 (model unknown, disabled or incompatible), KQ001/KP001 (budget), KS001 (stale catalog price; internal).';
+comment on function kiln.create_generation(uuid,uuid,uuid,text,text,text,bigint,jsonb,bigint,integer) is 'kiln_private.insert_generations for one request: checks the model, reserves the worst-case cost, inserts the generation and queues generation__run. Raises KI001, KQ001/KP001, KS001 (stale catalog price; internal).';
 
 CREATE OR REPLACE FUNCTION kiln.create_generations(p_account_ids uuid[], p_key_ids uuid[], p_workspace_ids uuid[], p_origins text[], p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer[])
  RETURNS TABLE(ord integer, id uuid, error_code text, error_message text)
@@ -961,41 +969,16 @@ CREATE OR REPLACE FUNCTION kiln.create_generations(p_account_ids uuid[], p_key_i
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-#variable_conflict use_column
-declare
-  v_i int;
-  v_created int := 0;
 begin
   if cardinality(p_account_ids) > 50 then
     raise exception 'at most 50 generations per call' using errcode = '22023';
   end if;
-  -- Budget pools are locked in one global order, so concurrent batches cannot deadlock.
-  for v_i in
-    select s.i from generate_subscripts(p_account_ids, 1) as s(i)
-      order by coalesce(p_workspace_ids[s.i], p_account_ids[s.i]), s.i
-  loop
-    ord := v_i;
-    begin
-      id := kiln_private.insert_generation(p_account_ids[v_i], p_key_ids[v_i], p_workspace_ids[v_i], p_origins[v_i],
-        p_types[v_i], p_model_ids[v_i], p_model_versions[v_i], p_requests[v_i], p_reserves[v_i], p_max_attempts[v_i], false);
-      error_code := null;
-      error_message := null;
-      v_created := v_created + 1;
-    exception
-      -- A business refusal affects its own request only; anything else fails the batch.
-      when sqlstate 'KI001' or sqlstate 'KQ001' or sqlstate 'KP001' or sqlstate 'KS001' or sqlstate 'KN001' then
-        id := null;
-        error_code := sqlstate;
-        error_message := sqlerrm;
-    end;
-    return next;
-  end loop;
-  if v_created > 0 then
-    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', v_created)::text);
-  end if;
+  -- One attempts limit per call (every caller passes the same); the largest is kept.
+  return query select * from kiln_private.insert_generations(p_account_ids, p_key_ids, p_workspace_ids, p_origins, p_types,
+    p_model_ids, p_model_versions, p_requests, p_reserves, (select max(a) from unnest(p_max_attempts) a));
 end;
 $function$;
-comment on function kiln.create_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer[]) is 'create_generation for up to 50 requests in one transaction (the API batches concurrent POSTs). Each row reports its id, or the SQLSTATE and message of its own business error; the others still commit.';
+comment on function kiln.create_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer[]) is 'Starts up to 50 generations of already-authorized callers in one transaction (kiln_private.insert_generations). Each row reports its id, or the SQLSTATE and message of its own business error; the others still commit.';
 
 CREATE OR REPLACE FUNCTION kiln.create_workflow(p_account_id uuid, p_workspace_id uuid, p_name text, p_graph jsonb)
  RETURNS kiln_private.workflows
@@ -1558,65 +1541,19 @@ CREATE OR REPLACE FUNCTION kiln.reserve_budget(p_account_id uuid, p_workspace_id
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
-  v_account kiln_private.accounts;
-  v_ws kiln_private.workspaces;
-  v_pool uuid;
-  v_budget bigint;
-  v_period timestamptz;
+  v_r record;
   v_charge kiln_private.charges;
 begin
-  if p_amount_micros is null or p_amount_micros < 0 then
-    raise exception 'reservation must be a non-negative amount' using errcode = '22023';
+  select * into v_r from kiln_private.reserve_budgets(array[p_account_id], array[p_workspace_id], array[p_key_id], array[p_model_id],
+    array[p_origin], array[p_amount_micros], array[p_generation_id], array[p_workflow_run_id], array[p_node_id]);
+  if v_r.error_code is not null then
+    raise exception '%', v_r.error_message using errcode = v_r.error_code;
   end if;
-  select * into v_account from kiln_private.accounts where id = p_account_id;
-  if not found then
-    raise exception 'account not found' using errcode = 'KN001';
-  end if;
-  if v_account.tier = 'blocked' then
-    raise exception 'this account cannot start generations' using errcode = 'KQ001';
-  end if;
-  if p_workspace_id is null then
-    v_pool := v_account.id;
-    v_budget := v_account.budget_micros;
-    v_period := kiln_private.period_start(v_account.period_anchor, now());
-  else
-    select * into v_ws from kiln_private.workspaces where id = p_workspace_id;
-    if not found or v_ws.plan_status <> 'active' then
-      raise exception 'the workspace''s Team plan is not active' using errcode = 'KP001';
-    end if;
-    perform 1 from kiln_private.workspace_members
-      where workspace_id = p_workspace_id and account_id = p_account_id and left_at is null;
-    if not found then
-      raise exception 'the key''s owner is no longer a member of the workspace' using errcode = 'KP001';
-    end if;
-    v_pool := v_ws.id;
-    v_budget := v_ws.plan_budget_micros;
-    v_period := kiln_private.period_start(v_ws.plan_period_anchor, now());
-  end if;
-
-  -- One atomic check-and-debit on the pool's period row: concurrent reservations
-  -- serialise on that row, so settled + held never exceeds the budget.
-  insert into kiln_private.budget_periods as b (pool_id, period_start, held_micros)
-    select v_pool, v_period, p_amount_micros
-    where v_budget is null or p_amount_micros <= v_budget
-    on conflict (pool_id, period_start) do update
-      set held_micros = b.held_micros + excluded.held_micros
-      where v_budget is null or b.held_micros + b.settled_micros + excluded.held_micros <= v_budget;
-  if not found then
-    raise exception 'the budget for this period is exhausted' using errcode = 'KQ001';
-  end if;
-
-  insert into kiln_private.charges
-    (account_id, workspace_id, pool_id, period_start, key_id, model_id, origin, reserved_micros,
-     generation_id, workflow_run_id, node_id)
-  values
-    (p_account_id, p_workspace_id, v_pool, v_period, p_key_id, p_model_id, p_origin, p_amount_micros,
-     p_generation_id, p_workflow_run_id, p_node_id)
-  returning * into v_charge;
+  select * into v_charge from kiln_private.charges where id = v_r.charge_id;
   return v_charge;
 end;
 $function$;
-comment on function kiln.reserve_budget(uuid,uuid,uuid,text,text,bigint,uuid,uuid,text) is 'Reserves the worst-case cost on the personal pool or, for workspace-bound calls, the Team pool. Raises KQ001 (blocked tier or budget exhausted) or KP001 (plan not active, or caller left the workspace).';
+comment on function kiln.reserve_budget(uuid,uuid,uuid,text,text,bigint,uuid,uuid,text) is 'kiln_private.reserve_budgets for one request: reserves the worst-case cost on the personal pool or, for workspace-bound calls, the Team pool. Raises KQ001 (blocked tier or budget exhausted), KP001 (plan not active, or caller left the workspace), KN001, 22023.';
 
 CREATE OR REPLACE FUNCTION kiln.reserve_generation(p_id uuid, p_amount_micros bigint)
  RETURNS json
@@ -1921,26 +1858,12 @@ AS $function$
 #variable_conflict use_column
 declare
   v_n int := coalesce(cardinality(p_key_hashes), 0);
-  -- Per request (index = ord): the authorization.
   a_status text[];
   a_key uuid[];
   a_account uuid[];
   a_workspace uuid[];
   a_retry int[];
-  -- Per request: the checked item (null error = may be created).
-  c_err text[];
-  c_msg text[];
-  c_pool uuid[];
-  c_budget bigint[];
-  c_period timestamptz[];
-  c_gid uuid[];
-  -- Per pool of the batch: its budget (null = unlimited).
-  v_pools uuid[];
-  v_pool_budgets bigint[];
-  v_admitted uuid[];
-  v_task int;
-  v_created int := 0;
-  v_i int;
+  v_idx int[];
 begin
   if v_n = 0 then
     return;
@@ -1948,150 +1871,35 @@ begin
   if v_n > 50 then
     raise exception 'at most 50 generations per call' using errcode = '22023';
   end if;
-  if p_origin is null or p_origin not in ('api', 'mcp', 'app', 'workflow') then
-    raise exception 'unknown origin' using errcode = '22023';
-  end if;
-
   -- 1. Key, write scope and the key's own rpm (generation starts have no endpoint bucket).
   select array_agg(r.status order by r.ord), array_agg(r.key_id order by r.ord), array_agg(r.account_id order by r.ord),
          array_agg(r.workspace_id order by r.ord), array_agg(r.retry_after order by r.ord)
     into a_status, a_key, a_account, a_workspace, a_retry
     from kiln.authorize_requests(p_key_hashes, array_fill('write'::text, array[v_n]), array_fill(null::text, array[v_n]),
                                  array_fill(null::int, array[v_n]), array_fill(false, array[v_n])) r;
-
-  -- 2. Every check of kiln_private.insert_generation and kiln.reserve_budget, for the whole batch.
-  select array_agg(x.err order by x.i), array_agg(x.msg order by x.i), array_agg(x.pool order by x.i),
-         array_agg(x.budget order by x.i), array_agg(x.period order by x.i), array_agg(x.gid order by x.i)
-    into c_err, c_msg, c_pool, c_budget, c_period, c_gid
-    from (
-      select s.i,
-             case
-               when a_status[s.i] <> 'ok' then 'auth'
-               when p_types[s.i] is null or p_types[s.i] not in ('image', 'code') then 'KI001'
-               when m.id is null then 'KI001'
-               when p_model_versions[s.i] is not null
-                    and p_model_versions[s.i] <> (extract(epoch from m.updated_at) * 1000000)::bigint then 'KS001'
-               when (p_types[s.i] = 'image') <> (m.category = 'image') then 'KI001'
-               when p_reserves[s.i] is null or p_reserves[s.i] < 0 then '22023'
-               when acc.tier = 'blocked' then 'KQ001'
-               when a_workspace[s.i] is not null and (ws.id is null or ws.plan_status <> 'active') then 'KP001'
-               when a_workspace[s.i] is not null and mem.account_id is null then 'KP001'
-             end as err,
-             case
-               when a_status[s.i] <> 'ok' then null
-               when p_types[s.i] is null or p_types[s.i] not in ('image', 'code') then 'type must be image or code'
-               when m.id is null then format('model "%s" is not in the catalog', left(p_model_ids[s.i], 200))
-               when p_model_versions[s.i] is not null
-                    and p_model_versions[s.i] <> (extract(epoch from m.updated_at) * 1000000)::bigint then 'the catalog entry changed; price again'
-               when (p_types[s.i] = 'image') <> (m.category = 'image') then format('model "%s" cannot produce %s output', m.id, p_types[s.i])
-               when p_reserves[s.i] is null or p_reserves[s.i] < 0 then 'reservation must be a non-negative amount'
-               when acc.tier = 'blocked' then 'this account cannot start generations'
-               when a_workspace[s.i] is not null and (ws.id is null or ws.plan_status <> 'active') then 'the workspace''s Team plan is not active'
-               when a_workspace[s.i] is not null and mem.account_id is null then 'the key''s owner is no longer a member of the workspace'
-             end as msg,
-             coalesce(ws.id, acc.id) as pool,
-             case when a_workspace[s.i] is null then acc.budget_micros else ws.plan_budget_micros end as budget,
-             kiln_private.period_start(case when a_workspace[s.i] is null then acc.period_anchor else ws.plan_period_anchor end, now()) as period,
-             gen_random_uuid() as gid
-      from generate_subscripts(p_key_hashes, 1) as s(i)
-      left join kiln_private.accounts acc on acc.id = a_account[s.i]
-      left join kiln_private.models m on m.id = p_model_ids[s.i] and m.enabled
-      left join kiln_private.workspaces ws on ws.id = a_workspace[s.i]
-      left join kiln_private.workspace_members mem
-        on mem.workspace_id = a_workspace[s.i] and mem.account_id = a_account[s.i] and mem.left_at is null
-    ) x;
-
-  -- 3. One atomic check-and-debit per budget pool for the batch's total, pools locked in id
-  --    order (as everywhere budgets are locked). A pool whose total does not fit is decided
-  --    request by request below, in arrival order.
-  select array_agg(distinct c_pool[s.i]) into v_pools
-    from generate_subscripts(p_key_hashes, 1) as s(i) where c_err[s.i] is null;
-  if v_pools is not null then
-    select array_agg(c_budget[array_position(c_pool, p)] order by p) into v_pool_budgets from unnest(v_pools) as p;
-    select array_agg(p order by p) into v_pools from unnest(v_pools) as p;
-    with totals as (
-      select c_pool[s.i] as pool, c_period[s.i] as period, sum(p_reserves[s.i]) as total
-      from generate_subscripts(p_key_hashes, 1) as s(i)
-      where c_err[s.i] is null
-      group by 1, 2
-    ), debited as (
-      insert into kiln_private.budget_periods as b (pool_id, period_start, held_micros)
-        select t.pool, t.period, t.total from totals t
-        where v_pool_budgets[array_position(v_pools, t.pool)] is null
-           or t.total <= v_pool_budgets[array_position(v_pools, t.pool)]
-        order by t.pool
-      on conflict (pool_id, period_start) do update
-        set held_micros = b.held_micros + excluded.held_micros
-        where v_pool_budgets[array_position(v_pools, b.pool_id)] is null
-           or b.held_micros + b.settled_micros + excluded.held_micros <= v_pool_budgets[array_position(v_pools, b.pool_id)]
-      returning b.pool_id)
-    select array_agg(d.pool_id) into v_admitted from debited d;
-  end if;
-  v_admitted := coalesce(v_admitted, '{}');
-
-  -- 4. The admitted requests: charge, generation and job rows, one statement per table.
-  select t.id into v_task from graphile_worker._private_tasks t where t.identifier = 'generation__run';
-  if v_task is null then
-    insert into graphile_worker._private_tasks (identifier) values ('generation__run')
-      on conflict (identifier) do nothing;
-    select t.id into v_task from graphile_worker._private_tasks t where t.identifier = 'generation__run';
-  end if;
-  with items as (
-    select s.i, c_gid[s.i] as gid, gen_random_uuid() as cid
-    from generate_subscripts(p_key_hashes, 1) as s(i)
-    where c_err[s.i] is null and c_pool[s.i] = any (v_admitted)
-  ), charges as (
-    insert into kiln_private.charges
-      (id, account_id, workspace_id, pool_id, period_start, key_id, model_id, origin, reserved_micros, generation_id)
-    select it.cid, a_account[it.i], a_workspace[it.i], c_pool[it.i], c_period[it.i], a_key[it.i], p_model_ids[it.i],
-           p_origin, p_reserves[it.i], it.gid
-    from items it
-  ), generations as (
-    insert into kiln_private.generations
-      (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, charge_id, max_attempts)
-    select it.gid, a_account[it.i], a_key[it.i], a_workspace[it.i], p_origin, p_model_ids[it.i], p_types[it.i],
-           p_requests[it.i], p_reserves[it.i], it.cid, p_max_attempts
-    from items it
-  ), jobs as (
-    -- What graphile_worker.add_job writes for a new job key (see kiln_private.enqueue_new_job).
-    insert into graphile_worker._private_jobs (task_id, payload, max_attempts, key)
-    select v_task, json_build_object('id', it.gid), p_max_attempts, it.gid::text
-    from items it
-  )
-  select count(*) into v_created from items;
-
-  -- 5. Pools that could not take the batch's total: request by request, in arrival order.
-  for v_i in
-    select s.i from generate_subscripts(p_key_hashes, 1) as s(i)
-    where c_err[s.i] is null and not (c_pool[s.i] = any (v_admitted))
-    order by c_pool[s.i], s.i
-  loop
-    begin
-      c_gid[v_i] := kiln_private.insert_generation(a_account[v_i], a_key[v_i], a_workspace[v_i], p_origin, p_types[v_i],
-        p_model_ids[v_i], p_model_versions[v_i], p_requests[v_i], p_reserves[v_i], p_max_attempts, false);
-      v_created := v_created + 1;
-    exception
-      when sqlstate 'KI001' or sqlstate 'KQ001' or sqlstate 'KP001' or sqlstate 'KS001' or sqlstate 'KN001' then
-        c_gid[v_i] := null;
-        c_err[v_i] := sqlstate;
-        c_msg[v_i] := sqlerrm;
-    end;
-  end loop;
-
-  if v_created > 0 then
-    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', v_created)::text);
-  end if;
-
+  -- 2. The admitted requests, through the generation primitive.
+  select array_agg(s.i order by s.i) into v_idx from generate_subscripts(p_key_hashes, 1) as s(i) where a_status[s.i] = 'ok';
   return query
-    select s.i::int, a_status[s.i], a_key[s.i], a_account[s.i], a_workspace[s.i], a_retry[s.i],
-           case when c_err[s.i] is null then c_gid[s.i] end,
-           case when c_err[s.i] <> 'auth' then c_err[s.i] end,
-           case when c_err[s.i] <> 'auth' then c_msg[s.i] end
+    with g as (
+      select * from kiln_private.insert_generations(
+        array(select a_account[i] from unnest(v_idx) as u(i)),
+        array(select a_key[i] from unnest(v_idx) as u(i)),
+        array(select a_workspace[i] from unnest(v_idx) as u(i)),
+        array_fill(p_origin, array[coalesce(cardinality(v_idx), 0)]),
+        array(select p_types[i] from unnest(v_idx) as u(i)),
+        array(select p_model_ids[i] from unnest(v_idx) as u(i)),
+        array(select p_model_versions[i] from unnest(v_idx) as u(i)),
+        array(select p_requests[i] from unnest(v_idx) as u(i)),
+        array(select p_reserves[i] from unnest(v_idx) as u(i)),
+        p_max_attempts)
+    )
+    select s.i::int, a_status[s.i], a_key[s.i], a_account[s.i], a_workspace[s.i], a_retry[s.i], g.id, g.error_code, g.error_message
     from generate_subscripts(p_key_hashes, 1) as s(i)
+    left join g on v_idx[g.ord] = s.i
     order by s.i;
 end;
 $function$;
-comment on function kiln.start_generations(bytea[],text,text[],text[],bigint[],jsonb[],bigint[],integer) is 'POST /generations for up to 50 requests in one transaction: authenticates each key (write scope, the key''s own rpm), then checks the model, reserves the worst-case cost, inserts the generation and queues generation__run. Each row carries its authorization status and either the new id or its own business error (KI001, KQ001, KP001, KS001); the others still commit. Pools that cannot take the batch''s total are decided request by request.';
+comment on function kiln.start_generations(bytea[],text,text[],text[],bigint[],jsonb[],bigint[],integer) is 'POST /generations for up to 50 requests in one transaction: authenticates each key (write scope, the key''s own rpm), then starts the admitted ones through kiln_private.insert_generations. Each row carries its authorization status and either the new id or its own business error (KI001, KQ001, KP001, KS001); the others still commit.';
 
 CREATE OR REPLACE FUNCTION kiln.start_workflow_run(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_workflow_id uuid, p_snapshot jsonb, p_outputs jsonb, p_window_seconds integer, p_max_attempts integer)
  RETURNS uuid
@@ -2620,6 +2428,29 @@ AS $function$
 $function$;
 comment on function kiln_private.busy_slots(uuid) is 'Parallel slots an account uses now: its processing generations (API, MCP and workflow alike).';
 
+CREATE OR REPLACE FUNCTION kiln_private.debit_pools(p_pools uuid[], p_periods timestamp with time zone[], p_amounts bigint[], p_budgets bigint[])
+ RETURNS uuid[]
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- One atomic check-and-debit per pool period row, pools locked in id order (as everywhere
+  -- budgets are locked, so concurrent callers cannot deadlock): settled + held never exceeds
+  -- the budget (null = unlimited). Returns the pools debited.
+  with debited as (
+    insert into kiln_private.budget_periods as b (pool_id, period_start, held_micros)
+      select u.pool, u.period, u.amount
+      from unnest(p_pools, p_periods, p_amounts, p_budgets) as u(pool, period, amount, budget)
+      where u.budget is null or u.amount <= u.budget
+      order by u.pool
+    on conflict (pool_id, period_start) do update
+      set held_micros = b.held_micros + excluded.held_micros
+      where p_budgets[array_position(p_pools, b.pool_id)] is null
+         or b.held_micros + b.settled_micros + excluded.held_micros <= p_budgets[array_position(p_pools, b.pool_id)]
+    returning b.pool_id)
+  select coalesce(array_agg(pool_id), '{}') from debited;
+$function$;
+comment on function kiln_private.debit_pools(uuid[],timestamp with time zone[],bigint[],bigint[]) is 'Adds each amount to its pool''s held total for the period when settled + held stays within the pool''s budget (null = unlimited), pools in id order; returns the pools debited.';
+
 CREATE OR REPLACE FUNCTION kiln_private.end_generation(p_id uuid, p_error text)
  RETURNS boolean
  LANGUAGE plpgsql
@@ -2665,28 +2496,6 @@ end;
 $function$;
 comment on function kiln_private.enqueue_generations(uuid[],integer) is 'Queues generation__run jobs for existing generations (graphile_worker.add_jobs; job key = generation id).';
 
-CREATE OR REPLACE FUNCTION kiln_private.enqueue_new_job(p_task text, p_payload json, p_key text, p_max_attempts integer, p_notify boolean)
- RETURNS void
- LANGUAGE plpgsql
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-declare
-  v_task int;
-begin
-  select id into v_task from graphile_worker._private_tasks where identifier = p_task;
-  if not found then
-    perform graphile_worker.add_job(p_task, p_payload, job_key => p_key, max_attempts => p_max_attempts);
-    return;
-  end if;
-  insert into graphile_worker._private_jobs (task_id, payload, max_attempts, key)
-    values (v_task, p_payload, p_max_attempts, p_key);
-  if p_notify then
-    perform pg_notify('jobs:insert', '{"r":' || random()::text || ',"count":1}');
-  end if;
-end;
-$function$;
-comment on function kiln_private.enqueue_new_job(text,json,text,integer,boolean) is 'Queues a job under a key that cannot exist yet (what graphile_worker.add_job does for a new key, minus its table-wide key scan). p_notify false: the caller notifies once for a batch.';
-
 CREATE OR REPLACE FUNCTION kiln_private.fail_workflow_run(p_run_id uuid, p_error text)
  RETURNS void
  LANGUAGE plpgsql
@@ -2708,45 +2517,95 @@ end;
 $function$;
 comment on function kiln_private.fail_workflow_run(uuid,text) is 'Fails a pending or running run with a client-safe message and abandons its not-started outputs.';
 
-CREATE OR REPLACE FUNCTION kiln_private.insert_generation(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_type text, p_model_id text, p_model_version bigint, p_request jsonb, p_reserve_micros bigint, p_max_attempts integer, p_notify boolean)
- RETURNS uuid
+CREATE OR REPLACE FUNCTION kiln_private.insert_generations(p_account_ids uuid[], p_key_ids uuid[], p_workspace_ids uuid[], p_origins text[], p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer)
+ RETURNS TABLE(ord integer, id uuid, error_code text, error_message text)
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
+#variable_conflict use_column
 declare
-  v_model kiln_private.models;
-  v_id uuid := gen_random_uuid();
-  v_charge kiln_private.charges;
+  c_err text[];
+  c_msg text[];
+  c_gid uuid[];
+  c_charge uuid[];
+  v_idx int[];
+  r_charge uuid[];
+  r_err text[];
+  r_msg text[];
+  v_created uuid[];
+  v_n int;
 begin
-  if p_type is null or p_type not in ('image', 'code') then
-    raise exception 'type must be image or code' using errcode = 'KI001';
+  if coalesce(cardinality(p_account_ids), 0) = 0 then
+    return;
   end if;
-  select * into v_model from kiln_private.models where id = p_model_id and enabled;
-  if not found then
-    raise exception 'model "%" is not in the catalog', left(p_model_id, 200) using errcode = 'KI001';
-  end if;
-  -- The caller priced the reservation from a cached catalog entry: refuse a stale one.
-  if p_model_version is not null
-     and p_model_version <> (extract(epoch from v_model.updated_at) * 1000000)::bigint then
-    raise exception 'the catalog entry changed; price again' using errcode = 'KS001';
-  end if;
-  if (p_type = 'image') <> (v_model.category = 'image') then
-    raise exception 'model "%" cannot produce % output', v_model.id, p_type using errcode = 'KI001';
+  -- 1. The generation rules, for the whole set.
+  select array_agg(x.err order by x.i), array_agg(x.msg order by x.i), array_agg(gen_random_uuid() order by x.i)
+    into c_err, c_msg, c_gid
+    from (
+      select s.i,
+             case
+               when p_types[s.i] is null or p_types[s.i] not in ('image', 'code') then 'KI001'
+               when m.id is null then 'KI001'
+               -- The caller priced the reservation from a cached catalog entry: refuse a stale one.
+               when p_model_versions[s.i] is not null
+                    and p_model_versions[s.i] <> (extract(epoch from m.updated_at) * 1000000)::bigint then 'KS001'
+               when (p_types[s.i] = 'image') <> (m.category = 'image') then 'KI001'
+             end as err,
+             case
+               when p_types[s.i] is null or p_types[s.i] not in ('image', 'code') then 'type must be image or code'
+               when m.id is null then format('model "%s" is not in the catalog', left(p_model_ids[s.i], 200))
+               when p_model_versions[s.i] is not null
+                    and p_model_versions[s.i] <> (extract(epoch from m.updated_at) * 1000000)::bigint then 'the catalog entry changed; price again'
+               when (p_types[s.i] = 'image') <> (m.category = 'image') then format('model "%s" cannot produce %s output', m.id, p_types[s.i])
+             end as msg
+      from generate_subscripts(p_account_ids, 1) as s(i)
+      left join kiln_private.models m on m.id = p_model_ids[s.i] and m.enabled
+    ) x;
+  c_charge := array_fill(null::uuid, array[cardinality(p_account_ids)]);
+
+  -- 2. The reservations of the requests that passed (reserve_budgets' rules, its ledger rows).
+  select array_agg(s.i order by s.i) into v_idx from generate_subscripts(p_account_ids, 1) as s(i) where c_err[s.i] is null;
+  if v_idx is not null then
+    select array_agg(r.charge_id order by r.ord), array_agg(r.error_code order by r.ord), array_agg(r.error_message order by r.ord)
+      into r_charge, r_err, r_msg
+      from kiln_private.reserve_budgets(
+        array(select p_account_ids[i] from unnest(v_idx) as u(i)),
+        array(select p_workspace_ids[i] from unnest(v_idx) as u(i)),
+        array(select p_key_ids[i] from unnest(v_idx) as u(i)),
+        array(select p_model_ids[i] from unnest(v_idx) as u(i)),
+        array(select p_origins[i] from unnest(v_idx) as u(i)),
+        array(select p_reserves[i] from unnest(v_idx) as u(i)),
+        array(select c_gid[i] from unnest(v_idx) as u(i)),
+        array_fill(null::uuid, array[cardinality(v_idx)]),
+        array_fill(null::text, array[cardinality(v_idx)])) r;
+    for v_n in 1 .. cardinality(v_idx) loop
+      c_charge[v_idx[v_n]] := r_charge[v_n];
+      c_err[v_idx[v_n]] := r_err[v_n];
+      c_msg[v_idx[v_n]] := r_msg[v_n];
+    end loop;
+
+    -- 3. The generations that got their reservation, and their jobs.
+    with gens as (
+      insert into kiln_private.generations
+        (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, charge_id, max_attempts)
+      select c_gid[s.i], p_account_ids[s.i], p_key_ids[s.i], p_workspace_ids[s.i], p_origins[s.i], p_model_ids[s.i],
+             p_types[s.i], p_requests[s.i], p_reserves[s.i], c_charge[s.i], p_max_attempts
+      from generate_subscripts(p_account_ids, 1) as s(i)
+      where c_charge[s.i] is not null
+      returning id, created_at
+    )
+    select array_agg(g.id order by g.created_at) into v_created from gens g;
+    perform kiln_private.enqueue_generations(v_created, p_max_attempts);
   end if;
 
-  v_charge := kiln.reserve_budget(p_account_id, p_workspace_id, p_key_id, p_model_id, p_origin,
-                                  p_reserve_micros, v_id, null, null);
-  insert into kiln_private.generations
-    (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, charge_id, max_attempts)
-  values
-    (v_id, p_account_id, p_key_id, p_workspace_id, p_origin, p_model_id, p_type, p_request,
-     p_reserve_micros, v_charge.id, p_max_attempts);
-  -- job_key = generation id: any later enqueue of the same generation collapses into this job.
-  perform kiln_private.enqueue_new_job('generation__run', json_build_object('id', v_id), v_id::text, p_max_attempts, p_notify);
-  return v_id;
+  return query
+    select s.i::int, case when c_charge[s.i] is not null then c_gid[s.i] end, c_err[s.i], c_msg[s.i]
+    from generate_subscripts(p_account_ids, 1) as s(i)
+    order by s.i;
 end;
 $function$;
-comment on function kiln_private.insert_generation(uuid,uuid,uuid,text,text,text,bigint,jsonb,bigint,integer,boolean) is 'The body of create_generation(s): model check, worst-case reservation, insert, enqueue.';
+comment on function kiln_private.insert_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer) is 'The generation primitive: checks each request''s type and model (KI001) and its catalog price version (KS001), reserves the worst case (kiln_private.reserve_budgets), inserts the generations and queues their generation__run jobs, for a whole set at once. Each row carries the new id or the request''s own refusal; the others still go in.';
 
 CREATE OR REPLACE FUNCTION kiln_private.lease_held(p_worker_id text, p_job_id bigint, p_stale_seconds integer)
  RETURNS boolean
@@ -2837,6 +2696,99 @@ AS $function$
      + extract(month from age(at at time zone 'UTC', anchor at time zone 'UTC')))::int))) at time zone 'UTC';
 $function$;
 comment on function kiln_private.period_start(timestamp with time zone,timestamp with time zone) is 'Start of the monthly budget period containing `at`, for periods anchored at `anchor` (month arithmetic in UTC; inlined by the planner).';
+
+CREATE OR REPLACE FUNCTION kiln_private.reserve_budgets(p_account_ids uuid[], p_workspace_ids uuid[], p_key_ids uuid[], p_model_ids text[], p_origins text[], p_amounts bigint[], p_generation_ids uuid[], p_run_ids uuid[], p_node_ids text[])
+ RETURNS TABLE(ord integer, charge_id uuid, error_code text, error_message text)
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+#variable_conflict use_column
+declare
+  v_n int := coalesce(cardinality(p_account_ids), 0);
+  c_err text[];
+  c_msg text[];
+  c_pool uuid[];
+  c_budget bigint[];
+  c_period timestamptz[];
+  c_id uuid[];
+  v_pools uuid[];
+  v_periods timestamptz[];
+  v_totals bigint[];
+  v_budgets bigint[];
+  v_admitted uuid[];
+  v_late int[] := '{}';
+  v_i int;
+begin
+  if v_n = 0 then
+    return;
+  end if;
+  -- 1. The reservation rules, for the whole set; each request gets its pool, budget and period.
+  select array_agg(x.err order by x.i), array_agg(x.msg order by x.i), array_agg(x.pool order by x.i),
+         array_agg(x.budget order by x.i), array_agg(x.period order by x.i), array_agg(gen_random_uuid() order by x.i)
+    into c_err, c_msg, c_pool, c_budget, c_period, c_id
+    from (
+      select s.i,
+             case
+               when p_amounts[s.i] is null or p_amounts[s.i] < 0 then '22023'
+               when acc.id is null then 'KN001'
+               when acc.tier = 'blocked' then 'KQ001'
+               when p_workspace_ids[s.i] is not null and (ws.id is null or ws.plan_status <> 'active') then 'KP001'
+               when p_workspace_ids[s.i] is not null and mem.account_id is null then 'KP001'
+             end as err,
+             case
+               when p_amounts[s.i] is null or p_amounts[s.i] < 0 then 'reservation must be a non-negative amount'
+               when acc.id is null then 'account not found'
+               when acc.tier = 'blocked' then 'this account cannot start generations'
+               when p_workspace_ids[s.i] is not null and (ws.id is null or ws.plan_status <> 'active') then 'the workspace''s Team plan is not active'
+               when p_workspace_ids[s.i] is not null and mem.account_id is null then 'the key''s owner is no longer a member of the workspace'
+             end as msg,
+             case when p_workspace_ids[s.i] is null then acc.id else ws.id end as pool,
+             case when p_workspace_ids[s.i] is null then acc.budget_micros else ws.plan_budget_micros end as budget,
+             kiln_private.period_start(case when p_workspace_ids[s.i] is null then acc.period_anchor else ws.plan_period_anchor end, now()) as period
+      from generate_subscripts(p_account_ids, 1) as s(i)
+      left join kiln_private.accounts acc on acc.id = p_account_ids[s.i]
+      left join kiln_private.workspaces ws on ws.id = p_workspace_ids[s.i]
+      left join kiln_private.workspace_members mem
+        on mem.workspace_id = p_workspace_ids[s.i] and mem.account_id = p_account_ids[s.i] and mem.left_at is null
+    ) x;
+
+  -- 2. One check-and-debit per pool for the set's total.
+  select array_agg(t.pool order by t.pool), array_agg(t.period order by t.pool), array_agg(t.total order by t.pool),
+         array_agg(t.budget order by t.pool)
+    into v_pools, v_periods, v_totals, v_budgets
+    from (select c_pool[s.i] as pool, min(c_period[s.i]) as period, sum(p_amounts[s.i])::bigint as total, min(c_budget[s.i]) as budget
+          from generate_subscripts(p_account_ids, 1) as s(i) where c_err[s.i] is null group by 1) t;
+  v_admitted := case when v_pools is null then '{}' else kiln_private.debit_pools(v_pools, v_periods, v_totals, v_budgets) end;
+
+  -- 3. A pool that could not take the total decides request by request, in arrival order.
+  for v_i in
+    select s.i from generate_subscripts(p_account_ids, 1) as s(i)
+    where c_err[s.i] is null and not (c_pool[s.i] = any (v_admitted))
+    order by c_pool[s.i], s.i
+  loop
+    if cardinality(kiln_private.debit_pools(array[c_pool[v_i]], array[c_period[v_i]], array[p_amounts[v_i]], array[c_budget[v_i]])) = 0 then
+      c_err[v_i] := 'KQ001';
+      c_msg[v_i] := 'the budget for this period is exhausted';
+    end if;
+  end loop;
+
+  -- 4. The ledger: one reserved charge per request that got its reservation.
+  insert into kiln_private.charges
+    (id, account_id, workspace_id, pool_id, period_start, key_id, model_id, origin, reserved_micros,
+     generation_id, workflow_run_id, node_id)
+  select c_id[s.i], p_account_ids[s.i], p_workspace_ids[s.i], c_pool[s.i], c_period[s.i], p_key_ids[s.i], p_model_ids[s.i],
+         p_origins[s.i], p_amounts[s.i], p_generation_ids[s.i], p_run_ids[s.i], p_node_ids[s.i]
+  from generate_subscripts(p_account_ids, 1) as s(i)
+  where c_err[s.i] is null;
+
+  return query
+    select s.i::int, case when c_err[s.i] is null then c_id[s.i] end, c_err[s.i], c_msg[s.i]
+    from generate_subscripts(p_account_ids, 1) as s(i)
+    order by s.i;
+end;
+$function$;
+comment on function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[]) is 'Reserves the worst-case cost of each request on its personal pool or, for workspace-bound calls, its Team pool, and writes its ledger row: one check-and-debit per pool for the set''s total, request by request in arrival order for a pool that cannot take it. Each row carries the charge id or the request''s own refusal: 22023 (bad amount), KN001 (no account), KQ001 (blocked tier, budget exhausted), KP001 (plan not active, caller left the workspace).';
 
 CREATE OR REPLACE FUNCTION kiln_private.schedule_run_deadline(p_run_id uuid, p_at timestamp with time zone)
  RETURNS void
