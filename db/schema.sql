@@ -2496,6 +2496,37 @@ end;
 $function$;
 comment on function kiln_private.enqueue_generations(uuid[],integer) is 'Queues generation__run jobs for existing generations (graphile_worker.add_jobs; job key = generation id).';
 
+CREATE OR REPLACE FUNCTION kiln_private.enqueue_new_generations(p_ids uuid[], p_max_attempts integer)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_task int;
+begin
+  if coalesce(cardinality(p_ids), 0) = 0 then
+    return;
+  end if;
+  -- graphile_worker.add_jobs clears the key of any locked job with the same key first; its
+  -- cached generic plan for that update scans the whole jobs table, so every POST got slower as
+  -- the queue grew. Measured on one connection (2-core VM, 2026-11-24), Postgres CPU of
+  -- kiln.start_generations: with add_jobs 1,825 µs per call of 1 and 317 µs per request in calls
+  -- of 10, rising to 3,625 µs and 553 µs after 3,300 more queued jobs; with this insert 850–
+  -- 1,325 µs and 220–227 µs, flat. These are brand-new generation ids, so no job can hold
+  -- their key: the rows are exactly what add_jobs writes for a new key (test/db.enqueue.test.ts
+  -- compares the two and fails when graphile-worker's table layout changes).
+  select id into v_task from graphile_worker._private_tasks where identifier = 'generation__run';
+  if not found then
+    perform kiln_private.enqueue_generations(p_ids, p_max_attempts);
+    return;
+  end if;
+  insert into graphile_worker._private_jobs (task_id, payload, max_attempts, key)
+    select v_task, json_build_object('id', g), p_max_attempts, g::text from unnest(p_ids) g;
+  perform pg_notify('jobs:insert', '{"r":' || random()::text || ',"count":' || cardinality(p_ids)::text || '}');
+end;
+$function$;
+comment on function kiln_private.enqueue_new_generations(uuid[],integer) is 'Queues generation__run jobs for generations created in this transaction (their keys cannot exist yet): the rows graphile_worker.add_jobs would write, in one insert. Every other enqueue uses kiln_private.enqueue_generations (add_jobs).';
+
 CREATE OR REPLACE FUNCTION kiln_private.fail_workflow_run(p_run_id uuid, p_error text)
  RETURNS void
  LANGUAGE plpgsql
@@ -2596,7 +2627,7 @@ begin
       returning id, created_at
     )
     select array_agg(g.id order by g.created_at) into v_created from gens g;
-    perform kiln_private.enqueue_generations(v_created, p_max_attempts);
+    perform kiln_private.enqueue_new_generations(v_created, p_max_attempts);
   end if;
 
   return query
