@@ -1189,29 +1189,13 @@ comment on function kiln.fail_generation(uuid,text) is 'Fails a generation with 
 
 CREATE OR REPLACE FUNCTION kiln.get_generation(p_account_id uuid, p_id uuid, p_origins text[])
  RETURNS json
- LANGUAGE plpgsql
+ LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-declare
-  v_gen kiln_private.generations;
-begin
-  -- plpgsql rather than sql: the plan is cached per session (this runs on every poll).
-  select * into v_gen from kiln_private.generations
-    where id = p_id and account_id = p_account_id and origin = any (p_origins);
-  if not found then
-    return null;
-  end if;
-  return json_build_object(
-    'id', v_gen.id,
-    'status', v_gen.status,
-    'type', v_gen.type,
-    'result', case when v_gen.status = 'completed' then v_gen.result end,
-    'error', case when v_gen.status = 'failed' then v_gen.error end,
-    'cost_micros', v_gen.cost_micros);
-end;
+  select body from kiln.get_generations(array[p_account_id], array[p_id], p_origins);
 $function$;
-comment on function kiln.get_generation(uuid,uuid,text[]) is 'A generation''s state for its owner, when created through one of the given origins; null otherwise.';
+comment on function kiln.get_generation(uuid,uuid,text[]) is 'kiln.get_generations for one: a generation''s state for its owner, when created through one of the given origins; null otherwise.';
 
 CREATE OR REPLACE FUNCTION kiln.get_generations(p_account_ids uuid[], p_ids uuid[], p_origins text[])
  RETURNS TABLE(ord integer, body json)
@@ -1222,13 +1206,7 @@ CREATE OR REPLACE FUNCTION kiln.get_generations(p_account_ids uuid[], p_ids uuid
 AS $function$
 begin
   return query
-    select s.i, json_build_object(
-      'id', g.id,
-      'status', g.status,
-      'type', g.type,
-      'result', case when g.status = 'completed' then g.result end,
-      'error', case when g.status = 'failed' then g.error end,
-      'cost_micros', g.cost_micros)
+    select s.i, kiln_private.generation_body(g)
     from generate_subscripts(p_ids, 1) as s(i)
     join kiln_private.generations g
       on g.id = p_ids[s.i] and g.account_id = p_account_ids[s.i] and g.origin = any (p_origins);
@@ -1314,14 +1292,8 @@ CREATE OR REPLACE FUNCTION kiln.get_workflow_runs_for_keys(p_key_hashes bytea[],
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after,
-         case when r.status = 'ok' then kiln.get_workflow_run(r.account_id, p_workflow_ids[r.ord], p_run_ids[r.ord]) end
-  from kiln.authorize_requests(
-         p_key_hashes,
-         array_fill('read'::text, array[cardinality(p_key_hashes)]),
-         array_fill('read'::text, array[cardinality(p_key_hashes)]),
-         array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
-         array_fill(false, array[cardinality(p_key_hashes)])) r;
+  select r.*, case when r.status = 'ok' then kiln.get_workflow_run(r.account_id, p_workflow_ids[r.ord], p_run_ids[r.ord]) end
+  from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
 $function$;
 comment on function kiln.get_workflow_runs_for_keys(bytea[],integer,uuid[],uuid[]) is 'GET /workflows/{id}/runs/{runId} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns that run of the key''s account (kiln.get_workflow_run; null body when there is none).';
 
@@ -1399,14 +1371,8 @@ CREATE OR REPLACE FUNCTION kiln.list_workflows_for_keys(p_key_hashes bytea[], p_
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after,
-         case when r.status = 'ok' then kiln.list_workflows(r.account_id, p_limits[r.ord], p_offsets[r.ord]) end
-  from kiln.authorize_requests(
-         p_key_hashes,
-         array_fill('read'::text, array[cardinality(p_key_hashes)]),
-         array_fill('read'::text, array[cardinality(p_key_hashes)]),
-         array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
-         array_fill(false, array[cardinality(p_key_hashes)])) r;
+  select r.*, case when r.status = 'ok' then kiln.list_workflows(r.account_id, p_limits[r.ord], p_offsets[r.ord]) end
+  from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
 $function$;
 comment on function kiln.list_workflows_for_keys(bytea[],integer,integer[],integer[]) is 'GET /workflows for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that page of the key''s account''s workflows (kiln.list_workflows).';
 
@@ -1417,23 +1383,10 @@ CREATE OR REPLACE FUNCTION kiln.poll_generations(p_key_hashes bytea[], p_read_rp
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after,
-         case when r.status = 'ok' then (
-           select json_build_object(
-             'id', g.id,
-             'status', g.status,
-             'type', g.type,
-             'result', case when g.status = 'completed' then g.result end,
-             'error', case when g.status = 'failed' then g.error end,
-             'cost_micros', g.cost_micros)
-           from kiln_private.generations g
+  select r.*, case when r.status = 'ok' then (
+           select kiln_private.generation_body(g) from kiln_private.generations g
            where g.id = p_ids[r.ord] and g.account_id = r.account_id and g.origin = p_origin) end
-  from kiln.authorize_requests(
-         p_key_hashes,
-         array_fill('read'::text, array[cardinality(p_key_hashes)]),
-         array_fill('read'::text, array[cardinality(p_key_hashes)]),
-         array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
-         array_fill(false, array[cardinality(p_key_hashes)])) r;
+  from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
 $function$;
 comment on function kiln.poll_generations(bytea[],integer,uuid[],text) is 'GET /generations/{id} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that generation of the key''s account created through p_origin (body null when there is none).';
 
@@ -2418,6 +2371,22 @@ end;
 $function$;
 comment on function kiln_private.authorize_batch_locked(bytea[],text[],text[],integer[],boolean[]) is 'The general path of kiln.authorize_requests: every bucket of the batch locked in key order, admissions decided in arrival order in memory, each touched bucket written once.';
 
+CREATE OR REPLACE FUNCTION kiln_private.authorize_reads(p_key_hashes bytea[], p_read_rpm integer)
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer)
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after
+  from kiln.authorize_requests(
+         p_key_hashes,
+         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
+         array_fill(false, array[cardinality(p_key_hashes)])) r;
+$function$;
+comment on function kiln_private.authorize_reads(bytea[],integer) is 'kiln.authorize_requests for a batch of reads: read scope, the per-key read bucket at p_read_rpm and each key''s own rpm.';
+
 CREATE OR REPLACE FUNCTION kiln_private.busy_slots(p_account_id uuid)
  RETURNS integer
  LANGUAGE sql
@@ -2547,6 +2516,22 @@ begin
 end;
 $function$;
 comment on function kiln_private.fail_workflow_run(uuid,text) is 'Fails a pending or running run with a client-safe message and abandons its not-started outputs.';
+
+CREATE OR REPLACE FUNCTION kiln_private.generation_body(g kiln_private.generations)
+ RETURNS json
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'id', g.id,
+    'status', g.status,
+    'type', g.type,
+    'result', case when g.status = 'completed' then g.result end,
+    'error', case when g.status = 'failed' then g.error end,
+    'cost_micros', g.cost_micros);
+$function$;
+comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed) and billed cost.';
 
 CREATE OR REPLACE FUNCTION kiln_private.insert_generations(p_account_ids uuid[], p_key_ids uuid[], p_workspace_ids uuid[], p_origins text[], p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer)
  RETURNS TABLE(ord integer, id uuid, error_code text, error_message text)
