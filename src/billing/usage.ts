@@ -5,7 +5,7 @@ import * as v from 'valibot';
 import { authorizedCall, authorizeRequests, type AuthorizedCall, type Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
 import { errors } from '../errors.ts';
-import { registerSchemas } from '../schemas.ts';
+import { registerSchemas } from '../http/schemas.ts';
 
 const micros = (d: string) => v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description(d));
 const dateTime = (d: string) => v.pipe(v.nullable(v.pipe(v.string(), v.isoTimestamp())), v.description(d));

@@ -10,7 +10,7 @@ import { ARRAY_OID, pgArray, type Sql } from '../db.ts';
 import { ApiError, errors, isDataError, toApiError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { authorizedCall, type AuthorizedCall, type Caller, type Origin } from '../auth/access.ts';
-import { issueMessage } from '../schemas.ts';
+import { issueMessage } from '../http/schemas.ts';
 import { withTimeout } from '../timeout.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';

@@ -5,7 +5,7 @@ import type { H3 } from 'h3';
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errorFields } from '../log.ts';
-import { requestId } from '../server.ts';
+import { requestId } from '../http/server.ts';
 import { createTokenVerifier, metadataPaths, protectedResourceMetadataHandler, type Identity } from './auth.ts';
 import { DEV_ISSUER_ENV, devIssuerUrl, startDevIssuer } from './dev-issuer.ts';
 import { createMcpRoute } from './server.ts';

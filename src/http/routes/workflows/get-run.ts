@@ -3,11 +3,11 @@
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
-import { json } from '../../http.ts';
+import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../schemas.ts';
-import { WorkflowRun } from '../../workflows/schemas.ts';
-import { getRunCall, readRun, renderRun, runIds, type RunIds, type RunRow } from '../../workflows/service.ts';
+import { WorkflowRun } from '../../../workflows/schemas.ts';
+import { getRunCall, readRun, renderRun, runIds, type RunIds, type RunRow } from '../../../workflows/service.ts';
 
 export default defineRoute<RunIds, { body: RunRow | null }>({
   method: 'GET',

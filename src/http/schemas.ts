@@ -2,7 +2,7 @@
 // the one way a validation failure is worded: "field: message", a 400 invalid_request.
 
 import * as v from 'valibot';
-import { errors } from './errors.ts';
+import { errors } from '../errors.ts';
 
 export const ErrorEnvelope = v.pipe(
   v.object({

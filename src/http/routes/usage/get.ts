@@ -1,8 +1,8 @@
 // GET /usage — tier, personal budget and, for workspace-bound keys, the Team pool.
 
-import { sendJson } from '../../http.ts';
+import { sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Usage, usageCall } from '../../billing/usage.ts';
+import { Usage, usageCall } from '../../../billing/usage.ts';
 
 
 export default defineRoute({

@@ -2,12 +2,12 @@
 // then reserve the worst-case cost, insert and enqueue in one transaction. Replies 202 at once.
 
 import type { H3Event } from 'h3';
-import { ALONE } from '../../auth/access.ts';
-import type { Context } from '../../context.ts';
-import { readJson, sendJson } from '../../http.ts';
+import { ALONE } from '../../../auth/access.ts';
+import type { Context } from '../../../context.ts';
+import { readJson, sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { GenerationAccepted, GenerationRequest } from '../../generations/schemas.ts';
-import { acceptStarted, createGeneration, prepareGeneration, startGenerationCall, type PreparedGeneration, type StartColumns } from '../../generations/service.ts';
+import { GenerationAccepted, GenerationRequest } from '../../../generations/schemas.ts';
+import { acceptStarted, createGeneration, prepareGeneration, startGenerationCall, type PreparedGeneration, type StartColumns } from '../../../generations/service.ts';
 
 /** Bodies up to this size are read before the key is checked, so both go out in one call. */
 const ONE_CALL_MAX_BODY_BYTES = 64 * 1024;

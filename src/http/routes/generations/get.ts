@@ -3,12 +3,12 @@
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
-import { errors } from '../../errors.ts';
-import { sendJson } from '../../http.ts';
+import { errors } from '../../../errors.ts';
+import { sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../schemas.ts';
-import { GenerationStatus } from '../../generations/schemas.ts';
-import { isUuid, pollGenerationCall, renderGeneration } from '../../generations/service.ts';
+import { GenerationStatus } from '../../../generations/schemas.ts';
+import { isUuid, pollGenerationCall, renderGeneration } from '../../../generations/service.ts';
 
 export default defineRoute({
   method: 'GET',

@@ -1,10 +1,10 @@
 // POST /images/transforms — convert, compress to a byte target, or trim a stored image. Free.
 
-import { readJson, sendJson } from '../../http.ts';
+import { readJson, sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
 import { registerSchemas } from '../../schemas.ts';
-import { TransformRequest, TransformResult } from '../../transforms/schemas.ts';
-import { runTransform } from '../../transforms/service.ts';
+import { TransformRequest, TransformResult } from '../../../transforms/schemas.ts';
+import { runTransform } from '../../../transforms/service.ts';
 
 registerSchemas({ ImageTransformRequest: TransformRequest, ImageTransformResult: TransformResult });
 

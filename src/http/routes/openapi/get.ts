@@ -1,6 +1,6 @@
 // GET /openapi.json — the OpenAPI 3.1 description generated from the route definitions.
 
-import { sendJson } from '../../http.ts';
+import { sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
 
 let cached: string | null = null;

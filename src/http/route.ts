@@ -1,12 +1,12 @@
-// Route definitions: one file per route under src/routes/, each describing itself once for the
+// Route definitions: one file per route under src/http/routes/, each describing itself once for the
 // router, the OpenAPI document (valibot schemas are the single source) and the authorization
 // the server applies before its handler (auth/access.ts): scope, rate bucket and the read or
 // write done in the same SQL call.
 
 import type { H3Event } from 'h3';
 import type * as v from 'valibot';
-import type { Access, Authorized, Bucket, Scope } from './auth/access.ts';
-import type { Context } from './context.ts';
+import type { Access, Authorized, Bucket, Scope } from '../auth/access.ts';
+import type { Context } from '../context.ts';
 
 export type Schema = v.GenericSchema;
 

@@ -2,9 +2,9 @@
 // with a valid, unexpired signature (`?expires=…&sig=…`, see store.ts signedUrl).
 
 import type { H3, H3Event } from 'h3';
-import type { Context } from './context.ts';
-import { ApiError, errors } from './errors.ts';
-import { getObject, isValidPath, verifySignature } from './store.ts';
+import type { Context } from '../context.ts';
+import { ApiError, errors } from '../errors.ts';
+import { getObject, isValidPath, verifySignature } from '../store.ts';
 
 const PREFIX = '/files/';
 

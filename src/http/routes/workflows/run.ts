@@ -3,11 +3,11 @@
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
-import { json } from '../../http.ts';
+import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../schemas.ts';
-import { RunAccepted } from '../../workflows/schemas.ts';
-import { startRun } from '../../workflows/service.ts';
+import { RunAccepted } from '../../../workflows/schemas.ts';
+import { startRun } from '../../../workflows/service.ts';
 
 export default defineRoute({
   method: 'POST',

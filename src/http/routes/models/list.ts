@@ -1,7 +1,7 @@
 // GET /models — the curated catalog with billed (marked-up) prices, cached for 5 minutes.
 
-import { cachedCatalog, ModelList } from '../../billing/catalog.ts';
-import { sendJson } from '../../http.ts';
+import { cachedCatalog, ModelList } from '../../../billing/catalog.ts';
+import { sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
 
 export default defineRoute({

@@ -2,11 +2,11 @@
 
 import { randomUUID } from 'node:crypto';
 import { H3, HTTPError, type H3Event } from 'h3';
-import { authorizeRequest } from './auth/access.ts';
-import type { Context } from './context.ts';
-import { ApiError, envelope, toApiError } from './errors.ts';
-import { json } from './http.ts';
-import { errorFields } from './log.ts';
+import { authorizeRequest } from '../auth/access.ts';
+import type { Context } from '../context.ts';
+import { ApiError, envelope, toApiError } from '../errors.ts';
+import { json } from './json.ts';
+import { errorFields } from '../log.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { RouteDef } from './route.ts';
 import { apiRoutes } from './routes/index.ts';
