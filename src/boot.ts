@@ -2,7 +2,9 @@
 // under the data dir. Stops an embedded cluster it started on SIGINT/SIGTERM.
 
 import type { Config } from './config.ts';
-import { connect, migrate, startEmbedded, type Sql } from './db.ts';
+import { startEmbedded } from './db/embedded.ts';
+import { migrate } from './db/migrate.ts';
+import { connect, type Sql } from './db/pool.ts';
 
 export interface Database {
   url: string;

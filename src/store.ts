@@ -3,7 +3,7 @@
 
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Context } from './context.ts';
-import type { Sql } from './db.ts';
+import type { Sql } from './db/pool.ts';
 
 export const BUCKET = 'workflow-images';
 export type Visibility = 'private' | 'public';

@@ -8,7 +8,7 @@ import { toNodeHandler } from 'h3/node';
 import postgres from 'postgres';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createContext, type Context } from '../src/context.ts';
-import { connect, type Sql } from '../src/db.ts';
+import { connect, type Sql } from '../src/db/pool.ts';
 import { extensions } from '../src/http/extensions.ts';
 import { generateKey } from '../src/auth/keys.ts';
 import { createApp, API_PREFIX, type AppOptions } from '../src/http/server.ts';

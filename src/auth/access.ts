@@ -5,12 +5,12 @@
 // produced here and nowhere else: a failed or timed-out authorizing call never lets a request pass.
 
 import type { H3Event } from 'h3';
-import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type Batcher } from '../batch.ts';
+import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type Batcher } from '../db/batch.ts';
 import type { Context } from '../context.ts';
-import { ARRAY_OID, pgArray } from '../db.ts';
+import { ARRAY_OID, pgArray } from '../db/pool.ts';
 import { ApiError, errors, isDataError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
-import { withTimeout } from '../timeout.ts';
+import { withTimeout } from '../db/timeout.ts';
 import { bearerKey, hashKey } from './keys.ts';
 
 export type Scope = 'read' | 'write';

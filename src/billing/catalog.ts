@@ -30,7 +30,7 @@ export interface CatalogModel {
 
 import * as v from 'valibot';
 import type { Context } from '../context.ts';
-import type { Sql } from '../db.ts';
+import type { Sql } from '../db/pool.ts';
 import { registerSchemas } from '../http/schemas.ts';
 
 /** A catalog row as read from kiln.models, normalised for providers and billing. */

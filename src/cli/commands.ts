@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import * as v from 'valibot';
 import { openDatabase } from '../boot.ts';
 import type { Config } from '../config.ts';
-import { migrate, type Sql } from '../db.ts';
+import { migrate } from '../db/migrate.ts';
+import type { Sql } from '../db/pool.ts';
 import { issueMessage } from '../http/schemas.ts';
 import { generateKey } from '../auth/keys.ts';
 import { microsFlag, parseFlags, required, UsageError, uuidFlag } from './args.ts';
@@ -226,7 +227,7 @@ export const commands: Record<string, Command> = {
     async run(argv, config) {
       const { spawnSync } = await import('node:child_process');
       const path = await import('node:path');
-      const { startEmbedded } = await import('../db.ts');
+      const { startEmbedded } = await import('../db/embedded.ts');
       const env = { ...process.env };
       let stop: (() => Promise<void>) | null = null;
       if (!config.databaseUrl) {
@@ -267,7 +268,7 @@ export const commands: Record<string, Command> = {
       } else if (config.databaseUrl) {
         text = await dumpCommittedSchema(config.databaseUrl);
       } else {
-        const { startEmbedded } = await import('../db.ts');
+        const { startEmbedded } = await import('../db/embedded.ts');
         const pg = await startEmbedded(config.dataDir, { port: config.embeddedPort || undefined });
         try {
           text = await dumpCommittedSchema(pg.adminUrl('postgres'));

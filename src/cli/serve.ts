@@ -83,7 +83,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
 }
 
 /** On an empty database, create a local development account and print one key for it, once. */
-async function printDevKey(sql: import('../db.ts').Sql, base: string) {
+async function printDevKey(sql: import('../db/pool.ts').Sql, base: string) {
   const { key, hash, displayPrefix } = generateKey();
   const created = await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext('kiln:dev-account'))`;

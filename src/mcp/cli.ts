@@ -2,7 +2,7 @@
 // identities to accounts, and the development issuer + token minting (refused unless KILN_DEV_ISSUER=1).
 import type { Command } from '../cli/commands.ts';
 import { parseFlags, required, UsageError, uuidFlag } from '../cli/args.ts';
-import type { Sql } from '../db.ts';
+import type { Sql } from '../db/pool.ts';
 import { DevIssuerDisabledError, devIssuerUrl, mintDevToken, startDevIssuer } from './dev-issuer.ts';
 import { DEV_ENV, issuerOf, mcpUrlOf } from './mount.ts';
 

@@ -3,7 +3,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Sql } from '../db.ts';
+import type { Sql } from '../db/pool.ts';
 import { mediaTypeOf, probeImage } from '../images/transform.ts';
 
 export const SEED_DIR = path.resolve(import.meta.dirname, '..', '..', 'db', 'seed');

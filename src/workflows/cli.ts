@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from '../cli/commands.ts';
 import { parseFlags, required, UsageError, uuidFlag } from '../cli/args.ts';
-import type { Sql } from '../db.ts';
+import type { Sql } from '../db/pool.ts';
 import { createWorkflow, getWorkflow, replaceWorkflow, type SavedWorkflow } from './saved.ts';
 
 type WithDb = <T>(config: Parameters<Command['run']>[1], fn: (sql: Sql) => Promise<T>) => Promise<T>;

@@ -3,7 +3,7 @@
 
 import { listModels } from '../billing/catalog.ts';
 import type { Config } from '../config.ts';
-import type { Sql } from '../db.ts';
+import type { Sql } from '../db/pool.ts';
 import { checkGraph } from './service.ts';
 import { issuesMessage } from './validate.ts';
 

@@ -3,7 +3,7 @@
 
 import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
 import { rowToModel, type CatalogModel } from '../billing/catalog.ts';
-import { ARRAY_OID, pgArray } from '../db.ts';
+import { ARRAY_OID, pgArray } from '../db/pool.ts';
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errors, fromDatabaseError } from '../errors.ts';

@@ -7,7 +7,7 @@ import { H3 } from 'h3';
 import { toNodeHandler } from 'h3/node';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
-import { connect } from '../../src/db.ts';
+import { connect } from '../../src/db/pool.ts';
 import { extensions } from '../../src/http/extensions.ts';
 import { createApp } from '../../src/http/server.ts';
 import { authStats } from '../../src/auth/access.ts';

@@ -5,7 +5,7 @@
 
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
-import { connect } from '../../src/db.ts';
+import { connect } from '../../src/db/pool.ts';
 import { generateKey } from '../../src/auth/keys.ts';
 import { startWorker } from '../../src/worker.ts';
 import { createWorkflow } from '../../src/workflows/saved.ts';

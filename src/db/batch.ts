@@ -3,7 +3,7 @@
 // `maxInFlight` batches already out, new calls wait for one to return and leave together — so
 // batches stay tiny when idle and grow with load, spreading each call's fixed cost.
 
-import { isUnavailable } from './errors.ts';
+import { isUnavailable } from '../errors.ts';
 
 export type BatchResult<O> = { ok: O } | { error: unknown };
 

@@ -1,55 +1,10 @@
-// Database access: the postgres.js pool, the embedded Postgres used when DATABASE_URL is
-// unset, and migrations (graphile-worker's schema, then graphile-migrate's committed migrations).
+// The embedded Postgres cluster used when DATABASE_URL is unset: started under the data dir, or
+// joined when another kiln process on the same data dir already runs it.
 
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import postgres from 'postgres';
-import { createRequire } from 'node:module';
-import { migrate as gmMigrate } from 'graphile-migrate';
-import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
-import type { Config } from './config.ts';
-
-export type Sql = postgres.Sql<{}>;
-
-const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
-
-const ROOT = path.resolve(import.meta.dirname, '..');
-export const MIGRATIONS_FOLDER = path.join(ROOT, 'db', 'migrations');
-
-export function connect(url: string, opts: { max?: number; appName?: string } = {}): Sql {
-  return postgres(url, {
-    max: opts.max ?? 10,
-    // Money is bigint; keep it exact as a JS bigint-safe string → number where safe at the edges.
-    types: {},
-    onnotice: () => {},
-    connection: { application_name: opts.appName ?? 'kiln' },
-    idle_timeout: 60,
-  });
-}
-
-/** Array type OIDs for `pgArray`. */
-export const ARRAY_OID = { bool: 1000, bytea: 1001, int4: 1007, int8: 1016, text: 1009, uuid: 2951 } as const;
-
-function arrayElement(v: string | number | boolean | Uint8Array | null): string {
-  if (v === null) return 'NULL';
-  if (typeof v === 'boolean') return v ? 't' : 'f';
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new TypeError('array element is not a finite number');
-    return String(v);
-  }
-  if (v instanceof Uint8Array) return `"\\\\x${Buffer.from(v).toString('hex')}"`;
-  return `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
-}
-
-/**
- * An array parameter with an explicit array type, serialised here. postgres.js's `sql.array`
- * picks the array OID from types it fetches on first connect, so a query built before that
- * (the first burst of a new process) would send the element type instead and fail.
- */
-export function pgArray(sql: Sql, values: Array<string | number | boolean | Uint8Array | null>, oid: number) {
-  return sql.typed(`{${values.map(arrayElement).join(',')}}` as any, oid);
-}
 
 async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
@@ -173,55 +128,4 @@ async function importEmbeddedPostgres() {
     }
   }
   return mod;
-}
-
-/** Applies graphile-worker's schema and every committed migration. Idempotent. */
-export async function migrate(url: string, opts: { includeCurrent?: boolean } = {}): Promise<void> {
-  await runWorkerMigrations({ connectionString: url, logger: quietLogger() });
-  try {
-    await gmMigrate({ connectionString: url, migrationsFolder: MIGRATIONS_FOLDER, manageGraphileMigrateSchema: true, logger: gmLogger() } as any);
-  } finally {
-    // graphile-migrate keeps its pool alive briefly and exits the process if a pooled
-    // connection later errors (e.g. when an embedded cluster stops): end it now.
-    clearAllPools();
-  }
-  if (opts.includeCurrent) await applyCurrent(url);
-  // Shared seed images ship with the code: load them (idempotently) whenever we migrate.
-  const { loadSeeds } = await import('./transforms/seeds.ts');
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await loadSeeds(sql);
-  } finally {
-    await sql.end();
-  }
-}
-
-/** Runs the uncommitted migration (db/migrations/current*) as-is: development and tests only. */
-export async function applyCurrent(url: string): Promise<void> {
-  const dir = path.join(MIGRATIONS_FOLDER, 'current');
-  const file = path.join(MIGRATIONS_FOLDER, 'current.sql');
-  let text = '';
-  if (fs.existsSync(dir)) {
-    const files = fs.readdirSync(dir).filter((f) => /^\d+.*\.sql$/.test(f)).sort((a, b) => parseInt(a) - parseInt(b));
-    text = files.map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n;\n');
-  } else if (fs.existsSync(file)) {
-    text = fs.readFileSync(file, 'utf8');
-  }
-  if (!text.replace(/--.*$/gm, '').trim()) return;
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await sql.begin((tx) => tx.unsafe(text));
-  } finally {
-    await sql.end();
-  }
-}
-
-function quietLogger(): Logger {
-  return new Logger(() => () => {});
-}
-
-function gmLogger(): Logger {
-  return new Logger(() => (level, message) => {
-    if (level === 'error') process.stderr.write(`migrate: ${message}\n`);
-  });
 }
