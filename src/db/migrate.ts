@@ -25,7 +25,7 @@ export async function migrate(url: string, opts: { includeCurrent?: boolean } = 
   }
   if (opts.includeCurrent) await applyCurrent(url);
   // Shared seed images ship with the code: load them (idempotently) whenever we migrate.
-  const { loadSeeds } = await import('../transforms/seeds.ts');
+  const { loadSeeds } = await import('../storage/seeds.ts');
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await loadSeeds(sql);

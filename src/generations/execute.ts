@@ -15,7 +15,7 @@ import {
   type ImageOutput,
   type Provider,
 } from '../providers/index.ts';
-import type { ImageFormat } from '../store.ts';
+import type { ImageFormat } from '../storage/store.ts';
 import type { StoredRequest } from './service.ts';
 
 export type ExecutionOutput =

@@ -14,7 +14,7 @@ import { issueMessage } from '../http/schemas.ts';
 import { withTimeout } from '../db/timeout.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
-import { signedUrl } from '../store.ts';
+import { signedUrl } from '../storage/store.ts';
 import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type BatchResult } from '../db/batch.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 

@@ -1,10 +1,10 @@
 // GET /files/<path> — serves the image store: public objects to anyone, private ones only
-// with a valid, unexpired signature (`?expires=…&sig=…`, see store.ts signedUrl).
+// with a valid, unexpired signature (`?expires=…&sig=…`, see storage/store.ts signedUrl).
 
 import type { H3, H3Event } from 'h3';
 import type { Context } from '../context.ts';
 import { ApiError, errors } from '../errors.ts';
-import { getObject, isValidPath, verifySignature } from '../store.ts';
+import { getObject, isValidPath, verifySignature } from '../storage/store.ts';
 
 const PREFIX = '/files/';
 

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errors, fromDatabaseError } from '../errors.ts';
 import { isUuid } from '../generations/service.ts';
-import { signedUrl } from '../store.ts';
+import { signedUrl } from '../storage/store.ts';
 import { classifyImage } from './images.ts';
 import { planRun } from './plan.ts';
 import type { WorkflowRunBody, WorkflowRunResultBody, WorkflowSummaryBody } from './schemas.ts';

@@ -2,8 +2,8 @@
 // every API and worker process shares them; URLs are public or HMAC-signed and expiring.
 
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Context } from './context.ts';
-import type { Sql } from './db/pool.ts';
+import type { Context } from '../context.ts';
+import type { Sql } from '../db/pool.ts';
 
 export const BUCKET = 'workflow-images';
 export type Visibility = 'private' | 'public';

@@ -1,10 +1,10 @@
 // Writes the shared seed images (db/seed/*) that migrations load into the store under seed/<name>.
-// Deterministic: rerunning gives the same pixels. Run: node --import tsx src/images/make-seeds.ts
+// Deterministic: rerunning gives the same pixels. Run: node --import tsx src/storage/make-seeds.ts
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { logoLike, photoLike, transparentLike, type RawImage } from './synth.ts';
+import { logoLike, photoLike, transparentLike, type RawImage } from '../images/synth.ts';
 
 const SEED_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../db/seed');
 
