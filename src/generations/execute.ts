@@ -2,8 +2,8 @@
 // the catalog entry, and price the output. Used by the generation__run task (and by workflow nodes).
 
 import type { Context } from '../context.ts';
-import { validateGlsl } from '../glsl.ts';
-import { InputError, resolveImageInputs } from '../inputs.ts';
+import { validateGlsl } from '../providers/glsl.ts';
+import { InputError, resolveImageInputs } from '../providers/inputs.ts';
 import {
   acceptsImageUrls,
   actualMicros,

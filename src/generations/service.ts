@@ -12,7 +12,7 @@ import { errorFields } from '../log.ts';
 import { authorizedCall, type AuthorizedCall, type Caller, type Origin } from '../auth/access.ts';
 import { issueMessage } from '../http/schemas.ts';
 import { withTimeout } from '../db/timeout.ts';
-import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
+import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../providers/inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../storage/store.ts';
 import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type BatchResult } from '../db/batch.ts';

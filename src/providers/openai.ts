@@ -3,7 +3,7 @@
 
 import sharp, { type Metadata } from 'sharp';
 import type { CatalogModel } from '../billing/catalog.ts';
-import { fetchPublicUrl, InputError } from '../inputs.ts';
+import { fetchPublicUrl, InputError } from './inputs.ts';
 import { aspectValue } from './aspect.ts';
 import { IMAGE_INPUT_TOKENS } from './costs.ts';
 import { stripCodeFences } from './fences.ts';

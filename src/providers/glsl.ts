@@ -1,7 +1,7 @@
 // GLSL output rules from SPEC "GLSL output": a validator for generated Shadertoy-style shaders
 // and the single repair retry that generation jobs run when a model breaks the rules.
 
-import { ProviderError, type Provider, type TextOutput, type TextRequest } from './providers/types.ts';
+import { ProviderError, type Provider, type TextOutput, type TextRequest } from './types.ts';
 
 export interface GlslUniform {
   name: string;

@@ -6,7 +6,7 @@ import { request as httpsRequest } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
 import sharp from 'sharp';
-import type { ImageInputData } from './providers/types.ts';
+import type { ImageInputData } from './types.ts';
 
 /** Message is safe to return to the API client. */
 export class InputError extends Error {
