@@ -10,12 +10,12 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
 import { isUuid, priceRequest, type StoredRequest } from '../src/generations/service.ts';
-import { InputError } from '../src/inputs.ts';
+import { InputError } from '../src/providers/inputs.ts';
 import { errorFields } from '../src/log.ts';
-import { MEDIA_TYPES, objectPath } from '../src/store.ts';
+import { MEDIA_TYPES, objectPath } from '../src/storage/store.ts';
 import type { UnitSpec } from '../src/workflows/plan.ts';
 import { buildRequest, type Upstream } from '../src/workflows/request.ts';
-import type { Lease } from '../src/worker.ts';
+import type { Lease } from '../src/generations/lease.ts';
 
 interface Started {
   outcome: 'run';

@@ -15,7 +15,7 @@ import postgres from 'postgres';
 import { createContext } from '../src/context.ts';
 import { migrate, MIGRATIONS_FOLDER } from '../src/db/migrate.ts';
 import { connect } from '../src/db/pool.ts';
-import { startWorker } from '../src/worker.ts';
+import { startWorker } from '../src/generations/worker.ts';
 import { startRun } from '../src/workflows/service.ts';
 import { createAccount, onCleanup, testConfig } from './_setup.ts';
 import { saveWorkflow } from './_workflows.ts';

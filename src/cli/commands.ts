@@ -3,7 +3,7 @@
 
 import fs from 'node:fs';
 import * as v from 'valibot';
-import { openDatabase } from '../boot.ts';
+import { openDatabase } from './boot.ts';
 import type { Config } from '../config.ts';
 import { migrate } from '../db/migrate.ts';
 import type { Sql } from '../db/pool.ts';

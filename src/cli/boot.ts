@@ -1,10 +1,10 @@
 // Opens the database a command needs: DATABASE_URL's server, or the embedded cluster
 // under the data dir. Stops an embedded cluster it started on SIGINT/SIGTERM.
 
-import type { Config } from './config.ts';
-import { startEmbedded } from './db/embedded.ts';
-import { migrate } from './db/migrate.ts';
-import { connect, type Sql } from './db/pool.ts';
+import type { Config } from '../config.ts';
+import { startEmbedded } from '../db/embedded.ts';
+import { migrate } from '../db/migrate.ts';
+import { connect, type Sql } from '../db/pool.ts';
 
 export interface Database {
   url: string;
