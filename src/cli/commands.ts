@@ -6,28 +6,14 @@ import * as v from 'valibot';
 import { openDatabase } from './boot.ts';
 import type { Config } from '../config.ts';
 import { migrate } from '../db/migrate.ts';
-import type { Sql } from '../db/pool.ts';
 import { issueMessage } from '../http/schemas.ts';
 import { generateKey } from '../auth/keys.ts';
 import { microsFlag, parseFlags, required, UsageError, uuidFlag } from './args.ts';
 import { ModelEntry } from './model-entry.ts';
 import { runServices } from './serve.ts';
-import { workflowCommands } from '../workflows/cli.ts';
-import { mcpCommands } from '../mcp/cli.ts';
-
-export interface Command {
-  help: string;
-  run(argv: string[], config: Config): Promise<unknown>;
-}
-
-async function withDb<T>(config: Config, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  const db = await openDatabase(config, { migrate: !config.databaseUrl, poolSize: 2 });
-  try {
-    return await fn(db.sql);
-  } finally {
-    await db.close();
-  }
-}
+import { withDb, type Command } from './command.ts';
+import { workflowCommands } from './workflows.ts';
+import { mcpCommands } from './mcp.ts';
 
 const TIERS = ['legacy_free', 'pro', 'enterprise', 'blocked'];
 
@@ -281,8 +267,8 @@ export const commands: Record<string, Command> = {
     },
   },
 
-  ...workflowCommands(withDb),
-  ...mcpCommands(withDb),
+  ...workflowCommands,
+  ...mcpCommands,
 
   usage: {
     help: '--user ID [--workspace ID]',
