@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import * as v from 'valibot';
 import { openDatabase } from './boot.ts';
-import type { Config } from '../config.ts';
+import { childEnv, type Config } from '../config.ts';
 import { migrate } from '../db/migrate.ts';
 import { issueMessage } from '../http/schemas.ts';
 import { generateKey } from '../auth/keys.ts';
@@ -214,7 +214,7 @@ export const commands: Record<string, Command> = {
       const { spawnSync } = await import('node:child_process');
       const path = await import('node:path');
       const { startEmbedded } = await import('../db/embedded.ts');
-      const env = { ...process.env };
+      const env = childEnv();
       let stop: (() => Promise<void>) | null = null;
       if (!config.databaseUrl) {
         const pg = await startEmbedded(config.dataDir);

@@ -48,7 +48,7 @@ export function mountMcp(app: H3, ctx: Context, opts: MountOptions = {}): void {
   const mcpUrl = mcpUrlOf(config);
   if (config.devIssuer && !settings?.dev) log.warn(`${DEV_ISSUER_ENV} is ignored: OIDC_ISSUER is set`);
   if (settings?.dev) {
-    if (process.env.NODE_ENV === 'production') throw new Error(`${DEV_ISSUER_ENV} is a development-only switch and is refused when NODE_ENV=production`);
+    if (config.production) throw new Error(`${DEV_ISSUER_ENV} is a development-only switch and is refused when NODE_ENV=production`);
     startBundledDevIssuer(ctx);
   }
 
