@@ -21,11 +21,9 @@ export interface BatcherOptions {
 
 /**
  * Batches in flight for the request-path calls (authorize, poll, start): while one batch runs,
- * the next gathers; more concurrent batches only contend for the same index pages and rows.
- * Under the 32-connection bench, 2 instead of unbounded grew POST batches from ~7 to ~10, took
- * 12 % less Postgres CPU per POST and cut its p99 by a quarter at the same throughput, and
- * raised GET /models and /usage by about 0.05 of the select-1 rate in paired runs. Two slots
- * carry up to 2 × 100 calls per round trip, more than one process can serve.
+ * the next gathers; more concurrent batches only contend for the same index pages and rows, so
+ * capping them makes batches larger and cheaper per call (measured: BENCH.md, "Two batches in
+ * flight"). Two slots carry up to 2 × 100 calls per round trip, more than one process can serve.
  */
 export const REQUEST_BATCHES_IN_FLIGHT = 2;
 

@@ -21,7 +21,7 @@ export async function readJson(event: H3Event, maxBytes: number): Promise<unknow
     throw new ApiError('invalid_request', 'Request body must be application/json.', { status: 415 });
   }
   // On Node, read the IncomingMessage itself: wrapping it in a web ReadableStream first costs
-  // about 14 µs of CPU per request here, as much as the rest of a small JSON route's handling.
+  // as much CPU as the rest of a small JSON route's handling (BENCH.md, "String bodies").
   const nodeReq = (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
   const body = nodeReq && !event.req.bodyUsed && !nodeReq.readableDidRead ? nodeReq : event.req.body;
   if (!body) throw errors.invalid('Request body is required.');
@@ -44,7 +44,7 @@ export async function readJson(event: H3Event, maxBytes: number): Promise<unknow
 
 /**
  * Sends a JSON body through h3's fast path (a string, headers on event.res): returning a web
- * Response costs about a third more CPU per request on Node.
+ * Response costs noticeably more CPU per request on Node (BENCH.md, "String bodies").
  */
 export function sendJson(event: H3Event, body: unknown, opts: { status?: number; headers?: Record<string, string>; raw?: boolean } = {}): string {
   event.res.status = opts.status ?? 200;
