@@ -4,6 +4,7 @@
 import * as v from 'valibot';
 import { authorizedCall, authorizeRequests, type AuthorizedCall, type Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
+import { getUsage as getUsageSql } from '../db/sql/get_usage.ts';
 import { errors } from '../errors.ts';
 import { registerSchemas } from '../http/schemas.ts';
 
@@ -32,8 +33,9 @@ export const usageCall: AuthorizedCall<null, { usage: string }> = authorizedCall
 
 /** The usage of a resolved caller's billing scope (MCP). */
 export async function getUsage(ctx: Context, caller: Caller): Promise<UsageBody> {
-  const [row] = await ctx.sql`select kiln.get_usage(${caller.accountId}::uuid, ${caller.workspaceId}::uuid) as usage`;
-  const usage = row?.usage as UsageBody | null;
+  const [row] = await getUsageSql(ctx.sql, caller.accountId, caller.workspaceId);
+  // kiln.get_usage builds exactly the Usage schema's body (null: no such account).
+  const usage = (row?.usage ?? null) as UsageBody | null;
   if (!usage) throw errors.notFound('Account');
   return usage;
 }

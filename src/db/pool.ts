@@ -4,6 +4,9 @@ import postgres from 'postgres';
 
 export type Sql = postgres.Sql<{}>;
 
+/** What a typed SQL wrapper (db/sql/) runs on: the pool or a transaction. */
+export type Queryable = postgres.ISql<{}>;
+
 export function connect(url: string, opts: { max?: number; appName?: string } = {}): Sql {
   return postgres(url, {
     max: opts.max ?? 10,
@@ -34,6 +37,21 @@ function arrayElement(v: string | number | boolean | Uint8Array | null): string 
  * picks the array OID from types it fetches on first connect, so a query built before that
  * (the first burst of a new process) would send the element type instead and fail.
  */
-export function pgArray(sql: Sql, values: Array<string | number | boolean | Uint8Array | null>, oid: number) {
+export function pgArray(sql: Queryable, values: Array<string | number | boolean | Uint8Array | null>, oid: number) {
   return sql.typed(`{${values.map(arrayElement).join(',')}}` as any, oid);
+}
+
+/**
+ * postgres.js learns array type OIDs with its first query; a `sql.array` parameter serialised
+ * before that goes out with the element type. One query per pool settles it.
+ */
+const typesReady = new WeakMap<Sql, Promise<unknown>>();
+export function arrayTypesReady(sql: Sql): Promise<unknown> {
+  let p = typesReady.get(sql);
+  if (!p) {
+    p = sql`select 1`.then(() => undefined);
+    p.catch(() => typesReady.delete(sql));
+    typesReady.set(sql, p);
+  }
+  return p;
 }

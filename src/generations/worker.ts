@@ -12,6 +12,12 @@ import postgres from 'postgres';
 import { run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Context } from '../context.ts';
 import { errorFields } from '../log.ts';
+import { attachWorkerPool } from '../db/sql/attach_worker_pool.ts';
+import { beatWorker } from '../db/sql/beat_worker.ts';
+import { registerWorker } from '../db/sql/register_worker.ts';
+import { retireWorker } from '../db/sql/retire_worker.ts';
+import { sweepWorkers } from '../db/sql/sweep_workers.ts';
+import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
 import type { Lease } from './lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 
@@ -59,14 +65,14 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
       },
     });
     try {
-      const [{ id }] = await conn`select kiln.register_worker(${os.hostname()}, ${process.pid}::int) as id`;
+      const [{ id }] = await registerWorker(conn, os.hostname(), process.pid);
       const abort = new AbortController();
       const lease: Lease = { id, signal: abort.signal };
       const events = new EventEmitter() as WorkerEvents;
       events.on('pool:create', ({ workerPool }) => {
         if (!t) return;
         t.poolId = workerPool.id;
-        conn`select kiln.attach_worker_pool(${id}, ${workerPool.id})`.catch((e) => ctx.log.warn('worker registration failed', errorFields(e)));
+        attachWorkerPool(conn, id, workerPool.id).catch((e) => ctx.log.warn('worker registration failed', errorFields(e)));
         tick(true);
       });
       const pending: Partial<Term> = { conn, lease, abort, poolId: null, lost: false };
@@ -125,16 +131,16 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
         const now = Date.now();
         if (full || now - lastBeat >= ctx.config.workerHeartbeatSeconds * 1000) {
           lastBeat = now;
-          const [{ held }] = await t.conn`select kiln.beat_worker(${t.lease.id}) as held`;
+          const [{ held }] = await beatWorker(t.conn, t.lease.id);
           if (!held) {
             leaseLost(t, 'its session no longer holds the lease');
             return;
           }
-          const [{ r }] = await t.conn`select kiln.sweep_workers(${ctx.config.workerStaleSeconds}::int) as r`;
+          const [{ r }] = await sweepWorkers(t.conn, ctx.config.workerStaleSeconds);
           if (r?.unlocked?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: r.unlocked });
           if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
         } else {
-          const [{ dead }] = await t.conn`select kiln.unlock_dead_workers(${ctx.config.workerStaleSeconds}::int) as dead`;
+          const [{ dead }] = await unlockDeadWorkers(t.conn, ctx.config.workerStaleSeconds);
           if (dead?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: dead });
         }
       } catch (e) {
@@ -152,7 +158,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
       await t.runner.stop();
     } finally {
       await sweeping?.catch(() => {});
-      await t.conn`select kiln.retire_worker(${t.lease.id})`.catch(() => {});
+      await retireWorker(t.conn, t.lease.id).catch(() => {});
       await t.conn.end({ timeout: 5 });
     }
   };

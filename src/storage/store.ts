@@ -4,6 +4,9 @@
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Context } from '../context.ts';
 import type { Sql } from '../db/pool.ts';
+import { ensureSecret } from '../db/sql/ensure_secret.ts';
+import { getObject as getObjectSql, type ObjectRow } from '../db/sql/get_object.ts';
+import { putObject as putObjectSql } from '../db/sql/put_object.ts';
 
 export const BUCKET = 'workflow-images';
 export type Visibility = 'private' | 'public';
@@ -61,16 +64,17 @@ export function objectPath(accountId: string, kind: string, format: ImageFormat,
   return path;
 }
 
-function metaOf(row: any): ObjectMeta {
+function metaOf(row: ObjectRow): ObjectMeta {
   return {
     path: row.path,
     ownerId: row.owner_id ?? null,
     contentType: row.content_type,
-    format: row.format,
+    // Checked by kiln.put_object: one of the store's formats and visibilities.
+    format: row.format as ImageFormat,
     width: row.width,
     height: row.height,
     bytes: row.byte_size,
-    visibility: row.visibility,
+    visibility: row.visibility as Visibility,
     createdAt: row.created_at,
   };
 }
@@ -78,16 +82,17 @@ function metaOf(row: any): ObjectMeta {
 /** Stores a new object (never overwrites: a taken path raises KC001, a bad one KI001). */
 export async function putObject(sql: Sql, obj: PutObject): Promise<ObjectMeta> {
   if (!isValidPath(obj.path)) throw new TypeError('invalid object path');
-  const [row] = await sql`
-    select (m).* from kiln.put_object(${obj.path}, ${obj.owner}::uuid, ${obj.data}, ${obj.contentType}, ${obj.format},
-                                      ${obj.width}::int, ${obj.height}::int, ${obj.visibility}) m`;
-  return metaOf(row);
+  const [row] = await putObjectSql(sql, {
+    path: obj.path, ownerId: obj.owner, data: obj.data, contentType: obj.contentType, format: obj.format,
+    width: obj.width, height: obj.height, visibility: obj.visibility,
+  });
+  return metaOf(row!);
 }
 
 /** The object with its bytes, or null. Ownership is the caller's check (see `canRead`). */
 export async function getObject(sql: Sql, path: string): Promise<StoredObject | null> {
   if (!isValidPath(path)) return null;
-  const [row] = await sql`select * from kiln.get_object(${path})`;
+  const [row] = await getObjectSql(sql, path);
   return row ? { ...metaOf(row), data: row.data } : null;
 }
 
@@ -113,7 +118,7 @@ export function signingKey(ctx: Context): Promise<Buffer> {
   if (ctx.config.urlSigningSecret) return Promise.resolve(Buffer.from(ctx.config.urlSigningSecret, 'utf8'));
   let p = secrets.get(ctx.sql);
   if (!p) {
-    p = ctx.sql`select kiln.ensure_secret('url_signing', ${randomBytes(32)}) as value`.then(([r]) => r.value as Buffer);
+    p = ensureSecret(ctx.sql, 'url_signing', randomBytes(32)).then(([r]) => r!.value);
     p.catch(() => secrets.delete(ctx.sql));
     secrets.set(ctx.sql, p);
   }
