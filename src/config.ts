@@ -40,6 +40,24 @@ function opt(name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+/** NODE_ENV=production: the development-only switches are refused (KILN_DEV_ISSUER, MCP's test-only auth bypass). */
+export function production(): boolean {
+  return str('NODE_ENV', '') === 'production';
+}
+
+/**
+ * The API key a catalog entry names (`upstream.apiKeyEnv`). Provider keys are data — the model
+ * catalog names them — so they are looked up when a call needs one, not read at start.
+ */
+export function providerKey(name: string): string | undefined {
+  return process.env[name];
+}
+
+/** The environment a child process inherits (`kiln gm` runs graphile-migrate with it, plus its database URLs). */
+export function childEnv(): NodeJS.ProcessEnv {
+  return { ...process.env };
+}
+
 export function loadConfig() {
   const port = int('PORT', 8787, 0, 65535);
   const host = str('HOST', '127.0.0.1');
@@ -98,6 +116,7 @@ export function loadConfig() {
     /** Development only: a loopback OIDC issuer for `kiln dev-token` tokens (src/mcp/dev-issuer.ts). */
     devIssuer: bool('KILN_DEV_ISSUER', false),
     devIssuerPort: int('KILN_DEV_ISSUER_PORT', 8788, 0, 65535),
+    production: production(),
   };
 }
 

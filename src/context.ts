@@ -1,7 +1,7 @@
 // The per-process service context handed to routes, MCP tools and tasks.
 
 import type { Config } from './config.ts';
-import type { Sql } from './db.ts';
+import type { Sql } from './db/pool.ts';
 import { createLogger, type Logger } from './log.ts';
 
 export interface Context {

@@ -10,12 +10,18 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
 import { isUuid, priceRequest, type StoredRequest } from '../src/generations/service.ts';
-import { InputError } from '../src/inputs.ts';
+import { InputError } from '../src/providers/inputs.ts';
 import { errorFields } from '../src/log.ts';
-import { MEDIA_TYPES, objectPath } from '../src/store.ts';
+import { MEDIA_TYPES, objectPath } from '../src/storage/store.ts';
 import type { UnitSpec } from '../src/workflows/plan.ts';
 import { buildRequest, type Upstream } from '../src/workflows/request.ts';
-import type { Lease } from '../src/worker.ts';
+import type { Lease } from '../src/generations/lease.ts';
+import { completeGeneration } from '../src/db/sql/complete_generation.ts';
+import { deferGeneration } from '../src/db/sql/defer_generation.ts';
+import { failGeneration } from '../src/db/sql/fail_generation.ts';
+import { putObject } from '../src/db/sql/put_object.ts';
+import { reserveGeneration } from '../src/db/sql/reserve_generation.ts';
+import { startGeneration } from '../src/db/sql/start_generation.ts';
 
 interface Started {
   outcome: 'run';
@@ -43,7 +49,7 @@ function budgetMessage(e: unknown): string | null {
 async function complete(ctx: Context, id: string, started: Started, req: StoredRequest, out: ExecutionOutput): Promise<void> {
   if (out.type === 'code') {
     const result = { type: 'code', code: out.code, structuredOutput: out.structuredOutput };
-    await ctx.sql`select kiln.complete_generation(${id}::uuid, ${ctx.sql.json(result as any)}::jsonb, ${out.costMicros}::bigint, ${out.providerRequestId})`;
+    await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId);
     return;
   }
   // The object path is derived from the generation id and written in the same transaction as
@@ -55,12 +61,12 @@ async function complete(ctx: Context, id: string, started: Started, req: StoredR
     width: out.image.width, height: out.image.height,
   };
   await ctx.sql.begin(async (tx) => {
-    const [{ r }] = await tx`
-      select kiln.complete_generation(${id}::uuid, ${tx.json(result as any)}::jsonb, ${out.costMicros}::bigint, ${out.providerRequestId}) as r`;
+    const [{ r }] = await completeGeneration(tx, id, result, out.costMicros, out.providerRequestId);
     if (!r.applied) return;
-    await tx`
-      select kiln.put_object(${path}, ${started.account_id}::uuid, ${out.image.data}, ${MEDIA_TYPES[out.format]}, ${out.format},
-                             ${out.image.width}::int, ${out.image.height}::int, 'private')`;
+    await putObject(tx, {
+      path, ownerId: started.account_id, data: out.image.data, contentType: MEDIA_TYPES[out.format], format: out.format,
+      width: out.image.width, height: out.image.height, visibility: 'private',
+    });
   });
 }
 
@@ -81,11 +87,11 @@ async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: Sto
   }
   let r: { ok: boolean; reserved_micros?: number | string };
   try {
-    [{ r }] = await ctx.sql`select kiln.reserve_generation(${id}::uuid, ${amount}::bigint) as r`;
+    [{ r }] = await reserveGeneration(ctx.sql, id, amount);
   } catch (e) {
     const message = budgetMessage(e);
     if (!message) throw e;
-    await ctx.sql`select kiln.fail_generation(${id}::uuid, ${message})`;
+    await failGeneration(ctx.sql, id, message);
     return null;
   }
   return r.ok ? { req, reservedMicros: Number(r.reserved_micros) } : null;
@@ -99,9 +105,10 @@ export default function generationRun(ctx: Context, lease: Lease): Task {
       return;
     }
     const job = helpers.job;
-    const [{ s }] = await ctx.sql`
-      select kiln.start_generation(${id}::uuid, ${lease.id}, ${job.id}::bigint, ${ctx.config.workerStaleSeconds}::int,
-                                   ${ctx.config.slotRetryMs}::int, ${job.max_attempts}::int) as s`;
+    const [{ s }] = await startGeneration(ctx.sql, {
+      id, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
+      waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.max_attempts,
+    });
     if (s.outcome !== 'run') return; // wait (re-queued), busy (a live worker has it), done, not_ready, missing
     const started = s as Started;
 
@@ -119,10 +126,10 @@ export default function generationRun(ctx: Context, lease: Lease): Task {
       if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
       if (!verdict.retry || started.attempt >= started.max_attempts) {
         const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
-        await ctx.sql`select kiln.fail_generation(${id}::uuid, ${message})`;
+        await failGeneration(ctx.sql, id, message);
         return;
       }
-      await ctx.sql`select kiln.defer_generation(${id}::uuid, ${lease.id}, ${job.id}::bigint, ${verdict.message})`;
+      await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message);
       throw err instanceof Error ? err : new Error(verdict.message); // graphile-worker retries with backoff
     } finally {
       clearTimeout(timer);

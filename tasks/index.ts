@@ -3,7 +3,7 @@
 
 import type { TaskList } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
-import type { Lease } from '../src/worker.ts';
+import type { Lease } from '../src/generations/lease.ts';
 import generationRun from './generation__run.ts';
 import workflowCheckDeadline from './workflow__check_deadline.ts';
 

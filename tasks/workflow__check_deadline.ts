@@ -6,6 +6,7 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import { isUuid } from '../src/generations/service.ts';
+import { expireWorkflowRun } from '../src/db/sql/expire_workflow_run.ts';
 
 export default function workflowCheckDeadline(ctx: Context): Task {
   return async (payload: unknown, helpers: JobHelpers) => {
@@ -14,6 +15,6 @@ export default function workflowCheckDeadline(ctx: Context): Task {
       helpers.logger.error('workflow__check_deadline: malformed payload; dropping the job');
       return;
     }
-    await ctx.sql`select kiln.expire_workflow_run(${run}::uuid, ${ctx.config.workerStaleSeconds}::int)`;
+    await expireWorkflowRun(ctx.sql, run, ctx.config.workerStaleSeconds);
   };
 }

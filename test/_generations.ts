@@ -3,8 +3,8 @@
 
 import type { Config } from '../src/config.ts';
 import { createContext, type Context } from '../src/context.ts';
-import { startWorker, type WorkerHandle } from '../src/worker.ts';
-import type { Sql } from '../src/db.ts';
+import { startWorker, type WorkerHandle } from '../src/generations/worker.ts';
+import type { Sql } from '../src/db/pool.ts';
 import { api, onCleanup, testConfig, type TestServer } from './_setup.ts';
 
 /** A worker on the server's database (its own context; config overrides apply to it only). */

@@ -4,7 +4,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { Config } from '../src/config.ts';
-import type { Sql } from '../src/db.ts';
+import type { Sql } from '../src/db/pool.ts';
 import { startTestIssuer, type TestIssuer } from './_issuer.ts';
 import { onCleanup, startServer, type TestServer } from './_setup.ts';
 

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { migrate, startEmbedded } from '../src/db.ts';
+import { startEmbedded } from '../src/db/embedded.ts';
+import { migrate } from '../src/db/migrate.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Batcher, BatchWaitTimeout, byOrd } from '../src/batch.ts';
+import { Batcher, BatchWaitTimeout, byOrd } from '../src/db/batch.ts';
 import { isUnavailable } from '../src/errors.ts';
 
 test('calls of one turn leave as one batch, split at max, results in order', async () => {

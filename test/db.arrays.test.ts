@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ARRAY_OID, connect, pgArray } from '../src/db.ts';
+import { ARRAY_OID, connect, pgArray } from '../src/db/pool.ts';
 import { createTestDb, onCleanup } from './_setup.ts';
 
 test('round-trips awkward elements on a never-connected pool', async () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { CatalogModel } from '../src/billing/catalog.ts';
-import { generateGlsl, glslRepairPrompt, validateGlsl } from '../src/glsl.ts';
+import { generateGlsl, glslRepairPrompt, validateGlsl } from '../src/providers/glsl.ts';
 import { createOpenAIProvider, generateCode, ProviderError, type TextRequest } from '../src/providers/index.ts';
 import { chatReply, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 

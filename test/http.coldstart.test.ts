@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { connect } from '../src/db.ts';
+import { connect } from '../src/db/pool.ts';
 import { api, createAccount, createKey, createTestDb, onCleanup, startServer } from './_setup.ts';
 
 test('the first concurrent requests of a new process are all answered', async () => {

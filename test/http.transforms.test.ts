@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import sharp from 'sharp';
-import { putObject } from '../src/store.ts';
+import { putObject } from '../src/storage/store.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 let srv: TestServer;

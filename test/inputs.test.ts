@@ -15,7 +15,7 @@ import {
   resolveImageInputs,
   type FetchOptions,
   type Resolver,
-} from '../src/inputs.ts';
+} from '../src/providers/inputs.ts';
 
 // Self-signed test-only certificate (CN kiln-test-peer; SAN localhost, img.test, rebind.test,
 // redirect.test, 127.0.0.1; valid until 2126). Never trusted outside these tests.

@@ -11,7 +11,7 @@ import { startMcpApp, type TestApp } from './_issuer.ts';
 import { createAccount, startServer, type TestServer } from './_setup.ts';
 import type { ToolDef } from '../src/mcp/server.ts';
 import { mountMcp } from '../src/mcp/mount.ts';
-import { mountFiles } from '../src/files.ts';
+import { mountFiles } from '../src/http/files.ts';
 
 /** Scenarios a stateless, tools-only server must pass (the suite's fixture tools are registered below). */
 const APPLICABLE = [

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import ts from 'typescript';
 import type { CatalogModel } from '../src/billing/catalog.ts';
-import { validateGlsl } from '../src/glsl.ts';
+import { validateGlsl } from '../src/providers/glsl.ts';
 import {
   ASPECT_RATIOS,
   generateCode,

@@ -7,7 +7,7 @@ import { before, test } from 'node:test';
 import { createContext } from '../src/context.ts';
 import { png } from './_openai-peer.ts';
 import { createAccount, startServer, testConfig, type TestServer } from './_setup.ts';
-import { getObject, objectPath, publicUrl, putObject, resolveSource, signedUrl } from '../src/store.ts';
+import { getObject, objectPath, publicUrl, putObject, resolveSource, signedUrl } from '../src/storage/store.ts';
 
 let srv: TestServer;
 let alice: string;

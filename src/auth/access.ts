@@ -5,12 +5,13 @@
 // produced here and nowhere else: a failed or timed-out authorizing call never lets a request pass.
 
 import type { H3Event } from 'h3';
-import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type Batcher } from '../batch.ts';
+import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type Batcher } from '../db/batch.ts';
 import type { Context } from '../context.ts';
-import { ARRAY_OID, pgArray } from '../db.ts';
+import { authorizeRequests as authorizeRequestsSql } from '../db/sql/authorize_requests.ts';
+import { consumeAccountRateLimit } from '../db/sql/consume_account_rate_limit.ts';
 import { ApiError, errors, isDataError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
-import { withTimeout } from '../timeout.ts';
+import { withTimeout } from '../db/timeout.ts';
 import { bearerKey, hashKey } from './keys.ts';
 
 export type Scope = 'read' | 'write';
@@ -125,10 +126,10 @@ export const authorizeOnly: AuthorizedCall<null, object> = authorizedCall(100, a
 export function authorizeRequests<P>(withUsage: boolean) {
   return ({ sql, config }: Context, items: Array<KeyRequest<P>>) => {
     const rpm = (b: Bucket) => (b === 'read' ? config.readRpm : b === 'transform' ? config.transformRpm : null);
-    return sql`select * from kiln.authorize_requests(
-      ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${pgArray(sql, items.map((i) => i.scope), ARRAY_OID.text)},
-      ${pgArray(sql, items.map((i) => i.bucket), ARRAY_OID.text)}, ${pgArray(sql, items.map((i) => rpm(i.bucket)), ARRAY_OID.int4)},
-      ${pgArray(sql, items.map(() => withUsage), ARRAY_OID.bool)})` as never;
+    return authorizeRequestsSql(
+      sql, items.map((i) => i.hash), items.map((i) => i.scope),
+      items.map((i) => i.bucket), items.map((i) => rpm(i.bucket)), items.map(() => withUsage),
+    ) as never;
   };
 }
 
@@ -194,7 +195,7 @@ export async function authorizeMcp(ctx: Context, caller: Caller, bucket: Bucket)
   let retryAfter: number;
   try {
     const [row] = await withTimeout(
-      ctx.sql`select kiln.consume_account_rate_limit(${caller.accountId}::uuid, ${name}, ${rpm}::int) as retry`,
+      consumeAccountRateLimit(ctx.sql, caller.accountId, name, rpm),
       ctx.config.limiterTimeoutMs,
     );
     retryAfter = Number(row!.retry);

@@ -30,11 +30,12 @@ export interface CatalogModel {
 
 import * as v from 'valibot';
 import type { Context } from '../context.ts';
-import type { Sql } from '../db.ts';
-import { registerSchemas } from '../schemas.ts';
+import type { Sql } from '../db/pool.ts';
+import { enabledModels, type ModelRow } from '../db/sql/enabled_models.ts';
+import { registerSchemas } from '../http/schemas.ts';
 
 /** A catalog row as read from kiln.models, normalised for providers and billing. */
-export function rowToModel(row: any, defaultMarkup: number): CatalogModel {
+export function rowToModel(row: ModelRow, defaultMarkup: number): CatalogModel {
   return {
     id: row.id,
     name: row.name,
@@ -53,7 +54,7 @@ export function rowToModel(row: any, defaultMarkup: number): CatalogModel {
 }
 
 export async function getModel(sql: Sql, id: string, defaultMarkup: number): Promise<CatalogModel | null> {
-  const [row] = await sql`select * from kiln.models where id = ${id} and enabled`;
+  const [row] = await enabledModels(sql, id);
   return row ? rowToModel(row, defaultMarkup) : null;
 }
 
@@ -90,7 +91,7 @@ export function publicModel(model: CatalogModel) {
 }
 
 export async function listModels(sql: Sql, defaultMarkup: number): Promise<CatalogModel[]> {
-  const rows = await sql`select * from kiln.models where enabled order by sort_order, id`;
+  const rows = await enabledModels(sql, null);
   return rows.map((r) => rowToModel(r, defaultMarkup));
 }
 

@@ -4,8 +4,9 @@
 import * as v from 'valibot';
 import { authorizedCall, authorizeRequests, type AuthorizedCall, type Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
+import { getUsage as getUsageSql } from '../db/sql/get_usage.ts';
 import { errors } from '../errors.ts';
-import { registerSchemas } from '../schemas.ts';
+import { registerSchemas } from '../http/schemas.ts';
 
 const micros = (d: string) => v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description(d));
 const dateTime = (d: string) => v.pipe(v.nullable(v.pipe(v.string(), v.isoTimestamp())), v.description(d));
@@ -32,8 +33,9 @@ export const usageCall: AuthorizedCall<null, { usage: string }> = authorizedCall
 
 /** The usage of a resolved caller's billing scope (MCP). */
 export async function getUsage(ctx: Context, caller: Caller): Promise<UsageBody> {
-  const [row] = await ctx.sql`select kiln.get_usage(${caller.accountId}::uuid, ${caller.workspaceId}::uuid) as usage`;
-  const usage = row?.usage as UsageBody | null;
+  const [row] = await getUsageSql(ctx.sql, caller.accountId, caller.workspaceId);
+  // kiln.get_usage builds exactly the Usage schema's body (null: no such account).
+  const usage = (row?.usage ?? null) as UsageBody | null;
   if (!usage) throw errors.notFound('Account');
   return usage;
 }

@@ -3,30 +3,17 @@
 
 import fs from 'node:fs';
 import * as v from 'valibot';
-import { openDatabase } from '../boot.ts';
-import type { Config } from '../config.ts';
-import { migrate, type Sql } from '../db.ts';
-import { issueMessage } from '../schemas.ts';
+import { openDatabase } from './boot.ts';
+import { childEnv, type Config } from '../config.ts';
+import { migrate } from '../db/migrate.ts';
+import { issueMessage } from '../http/schemas.ts';
 import { generateKey } from '../auth/keys.ts';
 import { microsFlag, parseFlags, required, UsageError, uuidFlag } from './args.ts';
 import { ModelEntry } from './model-entry.ts';
 import { runServices } from './serve.ts';
-import { workflowCommands } from '../workflows/cli.ts';
-import { mcpCommands } from '../mcp/cli.ts';
-
-export interface Command {
-  help: string;
-  run(argv: string[], config: Config): Promise<unknown>;
-}
-
-async function withDb<T>(config: Config, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  const db = await openDatabase(config, { migrate: !config.databaseUrl, poolSize: 2 });
-  try {
-    return await fn(db.sql);
-  } finally {
-    await db.close();
-  }
-}
+import { withDb, type Command } from './command.ts';
+import { workflowCommands } from './workflows.ts';
+import { mcpCommands } from './mcp.ts';
 
 const TIERS = ['legacy_free', 'pro', 'enterprise', 'blocked'];
 
@@ -226,8 +213,8 @@ export const commands: Record<string, Command> = {
     async run(argv, config) {
       const { spawnSync } = await import('node:child_process');
       const path = await import('node:path');
-      const { startEmbedded } = await import('../db.ts');
-      const env = { ...process.env };
+      const { startEmbedded } = await import('../db/embedded.ts');
+      const env = childEnv();
       let stop: (() => Promise<void>) | null = null;
       if (!config.databaseUrl) {
         const pg = await startEmbedded(config.dataDir);
@@ -267,7 +254,7 @@ export const commands: Record<string, Command> = {
       } else if (config.databaseUrl) {
         text = await dumpCommittedSchema(config.databaseUrl);
       } else {
-        const { startEmbedded } = await import('../db.ts');
+        const { startEmbedded } = await import('../db/embedded.ts');
         const pg = await startEmbedded(config.dataDir, { port: config.embeddedPort || undefined });
         try {
           text = await dumpCommittedSchema(pg.adminUrl('postgres'));
@@ -280,8 +267,8 @@ export const commands: Record<string, Command> = {
     },
   },
 
-  ...workflowCommands(withDb),
-  ...mcpCommands(withDb),
+  ...workflowCommands,
+  ...mcpCommands,
 
   usage: {
     help: '--user ID [--workspace ID]',

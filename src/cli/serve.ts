@@ -3,13 +3,13 @@
 
 import http from 'node:http';
 import { toNodeHandler } from 'h3/node';
-import { openDatabase } from '../boot.ts';
+import { openDatabase } from './boot.ts';
 import type { Config } from '../config.ts';
 import { createContext } from '../context.ts';
 import { generateKey } from '../auth/keys.ts';
-import { createApp, API_PREFIX } from '../server.ts';
-import { extensions } from '../extensions.ts';
-import { startWorker } from '../worker.ts';
+import { createApp, API_PREFIX } from '../http/server.ts';
+import { extensions } from '../http/extensions.ts';
+import { startWorker } from '../generations/worker.ts';
 import { errorFields } from '../log.ts';
 import { parseFlags } from './args.ts';
 
@@ -83,7 +83,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
 }
 
 /** On an empty database, create a local development account and print one key for it, once. */
-async function printDevKey(sql: import('../db.ts').Sql, base: string) {
+async function printDevKey(sql: import('../db/pool.ts').Sql, base: string) {
   const { key, hash, displayPrefix } = generateKey();
   const created = await sql.begin(async (tx) => {
     await tx`select pg_advisory_xact_lock(hashtext('kiln:dev-account'))`;

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
-import { migrate, type Sql } from '../db.ts';
+import { migrate } from './migrate.ts';
+import type { Sql } from './pool.ts';
 
 export const SCHEMAS = ['kiln', 'kiln_private'];
 export const SCHEMA_FILE = path.resolve(import.meta.dirname, '..', '..', 'db', 'schema.sql');

@@ -2,8 +2,8 @@
 // the catalog entry, and price the output. Used by the generation__run task (and by workflow nodes).
 
 import type { Context } from '../context.ts';
-import { validateGlsl } from '../glsl.ts';
-import { InputError, resolveImageInputs } from '../inputs.ts';
+import { validateGlsl } from '../providers/glsl.ts';
+import { InputError, resolveImageInputs } from '../providers/inputs.ts';
 import {
   acceptsImageUrls,
   actualMicros,
@@ -15,7 +15,7 @@ import {
   type ImageOutput,
   type Provider,
 } from '../providers/index.ts';
-import type { ImageFormat } from '../store.ts';
+import type { ImageFormat } from '../storage/store.ts';
 import type { StoredRequest } from './service.ts';
 
 export type ExecutionOutput =

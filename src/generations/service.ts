@@ -6,16 +6,21 @@ import * as v from 'valibot';
 import type { CatalogModel } from '../billing/catalog.ts';
 import { rowToModel } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
-import { ARRAY_OID, pgArray, type Sql } from '../db.ts';
+import { arrayTypesReady, type Sql } from '../db/pool.ts';
+import { createGenerations, type CreateGenerationsRow } from '../db/sql/create_generations.ts';
+import { enabledModels } from '../db/sql/enabled_models.ts';
+import { getGenerations, type GenerationBody } from '../db/sql/get_generations.ts';
+import { pollGenerations } from '../db/sql/poll_generations.ts';
+import { startGenerations } from '../db/sql/start_generations.ts';
 import { ApiError, errors, isDataError, toApiError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { authorizedCall, type AuthorizedCall, type Caller, type Origin } from '../auth/access.ts';
-import { issueMessage } from '../schemas.ts';
-import { withTimeout } from '../timeout.ts';
-import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../inputs.ts';
+import { issueMessage } from '../http/schemas.ts';
+import { withTimeout } from '../db/timeout.ts';
+import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../providers/inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
-import { signedUrl } from '../store.ts';
-import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type BatchResult } from '../batch.ts';
+import { signedUrl } from '../storage/store.ts';
+import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type BatchResult } from '../db/batch.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 
 export type { Caller, Origin };
@@ -60,10 +65,8 @@ const CATALOG_TTL_MS = 60_000;
 const catalogs = new WeakMap<Sql, CatalogCache>();
 
 async function readEntries(ctx: Context, id: string | null): Promise<CatalogEntry[]> {
-  const rows = await ctx.sql`
-    select *, (extract(epoch from updated_at) * 1000000)::bigint::text as version
-    from kiln.models where enabled and (${id}::text is null or id = ${id}::text)`;
-  return rows.map((r) => ({ model: rowToModel(r, ctx.config.defaultMarkup), version: r.version as string }));
+  const rows = await enabledModels(ctx.sql, id);
+  return rows.map((r) => ({ model: rowToModel(r, ctx.config.defaultMarkup), version: r.version }));
 }
 
 /**
@@ -189,23 +192,6 @@ interface CreateItem {
   p: PreparedGeneration;
 }
 
-const TEXT = 25, INT8 = 20, INT4 = 23, UUID = 2950;
-
-/**
- * postgres.js learns array type OIDs with its first query; a `sql.array` parameter serialised
- * before that goes out with the element type. One query per pool settles it.
- */
-const typesReady = new WeakMap<Sql, Promise<unknown>>();
-function arrayTypesReady(sql: Sql): Promise<unknown> {
-  let p = typesReady.get(sql);
-  if (!p) {
-    p = sql`select 1`.then(() => undefined);
-    p.catch(() => typesReady.delete(sql));
-    typesReady.set(sql, p);
-  }
-  return p;
-}
-
 /** A create may wait on budget-row locks; past this it fails closed (503) rather than hang. */
 const CREATE_TIMEOUT_MS = 15_000;
 /** Counters for the benchmark report (mean batch sizes). */
@@ -216,18 +202,17 @@ const creatorFor = perOwner<Context, CreateItem, string>(50, (ctx) => async (ite
   await arrayTypesReady(sql);
   generationStats.createBatches++;
   generationStats.creates += items.length;
-  // Explicit element types: postgres.js cannot infer them from nulls.
-  const col = (f: (i: CreateItem) => unknown, type: number) => sql.array(items.map(f) as any[], type);
   const rows = await withTimeout(
-    sql`select * from kiln.create_generations(
-      ${col((i) => i.caller.accountId, UUID)}, ${col((i) => i.caller.keyId, UUID)}, ${col((i) => i.caller.workspaceId, UUID)},
-      ${col((i) => i.caller.origin, TEXT)}, ${col((i) => i.p.type, TEXT)}, ${col((i) => i.p.modelId, TEXT)},
-      ${col((i) => i.p.modelVersion, INT8)}, ${col((i) => JSON.stringify(i.p.request), TEXT)}::jsonb[],
-      ${col((i) => String(i.p.reserveMicros), INT8)}, ${col(() => ctx.config.generationMaxAttempts, INT4)})`,
+    createGenerations(sql, {
+      accountIds: items.map((i) => i.caller.accountId), keyIds: items.map((i) => i.caller.keyId), workspaceIds: items.map((i) => i.caller.workspaceId),
+      origins: items.map((i) => i.caller.origin), types: items.map((i) => i.p.type), modelIds: items.map((i) => i.p.modelId),
+      modelVersions: items.map((i) => i.p.modelVersion), requests: items.map((i) => JSON.stringify(i.p.request)),
+      reserves: items.map((i) => String(i.p.reserveMicros)), maxAttempts: items.map(() => ctx.config.generationMaxAttempts),
+    }),
     CREATE_TIMEOUT_MS,
   );
-  return byOrd<any, string>(items.length, rows as any[], (r) =>
-    r.id ? { ok: r.id } : { error: Object.assign(new Error(r.error_message), { code: r.error_code }) });
+  return byOrd<CreateGenerationsRow, string>(items.length, rows, (r) =>
+    r.id ? { ok: r.id } : { error: Object.assign(new Error(String(r.error_message)), { code: r.error_code }) });
 });
 
 /**
@@ -244,9 +229,9 @@ export async function createGeneration(ctx: Context, caller: Caller, input: unkn
     try {
       const id = await creatorFor(ctx).add({ caller, p: prepared });
       return { id, status: 'pending' };
-    } catch (e: any) {
+    } catch (e) {
       // The cached catalog price was stale: re-read the entry and price again, once.
-      if (e?.code === 'KS001' && attempt === 0) {
+      if (codeOf(e) === 'KS001' && attempt === 0) {
         await catalogEntry(ctx, prepared.modelId, true);
         prepared = await prepareGeneration(ctx, input);
         continue;
@@ -256,13 +241,19 @@ export async function createGeneration(ctx: Context, caller: Caller, input: unkn
   }
 }
 
-function creationError(ctx: Context, e: any): ApiError {
-  if (e?.code === 'KS001') return errors.unavailable('The model catalog is changing. Retry with backoff.');
-  if (e?.code === 'KILN_TIMEOUT') return errors.unavailable();
+/** The `code` of a thrown value (a SQLSTATE, KILN_TIMEOUT), when it has a string one. */
+function codeOf(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function creationError(ctx: Context, e: unknown): ApiError {
+  if (codeOf(e) === 'KS001') return errors.unavailable('The model catalog is changing. Retry with backoff.');
+  if (codeOf(e) === 'KILN_TIMEOUT') return errors.unavailable();
   if (e instanceof ApiError) return e;
   const api = toApiError(e);
   if (api.status === 500) {
-    ctx.log.error('create generation failed', { code: typeof e?.code === 'string' ? e.code : undefined, message: String(e?.message ?? e).slice(0, 300) });
+    ctx.log.error('create generation failed', { code: codeOf(e), message: String((e as { message?: unknown } | null | undefined)?.message ?? e).slice(0, 300) });
   } else if (isDataError(e)) {
     ctx.log.warn('create generation: a value got past the checks before SQL', errorFields(e));
   }
@@ -285,11 +276,12 @@ export const startGenerationCall: AuthorizedCall<PreparedGeneration, StartColumn
   const sql = ctx.sql;
   generationStats.createBatches++;
   generationStats.creates += items.length;
-  return sql`select * from kiln.start_generations(
-    ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, 'api', ${pgArray(sql, items.map((i) => i.payload.type), ARRAY_OID.text)},
-    ${pgArray(sql, items.map((i) => i.payload.modelId), ARRAY_OID.text)}, ${pgArray(sql, items.map((i) => i.payload.modelVersion), ARRAY_OID.int8)},
-    ${pgArray(sql, items.map((i) => JSON.stringify(i.payload.request)), ARRAY_OID.text)}::jsonb[],
-    ${pgArray(sql, items.map((i) => i.payload.reserveMicros), ARRAY_OID.int8)}, ${ctx.config.generationMaxAttempts}::int)` as never;
+  return startGenerations(sql, {
+    keyHashes: items.map((i) => i.hash), origin: 'api', types: items.map((i) => i.payload.type),
+    modelIds: items.map((i) => i.payload.modelId), modelVersions: items.map((i) => i.payload.modelVersion),
+    requests: items.map((i) => JSON.stringify(i.payload.request)),
+    reserves: items.map((i) => i.payload.reserveMicros), maxAttempts: ctx.config.generationMaxAttempts,
+  });
 }, () => CREATE_TIMEOUT_MS);
 
 /**
@@ -314,14 +306,7 @@ export function isUuid(s: unknown): s is string {
 }
 
 /** The row shape returned by kiln.get_generation. */
-export interface GenerationRow {
-  id: string;
-  status: 'pending' | 'processing' | 'completed' | 'failed';
-  type: 'image' | 'code';
-  result: any;
-  error: string | null;
-  cost_micros: number | string | null;
-}
+export type GenerationRow = GenerationBody;
 
 /** SPEC "Generation status": ImageResult with a freshly signed URL, or CodeResult. */
 export async function renderGeneration(ctx: Context, row: GenerationRow): Promise<GenerationStatusBody> {
@@ -363,9 +348,7 @@ const readerFor = perOwner<Context, GetItem, GenerationRow | null>(100, (ctx) =>
   });
   for (const idx of groups.values()) {
     const rows = await withTimeout(
-      sql`select ord, body from kiln.get_generations(
-        ${sql.array(idx.map((i) => items[i]!.accountId), UUID)}, ${sql.array(idx.map((i) => items[i]!.id), UUID)},
-        ${sql.array(items[idx[0]!]!.origins, TEXT)})`,
+      getGenerations(sql, idx.map((i) => items[i]!.accountId), idx.map((i) => items[i]!.id), items[idx[0]!]!.origins),
       ctx.config.limiterTimeoutMs,
     );
     for (const r of rows) out[idx[r.ord - 1]!] = { ok: r.body };
@@ -405,7 +388,5 @@ export const pollGenerationCall: AuthorizedCall<string, { body: GenerationRow | 
   const sql = ctx.sql;
   generationStats.readBatches++;
   generationStats.reads += items.length;
-  return sql`select * from kiln.poll_generations(
-    ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${ctx.config.readRpm}::int,
-    ${pgArray(sql, items.map((i) => i.payload), ARRAY_OID.uuid)}, 'api')` as never;
+  return pollGenerations(sql, items.map((i) => i.hash), ctx.config.readRpm, items.map((i) => i.payload), 'api');
 });

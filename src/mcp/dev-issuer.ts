@@ -17,11 +17,12 @@ export class DevIssuerDisabledError extends Error {
   }
 }
 
-export function devIssuerEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+/** `env`: what the caller decided (config.devIssuer), e.g. mount.ts's DEV_ENV; this module reads no environment. */
+export function devIssuerEnabled(env: NodeJS.ProcessEnv): boolean {
   return env[DEV_ISSUER_ENV] === '1';
 }
 
-function assertEnabled(env?: NodeJS.ProcessEnv) {
+function assertEnabled(env: NodeJS.ProcessEnv) {
   if (!devIssuerEnabled(env)) throw new DevIssuerDisabledError();
 }
 
@@ -88,7 +89,7 @@ export interface DevIssuer {
 }
 
 /** Serves `/.well-known/openid-configuration` and `/jwks.json` on a loopback address. */
-export async function startDevIssuer(opts: { dataDir: string; port?: number; host?: string; env?: NodeJS.ProcessEnv }): Promise<DevIssuer> {
+export async function startDevIssuer(opts: { dataDir: string; port?: number; host?: string; env: NodeJS.ProcessEnv }): Promise<DevIssuer> {
   assertEnabled(opts.env);
   const host = opts.host ?? '127.0.0.1';
   if (!/^(127\.\d+\.\d+\.\d+|::1|localhost)$/.test(host)) throw new Error(`the development issuer only binds loopback addresses, not ${host}`);
@@ -136,7 +137,7 @@ export interface MintDevTokenOptions {
   issuer: string;
   /** Lifetime in seconds; default 1 hour. */
   ttl?: number;
-  env?: NodeJS.ProcessEnv;
+  env: NodeJS.ProcessEnv;
 }
 
 /** Signs an access token with the persisted dev key (creating the key if needed). */

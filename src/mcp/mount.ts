@@ -5,7 +5,7 @@ import type { H3 } from 'h3';
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errorFields } from '../log.ts';
-import { requestId } from '../server.ts';
+import { requestId } from '../http/server.ts';
 import { createTokenVerifier, metadataPaths, protectedResourceMetadataHandler, type Identity } from './auth.ts';
 import { DEV_ISSUER_ENV, devIssuerUrl, startDevIssuer } from './dev-issuer.ts';
 import { createMcpRoute } from './server.ts';
@@ -48,7 +48,7 @@ export function mountMcp(app: H3, ctx: Context, opts: MountOptions = {}): void {
   const mcpUrl = mcpUrlOf(config);
   if (config.devIssuer && !settings?.dev) log.warn(`${DEV_ISSUER_ENV} is ignored: OIDC_ISSUER is set`);
   if (settings?.dev) {
-    if (process.env.NODE_ENV === 'production') throw new Error(`${DEV_ISSUER_ENV} is a development-only switch and is refused when NODE_ENV=production`);
+    if (config.production) throw new Error(`${DEV_ISSUER_ENV} is a development-only switch and is refused when NODE_ENV=production`);
     startBundledDevIssuer(ctx);
   }
 

@@ -2,6 +2,7 @@
 // bearer-auth gates in front of SDK v2's createMcpHandler, which serves 2026-07-28 and 2025-era traffic statelessly.
 import { randomUUID } from 'node:crypto';
 import { createMcpHandler, UnsupportedProtocolVersionError } from '@modelcontextprotocol/server';
+import { production } from '../config.ts';
 import { AuthError, authErrorResponse, type Identity } from './auth.ts';
 import { createToolServerFactory, type Principal, type ToolDef } from './tools.ts';
 
@@ -61,7 +62,7 @@ function withHeaders(res: Response, headers: Record<string, string>): Response {
 
 export function createMcpRoute(opts: McpRouteOptions): (req: Request) => Promise<Response> {
   if (!opts.authenticate && !opts.testOnlyDisableAuth) throw new Error('createMcpRoute: authenticate is required');
-  if (opts.testOnlyDisableAuth && process.env.NODE_ENV === 'production') throw new Error('createMcpRoute: testOnlyDisableAuth is refused when NODE_ENV=production');
+  if (opts.testOnlyDisableAuth && production()) throw new Error('createMcpRoute: testOnlyDisableAuth is refused when NODE_ENV=production');
   const mcpUrl = opts.mcpUrl;
   const allowed = new Set(
     (opts.allowedOrigins ?? [new URL(mcpUrl).origin]).map((o) => {

@@ -3,7 +3,7 @@
 import { fromJsonSchema, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Identity } from './auth.ts';
-import { unstorableValue } from '../storable.ts';
+import { unstorableValue } from '../http/storable.ts';
 
 export type { Identity };
 

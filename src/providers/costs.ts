@@ -2,7 +2,7 @@
 // decimal arithmetic (BigInt) so fractional per-token prices never pick up float error.
 
 import type { CatalogModel } from '../billing/catalog.ts';
-import { GLSL_ERROR_MAX_CHARS, glslRepairPrompt } from '../glsl.ts';
+import { GLSL_ERROR_MAX_CHARS, glslRepairPrompt } from './glsl.ts';
 import { systemPrompt, userPrompt } from './prompts.ts';
 import { outputKind, type TargetLanguage, type TextInput, type TokenUsage } from './types.ts';
 

@@ -1,7 +1,7 @@
 // One JSON-over-HTTP call to an upstream model API with per-attempt timeout, cancellation and
 // retries (429 honouring retry-after, 408/409/5xx, network errors) — errors made client-safe.
 
-import { readCapped as readStream } from '../streams.ts';
+import { readCapped as readStream } from '../http/streams.ts';
 import { abortedError, sleep, throwIfAborted } from './sleep.ts';
 import { ProviderError } from './types.ts';
 

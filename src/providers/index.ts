@@ -2,7 +2,7 @@
 // that applies the GLSL rules, and the pricing helpers used to reserve and settle charges.
 
 import type { CatalogModel } from '../billing/catalog.ts';
-import { generateGlsl } from '../glsl.ts';
+import { generateGlsl } from './glsl.ts';
 import { localProvider } from './local.ts';
 import { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
 import { outputKind, ProviderError, upstreamSetting, type Provider, type TextOutput, type TextRequest } from './types.ts';

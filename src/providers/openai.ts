@@ -2,8 +2,9 @@
 // Chat Completions for text, the Images API for pictures.
 
 import sharp, { type Metadata } from 'sharp';
+import { providerKey } from '../config.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
-import { fetchPublicUrl, InputError } from '../inputs.ts';
+import { fetchPublicUrl, InputError } from './inputs.ts';
 import { aspectValue } from './aspect.ts';
 import { IMAGE_INPUT_TOKENS } from './costs.ts';
 import { stripCodeFences } from './fences.ts';
@@ -26,7 +27,7 @@ import {
 export interface OpenAIOptions extends RetryOptions {
   /** Cap on an image fetched from a `url` response. Default 32 MiB. */
   maxImageBytes?: number;
-  /** Where `upstream.apiKeyEnv` is looked up. Default process.env. */
+  /** Where `upstream.apiKeyEnv` is looked up. Default: the environment, through config.ts providerKey. */
   env?: Record<string, string | undefined>;
 }
 
@@ -52,9 +53,9 @@ function upstreamModel(model: CatalogModel): string {
   return model.upstream?.model ?? model.id;
 }
 
-function authHeaders(model: CatalogModel, env: Record<string, string | undefined>): Record<string, string> {
+function authHeaders(model: CatalogModel, keyOf: (name: string) => string | undefined): Record<string, string> {
   const name = model.upstream?.apiKeyEnv;
-  const key = name ? env[name] : undefined;
+  const key = name ? keyOf(name) : undefined;
   return key ? { authorization: `Bearer ${key}` } : {};
 }
 
@@ -119,7 +120,8 @@ async function toImageOutput(data: Buffer, ratio: AspectRatio): Promise<Omit<Ima
 }
 
 export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
-  const env = options.env ?? process.env;
+  const env = options.env;
+  const keyOf = env ? (name: string) => env[name] : providerKey;
 
   async function downloadImage(url: string, model: CatalogModel, signal: AbortSignal): Promise<Buffer> {
     const maxBytes = options.maxImageBytes ?? 32 * 1024 * 1024;
@@ -162,7 +164,7 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
       const { json, requestId } = await postJson(
         {
           url: endpoint(req.model, '/chat/completions'),
-          headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(req.model, env) },
+          headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(req.model, keyOf) },
           body: JSON.stringify({
             model: upstreamModel(req.model),
             messages: [{ role: 'system', content: system }, { role: 'user', content: user }],
@@ -207,7 +209,7 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
       const images = req.model.supports_image_input ? req.images : [];
       let body: string | FormData;
       let path: string;
-      const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(req.model, env) };
+      const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(req.model, keyOf) };
       if (images.length) {
         // Reference images go to the edits endpoint, which only takes multipart uploads.
         path = '/images/edits';

@@ -1,8 +1,8 @@
 // Image node URLs: inline data: URIs, external https URLs, or images in the store (a `seed/…`
-// path, the owner's own path, or a public/signed URL of this store) resolved through store.ts.
+// path, the owner's own path, or a public/signed URL of this store) resolved through storage/store.ts.
 
 import type { Context } from '../context.ts';
-import { resolveSource } from '../store.ts';
+import { resolveSource } from '../storage/store.ts';
 
 export type ImageRef =
   | { kind: 'inline'; url: string }

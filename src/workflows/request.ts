@@ -3,9 +3,9 @@
 
 import type { Context } from '../context.ts';
 import type { StoredRequest } from '../generations/service.ts';
-import { InputError } from '../inputs.ts';
+import { InputError } from '../providers/inputs.ts';
 import { maxTokensFor, type TextInput } from '../providers/index.ts';
-import { getObject } from '../store.ts';
+import { getObject } from '../storage/store.ts';
 import { classifyImage } from './images.ts';
 import type { UnitSpec } from './plan.ts';
 

@@ -3,12 +3,18 @@
 
 import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
 import { rowToModel, type CatalogModel } from '../billing/catalog.ts';
-import { ARRAY_OID, pgArray } from '../db.ts';
+import { expireWorkflowRun } from '../db/sql/expire_workflow_run.ts';
+import { getWorkflowRun, type WorkflowRunJson, type WorkflowRunResultJson } from '../db/sql/get_workflow_run.ts';
+import { getWorkflowRunsForKeys } from '../db/sql/get_workflow_runs_for_keys.ts';
+import { listWorkflows as listWorkflowsSql } from '../db/sql/list_workflows.ts';
+import { listWorkflowsForKeys } from '../db/sql/list_workflows_for_keys.ts';
+import { snapshotWorkflow } from '../db/sql/snapshot_workflow.ts';
+import { startWorkflowRun } from '../db/sql/start_workflow_run.ts';
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errors, fromDatabaseError } from '../errors.ts';
 import { isUuid } from '../generations/service.ts';
-import { signedUrl } from '../store.ts';
+import { signedUrl } from '../storage/store.ts';
 import { classifyImage } from './images.ts';
 import { planRun } from './plan.ts';
 import type { WorkflowRunBody, WorkflowRunResultBody, WorkflowSummaryBody } from './schemas.ts';
@@ -38,15 +44,13 @@ export function parsePage(input: { limit?: unknown; offset?: unknown }): Page {
 /** The caller's workflows, most recently updated first. Throws ApiError invalid_request for a bad page. */
 export async function listWorkflows(ctx: Context, caller: Caller, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowSummaryBody[] }> {
   const { limit, offset } = parsePage(page);
-  const [row] = await ctx.sql`select kiln.list_workflows(${caller.accountId}::uuid, ${limit}::int, ${offset}::int) as data`;
+  const [row] = await listWorkflowsSql(ctx.sql, caller.accountId, limit, offset);
   return { data: row!.data };
 }
 
 /** GET /workflows in one round trip: authorizes each key and reads its page of workflows in the same call. */
 export const listWorkflowsCall: AuthorizedCall<Page, { body: WorkflowSummaryBody[] | null }> = authorizedCall(100, ({ sql, config }, items) =>
-  sql`select * from kiln.list_workflows_for_keys(
-    ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${config.readRpm}::int,
-    ${pgArray(sql, items.map((i) => i.payload.limit), ARRAY_OID.int4)}, ${pgArray(sql, items.map((i) => i.payload.offset), ARRAY_OID.int4)})` as never);
+  listWorkflowsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.limit), items.map((i) => i.payload.offset)));
 
 /** Validates a graph for `accountId` against the catalog (image urls are checked for that owner). */
 export function checkGraph(config: Config, models: CatalogModel[], accountId: string, graph: unknown): Validation {
@@ -71,17 +75,18 @@ export async function startRun(ctx: Context, caller: RunCaller, workflowId: stri
   if (!isUuid(workflowId)) throw errors.invalid('id: must be a uuid');
   try {
     const id = await ctx.sql.begin(async (tx) => {
-      const [w] = await tx`select graph, models from kiln.snapshot_workflow(${caller.accountId}::uuid, ${workflowId}::uuid)`;
+      const [w] = await snapshotWorkflow(tx, caller.accountId, workflowId);
       if (!w) throw errors.notFound('Workflow');
-      const models = (w.models as any[]).map((r) => rowToModel(r, ctx.config.defaultMarkup));
+      const models = w.models.map((r) => rowToModel(r, ctx.config.defaultMarkup));
       const checked = checkGraph(ctx.config, models, caller.accountId, w.graph);
       if (!checked.ok) throw errors.invalid(`graph: ${issuesMessage(checked.issues)}`);
       const units = planRun(checked.value);
-      const [r] = await tx`
-        select kiln.start_workflow_run(${caller.accountId}::uuid, ${caller.keyId}::uuid, ${caller.workspaceId}::uuid, ${caller.origin},
-          ${workflowId}::uuid, ${tx.json(w.graph)}::jsonb, ${tx.json(units as any)}::jsonb,
-          ${ctx.config.runWindowSeconds}::int, ${ctx.config.generationMaxAttempts}::int) as id`;
-      return r.id as string;
+      const [r] = await startWorkflowRun(tx, {
+        accountId: caller.accountId, keyId: caller.keyId, workspaceId: caller.workspaceId, origin: caller.origin,
+        workflowId, snapshot: w.graph, outputs: units,
+        windowSeconds: ctx.config.runWindowSeconds, maxAttempts: ctx.config.generationMaxAttempts,
+      });
+      return r!.id;
     });
     return { id, status: 'pending' };
   } catch (e) {
@@ -90,23 +95,13 @@ export async function startRun(ctx: Context, caller: RunCaller, workflowId: stri
 }
 
 /** The row shape returned by kiln.get_workflow_run. */
-export interface RunRow {
-  id: string;
-  workflowId: string;
-  status: WorkflowRunBody['status'];
-  total: number;
-  settled: number;
-  error: string | null;
-  createdAt: string;
-  completedAt: string | null;
-  expired: boolean;
-  results: Array<Record<string, any>>;
-}
+export type RunRow = WorkflowRunJson;
 
-async function renderResult(ctx: Context, r: Record<string, any>): Promise<WorkflowRunResultBody> {
-  const out: WorkflowRunResultBody = { promptNodeId: r.promptNodeId, outputNodeId: r.outputNodeId, type: r.type, status: r.status };
+async function renderResult(ctx: Context, r: WorkflowRunResultJson): Promise<WorkflowRunResultBody> {
+  // type and platform are the graph's own values (workflows/graph.ts), as stored by the run.
+  const out: WorkflowRunResultBody = { promptNodeId: r.promptNodeId, outputNodeId: r.outputNodeId, type: r.type as WorkflowRunResultBody['type'], status: r.status };
   if (r.label) out.label = r.label;
-  if (r.platform) out.platform = r.platform;
+  if (r.platform) out.platform = r.platform as WorkflowRunResultBody['platform'];
   if (r.status === 'completed') {
     if (r.type === 'image' && r.path) {
       out.url = await signedUrl(ctx, r.path);
@@ -127,7 +122,7 @@ async function renderResult(ctx: Context, r: Record<string, any>): Promise<Workf
 export async function renderRun(ctx: Context, row: RunRow | null, reread: () => Promise<RunRow | null>): Promise<WorkflowRunBody> {
   if (!row) throw errors.notFound('Workflow run');
   if (row.expired) {
-    await ctx.sql`select kiln.expire_workflow_run(${row.id}::uuid, ${ctx.config.workerStaleSeconds}::int)`;
+    await expireWorkflowRun(ctx.sql, row.id, ctx.config.workerStaleSeconds);
     row = (await reread()) ?? row;
   }
   return {
@@ -165,12 +160,10 @@ export function runIds(workflowId: unknown, runId: unknown): RunIds {
 
 /** A run of the caller's account, as kiln.get_workflow_run returns it (null when there is none). */
 export async function readRun(ctx: Context, caller: Caller, ids: RunIds): Promise<RunRow | null> {
-  const [row] = await ctx.sql`select kiln.get_workflow_run(${caller.accountId}::uuid, ${ids.workflowId}::uuid, ${ids.runId}::uuid) as r`;
-  return (row?.r ?? null) as RunRow | null;
+  const [row] = await getWorkflowRun(ctx.sql, caller.accountId, ids.workflowId, ids.runId);
+  return row?.r ?? null;
 }
 
 /** GET /workflows/{id}/runs/{runId} in one round trip: authorizes each key and reads its run in the same call. */
 export const getRunCall: AuthorizedCall<RunIds, { body: RunRow | null }> = authorizedCall(100, ({ sql, config }, items) =>
-  sql`select * from kiln.get_workflow_runs_for_keys(
-    ${pgArray(sql, items.map((i) => i.hash), ARRAY_OID.bytea)}, ${config.readRpm}::int,
-    ${pgArray(sql, items.map((i) => i.payload.workflowId), ARRAY_OID.uuid)}, ${pgArray(sql, items.map((i) => i.payload.runId), ARRAY_OID.uuid)})` as never);
+  getWorkflowRunsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.workflowId), items.map((i) => i.payload.runId)));

@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
-import { connect, migrate, startEmbedded, type Sql } from '../../src/db.ts';
+import { startEmbedded } from '../../src/db/embedded.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { connect, type Sql } from '../../src/db/pool.ts';
 
 export interface BenchDb {
   url: string;

@@ -7,9 +7,9 @@ import { H3 } from 'h3';
 import { toNodeHandler } from 'h3/node';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
-import { connect } from '../../src/db.ts';
-import { extensions } from '../../src/extensions.ts';
-import { createApp } from '../../src/server.ts';
+import { connect } from '../../src/db/pool.ts';
+import { extensions } from '../../src/http/extensions.ts';
+import { createApp } from '../../src/http/server.ts';
 import { authStats } from '../../src/auth/access.ts';
 
 const url = process.env.KILN_BENCH_DB!;

@@ -11,7 +11,7 @@ import { describeMachine, TARGETS, writeBench, type RunInfo } from './_report.ts
 
 export interface BenchContext {
   dbUrl: string;
-  sql: import('../../src/db.ts').Sql;
+  sql: import('../../src/db/pool.ts').Sql;
   origin: string;
   base: string;
   select1: LoadResult;

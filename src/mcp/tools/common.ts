@@ -6,6 +6,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { authorizeMcp, type Bucket, type Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
+import { resolveIdentity as resolveIdentitySql } from '../../db/sql/resolve_identity.ts';
 import { ApiError, envelope, fromDatabaseError } from '../../errors.ts';
 import type { Identity } from '../auth.ts';
 import type { ToolContext, ToolDef, ToolError } from '../tools.ts';
@@ -21,9 +22,10 @@ const callers = new WeakMap<Identity, Caller>();
  * every request, so an unlink, a re-link or a workspace change applies to the very next call.
  */
 export async function resolveIdentity(ctx: Context, identity: Identity): Promise<string | null> {
-  const [row] = await ctx.sql`
-    select account_id, workspace_id, linked_now
-    from kiln.resolve_identity(${identity.iss}, ${identity.sub}, ${identity.email ?? null}, ${identity.emailVerified ?? false}, ${ctx.config.oidcAutoLinkEmail})`;
+  const [row] = await resolveIdentitySql(ctx.sql, {
+    issuer: identity.iss, subject: identity.sub, email: identity.email ?? null, emailVerified: identity.emailVerified ?? false,
+    autoLink: ctx.config.oidcAutoLinkEmail,
+  });
   if (!row) return null;
   if (row.linked_now) ctx.log.info('mcp identity auto-linked by verified email', { issuer: identity.iss, account: row.account_id });
   callers.set(identity, { accountId: row.account_id, keyId: null, workspaceId: row.workspace_id ?? null, origin: 'mcp' });

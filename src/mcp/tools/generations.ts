@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
 import { createGeneration, getGeneration } from '../../generations/service.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../http/schemas.ts';
 import type { ToolDef } from '../tools.ts';
 import { defineTool, READ_ONLY } from './common.ts';
 

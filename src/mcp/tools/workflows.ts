@@ -2,7 +2,7 @@
 // A run bills each output to the identity's scope, like generate_*; reads use the MCP read bucket.
 import * as v from 'valibot';
 import type { Context } from '../../context.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../http/schemas.ts';
 import { getRun, listWorkflows, startRun } from '../../workflows/service.ts';
 import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';
 import type { ToolDef } from '../tools.ts';

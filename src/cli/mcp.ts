@@ -1,0 +1,113 @@
+// CLI commands for the MCP endpoint (part of the command table in commands.ts): link OIDC
+// identities to accounts, and the development issuer + token minting (refused unless KILN_DEV_ISSUER=1).
+import { withDb, type Command } from './command.ts';
+import { parseFlags, required, UsageError, uuidFlag } from './args.ts';
+import { DevIssuerDisabledError, devIssuerUrl, mintDevToken, startDevIssuer } from '../mcp/dev-issuer.ts';
+import { DEV_ENV, issuerOf, mcpUrlOf } from '../mcp/mount.ts';
+
+function identityJson(i: any) {
+  return {
+    issuer: i.issuer,
+    subject: i.subject,
+    user: i.account_id,
+    workspace: i.workspace_id,
+    email: i.email,
+    created_at: i.created_at,
+    last_seen_at: i.last_seen_at,
+  };
+}
+
+function ttlFlag(raw: unknown): number | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^\d{1,7}$/.test(raw) || Number(raw) < 1 || Number(raw) > 30 * 24 * 3600) {
+    throw new UsageError('--ttl must be a number of seconds from 1 to 2592000 (30 days)');
+  }
+  return Number(raw);
+}
+
+export const mcpCommands: Record<string, Command> = {
+  'identity link': {
+    help: '--user ID --issuer URL --subject SUB [--workspace ID] [--email E] — let an OIDC sign-in act as USER on the MCP endpoint (billing WORKSPACE\'s Team plan when given)',
+    async run(argv, config) {
+      const f = parseFlags(argv, { user: 'string', issuer: 'string', subject: 'string', workspace: 'string', email: 'string' });
+      const user = uuidFlag(f, 'user')!;
+      const issuer = required(f, 'issuer');
+      const subject = required(f, 'subject');
+      const workspace = uuidFlag(f, 'workspace', true);
+      const configured = issuerOf(config)?.issuer;
+      if (configured && configured !== issuer) {
+        process.stderr.write(`note: this server trusts tokens from ${configured}, not ${issuer}; the link only takes effect for that issuer\n`);
+      }
+      return withDb(config, async (sql) => {
+        const [i] = await sql`select * from kiln.link_identity(${issuer}, ${subject}, ${user}::uuid, ${workspace}::uuid, ${(f.email as string) ?? null})`;
+        return identityJson(i);
+      });
+    },
+  },
+  'identity unlink': {
+    help: '--issuer URL --subject SUB',
+    async run(argv, config) {
+      const f = parseFlags(argv, { issuer: 'string', subject: 'string' });
+      const issuer = required(f, 'issuer');
+      const subject = required(f, 'subject');
+      return withDb(config, async (sql) => {
+        const [i] = await sql`select * from kiln.unlink_identity(${issuer}, ${subject})`;
+        return { ...identityJson(i), unlinked: true };
+      });
+    },
+  },
+  'identity list': {
+    help: '--user ID',
+    async run(argv, config) {
+      const f = parseFlags(argv, { user: 'string' });
+      const user = uuidFlag(f, 'user')!;
+      return withDb(config, async (sql) => {
+        const rows = await sql`select * from kiln_private.identities where account_id = ${user}::uuid order by created_at`;
+        return rows.map(identityJson);
+      });
+    },
+  },
+
+  'dev-issuer': {
+    help: 'DEVELOPMENT ONLY (KILN_DEV_ISSUER=1): serve the local OIDC issuer (discovery + JWKS) on 127.0.0.1:KILN_DEV_ISSUER_PORT until Ctrl-C',
+    async run(argv, config) {
+      parseFlags(argv, {});
+      if (!config.devIssuer) throw new DevIssuerDisabledError();
+      const dev = await startDevIssuer({ dataDir: config.dataDir, port: config.devIssuerPort, env: DEV_ENV });
+      process.stdout.write(
+        [
+          `Development OIDC issuer on ${dev.issuer} (JWKS ${dev.jwksUrl}). Never use it in production.`,
+          `Start Kiln with KILN_DEV_ISSUER=1 (and no OIDC_ISSUER), then: kiln dev-token --user <USER_ID>`,
+          '',
+        ].join('\n'),
+      );
+      await new Promise<void>((resolve) => {
+        for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());
+      });
+      await dev.close();
+      return undefined;
+    },
+  },
+  'dev-token': {
+    help: 'DEVELOPMENT ONLY (KILN_DEV_ISSUER=1): --user ID [--ttl SECONDS] [--email E] — print a token for the MCP endpoint signed by the dev issuer (subject = user id)',
+    async run(argv, config) {
+      const f = parseFlags(argv, { user: 'string', ttl: 'string', email: 'string' });
+      const user = uuidFlag(f, 'user')!;
+      const ttl = ttlFlag(f.ttl);
+      if (!config.devIssuer) throw new DevIssuerDisabledError();
+      const issuer = devIssuerUrl(config.devIssuerPort);
+      const audience = mcpUrlOf(config);
+      if (config.oidcIssuer && config.oidcIssuer !== issuer) {
+        process.stderr.write(`warning: OIDC_ISSUER is ${config.oidcIssuer}; a server with that setting refuses development tokens\n`);
+      }
+      const token = await mintDevToken({ dataDir: config.dataDir, sub: user, email: f.email as string | undefined, audience, issuer, ttl, env: DEV_ENV });
+      process.stderr.write(
+        `token for subject ${user} (issuer ${issuer}, audience ${audience}, ${ttl ?? 3600} s). ` +
+          `Link it once with: kiln identity link --user ${user} --issuer ${issuer} --subject ${user}\n`,
+      );
+      // The bare token on stdout, so `$(kiln dev-token --user …)` works.
+      process.stdout.write(`${token}\n`);
+      return undefined;
+    },
+  },
+};

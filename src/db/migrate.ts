@@ -1,0 +1,65 @@
+// Migrations: graphile-worker's schema, then graphile-migrate's committed migrations (and, in
+// development and tests, the uncommitted current one), then the shared seed images.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import postgres from 'postgres';
+import { createRequire } from 'node:module';
+import { migrate as gmMigrate } from 'graphile-migrate';
+import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
+
+const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+export const MIGRATIONS_FOLDER = path.join(ROOT, 'db', 'migrations');
+
+/** Applies graphile-worker's schema and every committed migration. Idempotent. */
+export async function migrate(url: string, opts: { includeCurrent?: boolean } = {}): Promise<void> {
+  await runWorkerMigrations({ connectionString: url, logger: quietLogger() });
+  try {
+    await gmMigrate({ connectionString: url, migrationsFolder: MIGRATIONS_FOLDER, manageGraphileMigrateSchema: true, logger: gmLogger() } as any);
+  } finally {
+    // graphile-migrate keeps its pool alive briefly and exits the process if a pooled
+    // connection later errors (e.g. when an embedded cluster stops): end it now.
+    clearAllPools();
+  }
+  if (opts.includeCurrent) await applyCurrent(url);
+  // Shared seed images ship with the code: load them (idempotently) whenever we migrate.
+  const { loadSeeds } = await import('../storage/seeds.ts');
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await loadSeeds(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Runs the uncommitted migration (db/migrations/current*) as-is: development and tests only. */
+export async function applyCurrent(url: string): Promise<void> {
+  const dir = path.join(MIGRATIONS_FOLDER, 'current');
+  const file = path.join(MIGRATIONS_FOLDER, 'current.sql');
+  let text = '';
+  if (fs.existsSync(dir)) {
+    const files = fs.readdirSync(dir).filter((f) => /^\d+.*\.sql$/.test(f)).sort((a, b) => parseInt(a) - parseInt(b));
+    text = files.map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n;\n');
+  } else if (fs.existsSync(file)) {
+    text = fs.readFileSync(file, 'utf8');
+  }
+  if (!text.replace(/--.*$/gm, '').trim()) return;
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.begin((tx) => tx.unsafe(text));
+  } finally {
+    await sql.end();
+  }
+}
+
+function quietLogger(): Logger {
+  return new Logger(() => () => {});
+}
+
+function gmLogger(): Logger {
+  return new Logger(() => (level, message) => {
+    if (level === 'error') process.stderr.write(`migrate: ${message}\n`);
+  });
+}

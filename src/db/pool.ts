@@ -1,0 +1,57 @@
+// The postgres.js pool every process shares, and typed array parameters for it.
+
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql<{}>;
+
+/** What a typed SQL wrapper (db/sql/) runs on: the pool or a transaction. */
+export type Queryable = postgres.ISql<{}>;
+
+export function connect(url: string, opts: { max?: number; appName?: string } = {}): Sql {
+  return postgres(url, {
+    max: opts.max ?? 10,
+    // Money is bigint; keep it exact as a JS bigint-safe string → number where safe at the edges.
+    types: {},
+    onnotice: () => {},
+    connection: { application_name: opts.appName ?? 'kiln' },
+    idle_timeout: 60,
+  });
+}
+
+/** Array type OIDs for `pgArray`. */
+export const ARRAY_OID = { bool: 1000, bytea: 1001, int4: 1007, int8: 1016, text: 1009, uuid: 2951 } as const;
+
+function arrayElement(v: string | number | boolean | Uint8Array | null): string {
+  if (v === null) return 'NULL';
+  if (typeof v === 'boolean') return v ? 't' : 'f';
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new TypeError('array element is not a finite number');
+    return String(v);
+  }
+  if (v instanceof Uint8Array) return `"\\\\x${Buffer.from(v).toString('hex')}"`;
+  return `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * An array parameter with an explicit array type, serialised here. postgres.js's `sql.array`
+ * picks the array OID from types it fetches on first connect, so a query built before that
+ * (the first burst of a new process) would send the element type instead and fail.
+ */
+export function pgArray(sql: Queryable, values: Array<string | number | boolean | Uint8Array | null>, oid: number) {
+  return sql.typed(`{${values.map(arrayElement).join(',')}}` as any, oid);
+}
+
+/**
+ * postgres.js learns array type OIDs with its first query; a `sql.array` parameter serialised
+ * before that goes out with the element type. One query per pool settles it.
+ */
+const typesReady = new WeakMap<Sql, Promise<unknown>>();
+export function arrayTypesReady(sql: Sql): Promise<unknown> {
+  let p = typesReady.get(sql);
+  if (!p) {
+    p = sql`select 1`.then(() => undefined);
+    p.catch(() => typesReady.delete(sql));
+    typesReady.set(sql, p);
+  }
+  return p;
+}

@@ -1,0 +1,25 @@
+// kiln.get_generations: get_generation for many (account, id) pairs; rows only for the visible ones.
+
+import type { Queryable } from '../pool.ts';
+
+const TEXT = 25, UUID = 2950;
+
+/** A stored result (kiln_private.generations.result). */
+export type GenerationResult =
+  | { type: 'image'; path?: string | null; mediaType?: string | null; aspectRatio?: string | null; width?: number; height?: number }
+  | { type: 'code'; code?: string | null; structuredOutput?: unknown };
+
+/** kiln.get_generation's json: a generation's status. */
+export interface GenerationBody {
+  id: string;
+  status: 'pending' | 'processing' | 'completed' | 'failed';
+  type: 'image' | 'code';
+  result: GenerationResult | null;
+  error: string | null;
+  cost_micros: number | string | null;
+}
+
+export function getGenerations(sql: Queryable, accountIds: string[], ids: string[], origins: string[]) {
+  return sql<Array<{ ord: number; body: GenerationBody }>>`select ord, body from kiln.get_generations(
+    ${sql.array(accountIds, UUID)}, ${sql.array(ids, UUID)}, ${sql.array(origins, TEXT)})`;
+}

@@ -1,0 +1,19 @@
+// kiln.start_generation: moves a generation to processing for a worker's job, respecting the
+// account's parallel slots (and, for a run output, its run). `outcome` 'run' carries what to run.
+
+import type { Queryable } from '../pool.ts';
+
+export interface StartGenerationArgs {
+  id: string;
+  workerId: string;
+  jobId: string;
+  staleSeconds: number;
+  waitMs: number;
+  jobMaxAttempts: number;
+}
+
+export function startGeneration(sql: Queryable, a: StartGenerationArgs) {
+  return sql<Array<{ s: { outcome: string } }>>`
+    select kiln.start_generation(${a.id}::uuid, ${a.workerId}, ${a.jobId}::bigint, ${a.staleSeconds}::int,
+                                 ${a.waitMs}::int, ${a.jobMaxAttempts}::int) as s`;
+}

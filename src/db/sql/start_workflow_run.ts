@@ -1,0 +1,24 @@
+// kiln.start_workflow_run: starts a run of an owned workflow — checks the caller can be charged,
+// stores the snapshot and its planned outputs, queues the ready ones. Returns the run id.
+
+import type postgres from 'postgres';
+import type { Queryable } from '../pool.ts';
+
+export interface StartWorkflowRunArgs {
+  accountId: string;
+  keyId: string | null;
+  workspaceId: string | null;
+  origin: string;
+  workflowId: string;
+  snapshot: unknown;
+  outputs: unknown;
+  windowSeconds: number;
+  maxAttempts: number;
+}
+
+export function startWorkflowRun(sql: Queryable, a: StartWorkflowRunArgs) {
+  return sql<Array<{ id: string }>>`
+    select kiln.start_workflow_run(${a.accountId}::uuid, ${a.keyId}::uuid, ${a.workspaceId}::uuid, ${a.origin},
+      ${a.workflowId}::uuid, ${sql.json(a.snapshot as postgres.JSONValue)}::jsonb, ${sql.json(a.outputs as postgres.JSONValue)}::jsonb,
+      ${a.windowSeconds}::int, ${a.maxAttempts}::int) as id`;
+}

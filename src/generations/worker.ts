@@ -1,0 +1,186 @@
+// Runs graphile-worker with Kiln's tasks under a lease: before it runs any job, the process takes
+// a session-level advisory lock on a dedicated connection (kiln.register_worker). Postgres frees
+// it the moment the process or that connection dies, so every other worker's once-a-second sweep
+// (kiln.unlock_dead_workers) unlocks a dead worker's jobs within seconds, while a live worker's
+// jobs are never taken over, however slow the provider. A worker that loses its lease session
+// aborts its in-flight calls at once (another worker may now take them over) and starts again
+// under a new lease.
+
+import { EventEmitter } from 'node:events';
+import os from 'node:os';
+import postgres from 'postgres';
+import { run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
+import type { Context } from '../context.ts';
+import { errorFields } from '../log.ts';
+import { attachWorkerPool } from '../db/sql/attach_worker_pool.ts';
+import { beatWorker } from '../db/sql/beat_worker.ts';
+import { registerWorker } from '../db/sql/register_worker.ts';
+import { retireWorker } from '../db/sql/retire_worker.ts';
+import { sweepWorkers } from '../db/sql/sweep_workers.ts';
+import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
+import type { Lease } from './lease.ts';
+import { createTaskList } from '../../tasks/index.ts';
+
+export interface WorkerHandle {
+  /** The graphile-worker runner of the current lease. */
+  readonly runner: Runner;
+  /** The current lease's worker id: what generations and workflow outputs being run are leased to. */
+  workerId(): string;
+  stop(): Promise<void>;
+}
+
+interface Term {
+  conn: postgres.Sql<{}>;
+  lease: Lease;
+  abort: AbortController;
+  runner: Runner;
+  poolId: string | null;
+  lost: boolean;
+  ended?: boolean;
+}
+
+const RESTART_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
+
+export async function startWorker(ctx: Context, url: string): Promise<WorkerHandle> {
+  const logger = new Logger((scope) => (level, message) => {
+    const fn = level === 'error' ? ctx.log.error : level === 'warning' ? ctx.log.warn : ctx.log.debug;
+    fn(message, { scope: scope.label, task: scope.taskIdentifier, jobId: scope.jobId });
+  });
+  let stopping = false;
+  let term: Term;
+  let restarting: Promise<void> | null = null;
+
+  /** A lease (own connection, advisory lock, registration), then a runner whose tasks run under it. */
+  const begin = async (): Promise<Term> => {
+    let t: Term | undefined;
+    // One connection that lives as long as the lease: no idle timeout, no maximum lifetime.
+    const conn = postgres(url, {
+      max: 1,
+      idle_timeout: 0,
+      max_lifetime: null,
+      onnotice: () => {},
+      connection: { application_name: 'kiln-worker-lease' },
+      onclose: () => {
+        if (t) leaseLost(t, 'its database session closed');
+      },
+    });
+    try {
+      const [{ id }] = await registerWorker(conn, os.hostname(), process.pid);
+      const abort = new AbortController();
+      const lease: Lease = { id, signal: abort.signal };
+      const events = new EventEmitter() as WorkerEvents;
+      events.on('pool:create', ({ workerPool }) => {
+        if (!t) return;
+        t.poolId = workerPool.id;
+        attachWorkerPool(conn, id, workerPool.id).catch((e) => ctx.log.warn('worker registration failed', errorFields(e)));
+        tick(true);
+      });
+      const pending: Partial<Term> = { conn, lease, abort, poolId: null, lost: false };
+      t = pending as Term;
+      t.runner = await run({
+        connectionString: url,
+        concurrency: ctx.config.workerConcurrency,
+        taskList: createTaskList(ctx, lease),
+        logger,
+        events,
+        noHandleSignals: true,
+        pollInterval: 1000,
+      });
+      return t;
+    } catch (e) {
+      t = undefined;
+      await conn.end({ timeout: 1 }).catch(() => {});
+      throw e;
+    }
+  };
+
+  /** The lease's session is gone: abort what runs under it, then start again under a new one. */
+  const leaseLost = (t: Term, why: string) => {
+    if (stopping || t.lost || t !== term) return;
+    t.lost = true;
+    ctx.log.warn('worker lost its lease; aborting its jobs and starting again', { worker: t.lease.id, why });
+    t.abort.abort(new Error('the worker lost its database lease'));
+    restarting = (async () => {
+      t.ended = true;
+      await t.runner.stop().catch((e) => ctx.log.warn('runner stop failed', errorFields(e)));
+      await t.conn.end({ timeout: 1 }).catch(() => {});
+      for (let i = 0; !stopping; i++) {
+        try {
+          term = await begin();
+          return;
+        } catch (e) {
+          ctx.log.warn('worker restart failed; retrying', errorFields(e));
+          await new Promise((r) => setTimeout(r, RESTART_BACKOFF_MS[Math.min(i, RESTART_BACKOFF_MS.length - 1)]));
+        }
+      }
+    })().finally(() => {
+      restarting = null;
+    });
+  };
+
+  // Every sweepMs: unlock dead workers' jobs; every heartbeat interval also beat (which checks
+  // that this session still holds the lease) and the full sweep (orphaned generations).
+  let sweeping: Promise<void> | null = null;
+  let lastBeat = 0;
+  const tick = (full = false) => {
+    if (sweeping || stopping || restarting) return;
+    const t = term;
+    if (!t || t.lost) return;
+    sweeping = (async () => {
+      try {
+        const now = Date.now();
+        if (full || now - lastBeat >= ctx.config.workerHeartbeatSeconds * 1000) {
+          lastBeat = now;
+          const [{ held }] = await beatWorker(t.conn, t.lease.id);
+          if (!held) {
+            leaseLost(t, 'its session no longer holds the lease');
+            return;
+          }
+          const [{ r }] = await sweepWorkers(t.conn, ctx.config.workerStaleSeconds);
+          if (r?.unlocked?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: r.unlocked });
+          if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
+        } else {
+          const [{ dead }] = await unlockDeadWorkers(t.conn, ctx.config.workerStaleSeconds);
+          if (dead?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: dead });
+        }
+      } catch (e) {
+        if (!stopping) ctx.log.warn('worker sweep failed', errorFields(e));
+      } finally {
+        sweeping = null;
+      }
+    })();
+  };
+
+  const end = async (t: Term) => {
+    if (t.ended) return;
+    t.ended = true;
+    try {
+      await t.runner.stop();
+    } finally {
+      await sweeping?.catch(() => {});
+      await retireWorker(t.conn, t.lease.id).catch(() => {});
+      await t.conn.end({ timeout: 5 });
+    }
+  };
+
+  term = await begin();
+  const timer = setInterval(tick, ctx.config.workerSweepMs);
+  timer.unref();
+
+  let stopped: Promise<void> | null = null;
+  return {
+    get runner() {
+      return term.runner;
+    },
+    workerId: () => term.lease.id,
+    stop() {
+      stopped ??= (async () => {
+        stopping = true;
+        clearInterval(timer);
+        await restarting?.catch(() => {});
+        await end(term);
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,35 @@
+// GET /workflows — the caller's saved workflows, most recently updated first, paged by limit/offset.
+
+import type { H3Event } from 'h3';
+import { errors } from '../../../errors.ts';
+import { sendJson } from '../../json.ts';
+import { defineRoute } from '../../route.ts';
+import type { WorkflowSummaryBody } from '../../../workflows/schemas.ts';
+import { ListLimit, ListOffset, WorkflowList } from '../../../workflows/schemas.ts';
+import { listWorkflowsCall, parsePage, type Page } from '../../../workflows/service.ts';
+
+function queryParam(event: H3Event, name: string): string | undefined {
+  const all = event.url.searchParams.getAll(name);
+  if (all.length > 1) throw errors.invalid(`${name}: must be given once`);
+  return all[0];
+}
+
+export default defineRoute<Page, { body: WorkflowSummaryBody[] | null }>({
+  method: 'GET',
+  path: '/workflows',
+  operationId: 'listWorkflows',
+  summary: 'List saved workflows',
+  description: 'The caller\'s workflows, most recently updated first. The internal structure of a workflow is not returned.',
+  tag: 'Workflows',
+  scope: 'read',
+  bucket: 'read',
+  query: { limit: ListLimit, offset: ListOffset },
+  success: { status: 200, description: 'A page of workflow summaries.', schema: WorkflowList },
+  errors: [400, 401, 403, 429, 500, 503],
+  // Authorization, rate limit and the read in one round trip; a bad query still answers 401/403/429 first.
+  call: listWorkflowsCall,
+  prepare: (_ctx, event) => parsePage({ limit: queryParam(event, 'limit'), offset: queryParam(event, 'offset') }),
+  async handler(_ctx, event, { row }) {
+    return sendJson(event, { data: row!.body ?? [] }, { headers: { 'cache-control': 'no-store' } });
+  },
+});

@@ -1,0 +1,40 @@
+// Shared valibot schemas (named OpenAPI components for the bodies every endpoint returns) and
+// the one way a validation failure is worded: "field: message", a 400 invalid_request.
+
+import * as v from 'valibot';
+import { errors } from '../errors.ts';
+
+export const ErrorEnvelope = v.pipe(
+  v.object({
+    error: v.object({
+      type: v.pipe(
+        v.picklist(['invalid_request', 'unauthorized', 'insufficient_scope', 'rate_limited', 'insufficient_quota', 'payment_required', 'not_found', 'server_error']),
+        v.description('Stable machine-readable error type.'),
+      ),
+      message: v.pipe(v.string(), v.description('Human-readable message.')),
+    }),
+  }),
+  v.description('Every error response uses this envelope.'),
+);
+
+export const Uuid = v.pipe(v.string(), v.uuid('must be a uuid'));
+
+/** Named components for the OpenAPI document; routes add theirs with `registerSchemas`. */
+export const components: Record<string, v.GenericSchema> = { Error: ErrorEnvelope };
+
+export function registerSchemas(schemas: Record<string, v.GenericSchema>): void {
+  Object.assign(components, schemas);
+}
+
+/** Formats the first valibot issue as "field: message". */
+export function issueMessage(issues: readonly v.BaseIssue<unknown>[]): string {
+  const issue = issues[0];
+  const path = v.getDotPath(issue);
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+export function parseWith<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const res = v.safeParse(schema, input);
+  if (!res.success) throw errors.invalid(issueMessage(res.issues));
+  return res.output;
+}

@@ -1,0 +1,98 @@
+// The h3 app: REST routes under /api/v1, request ids, the error envelope, 404/405 handling.
+
+import { randomUUID } from 'node:crypto';
+import { H3, HTTPError, type H3Event } from 'h3';
+import { authorizeRequest } from '../auth/access.ts';
+import type { Context } from '../context.ts';
+import { ApiError, envelope, toApiError } from '../errors.ts';
+import { json } from './json.ts';
+import { errorFields } from '../log.ts';
+import { buildOpenApi } from './openapi.ts';
+import type { RouteDef } from './route.ts';
+import { apiRoutes } from './routes/index.ts';
+import { openApiRoute } from './routes/openapi/get.ts';
+
+export const API_PREFIX = '/api/v1';
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface AppOptions {
+  routes?: RouteDef[];
+  /** Extra mounts (files, MCP) added by other modules: called with the app before the 404 fallback. */
+  extend?: Array<(app: H3, ctx: Context) => void>;
+}
+
+export function requestId(event: H3Event): string {
+  return (event.context as any).requestId;
+}
+
+export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
+  const routes = opts.routes ?? apiRoutes;
+  const all: RouteDef[] = [...routes, openApiRoute(() => buildOpenApi(all, `${ctx.config.publicUrl}${API_PREFIX}`))];
+
+  const app = new H3({
+    // Expected 4xx are not worth a stack trace; renderError logs real failures itself.
+    silent: true,
+    onRequest(event) {
+      const incoming = event.req.headers.get('x-request-id');
+      const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
+      (event.context as any).requestId = id;
+      (event.context as any).startedAt = performance.now();
+    },
+    onResponse(response, event) {
+      const id = (event.context as any).requestId;
+      if (id && !response.headers.has('x-request-id')) {
+        try {
+          response.headers.set('x-request-id', id);
+        } catch {
+          /* immutable headers (never for our own responses) */
+        }
+      }
+    },
+    onError(error, event) {
+      return renderError(ctx, error, event);
+    },
+  });
+
+  for (const r of all) {
+    const h3Path = API_PREFIX + r.path.replace(/\{(\w+)\}/g, ':$1');
+    // The one authorization path: the route's access rule, applied before its handler.
+    app.on(r.method, h3Path, r.scope === null
+      ? async (event) => r.handler(ctx, event)
+      : async (event) => r.handler(ctx, event, await authorizeRequest(ctx, event, r)));
+  }
+  // Known paths with another method → 405 with Allow.
+  const methods = new Map<string, string[]>();
+  for (const r of all) {
+    const p = API_PREFIX + r.path.replace(/\{(\w+)\}/g, ':$1');
+    methods.set(p, [...(methods.get(p) ?? []), r.method]);
+  }
+  for (const [p, ms] of methods) {
+    app.all(p, () => {
+      throw new ApiError('method_not_allowed', `Method not allowed. Use ${ms.join(', ')}.`, { headers: { allow: ms.join(', ') } });
+    });
+  }
+  for (const extend of opts.extend ?? []) extend(app, ctx);
+  app.all('/**', () => {
+    throw new ApiError('not_found', 'No such endpoint.');
+  });
+  return app;
+}
+
+function renderError(ctx: Context, error: HTTPError, event: H3Event): Response {
+  let api: ApiError;
+  const cause = (error as any).cause;
+  if (error instanceof ApiError) api = error;
+  else if (cause instanceof ApiError) api = cause;
+  else if (cause && (cause as any).code) api = toApiError(cause);
+  else if (error instanceof HTTPError && error.status >= 400 && error.status < 500) {
+    // h3's own client errors (malformed URL, …): keep the status, use our envelope.
+    const status = error.status;
+    api = new ApiError(status === 404 ? 'not_found' : 'invalid_request', status === 404 ? 'No such endpoint.' : 'Invalid request.', { status });
+  } else api = toApiError(cause ?? error);
+
+  if (api.status >= 500 && api.status !== 503) {
+    ctx.log.error('request failed', { requestId: requestId(event), path: event.url.pathname, ...errorFields(cause ?? error) });
+  }
+  return json(envelope(api), api.status, { ...api.headers, 'x-request-id': requestId(event) ?? randomUUID() });
+}

@@ -1,0 +1,176 @@
+// The image store (bucket `workflow-images`): objects live in Postgres (kiln_private.objects) so
+// every API and worker process shares them; URLs are public or HMAC-signed and expiring.
+
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Context } from '../context.ts';
+import type { Sql } from '../db/pool.ts';
+import { ensureSecret } from '../db/sql/ensure_secret.ts';
+import { getObject as getObjectSql, type ObjectRow } from '../db/sql/get_object.ts';
+import { putObject as putObjectSql } from '../db/sql/put_object.ts';
+
+export const BUCKET = 'workflow-images';
+export type Visibility = 'private' | 'public';
+export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'avif' | 'gif';
+
+export interface ObjectMeta {
+  path: string;
+  /** Null for shared seed images. */
+  ownerId: string | null;
+  contentType: string;
+  format: ImageFormat;
+  width: number;
+  height: number;
+  /** Size of the content in bytes. */
+  bytes: number;
+  visibility: Visibility;
+  createdAt: Date;
+}
+
+export interface StoredObject extends ObjectMeta {
+  data: Buffer;
+}
+
+export interface PutObject {
+  path: string;
+  /** Account id; null only for paths under `seed/`. */
+  owner: string | null;
+  data: Buffer;
+  contentType: string;
+  format: ImageFormat;
+  width: number;
+  height: number;
+  visibility: Visibility;
+}
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+/** Same rule as the table's check constraint: `<account>/<dirs…>/<file>` or `seed/<dirs…>/<file>`. */
+const PATH_RE = new RegExp(`^(seed|${UUID})(/[A-Za-z0-9][A-Za-z0-9_-]*)*/[A-Za-z0-9][A-Za-z0-9_.-]*$`);
+const MAX_PATH = 300;
+
+/** Strict path check: no `..`, no empty or dot segments, no backslashes, no encodings, no leading `/`. */
+export function isValidPath(path: string): boolean {
+  return typeof path === 'string' && path.length <= MAX_PATH && PATH_RE.test(path) && !path.includes('..');
+}
+
+export const EXTENSIONS: Record<ImageFormat, string> = { png: 'png', jpeg: 'jpg', webp: 'webp', avif: 'avif', gif: 'gif' };
+export const MEDIA_TYPES: Record<ImageFormat, string> = {
+  png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', avif: 'image/avif', gif: 'image/gif',
+};
+
+/** A new object path `<account id>/<kind>/<uuid>.<ext>`; `kind` is a short word such as `generations`. */
+export function objectPath(accountId: string, kind: string, format: ImageFormat, id: string = randomUUID()): string {
+  const path = `${accountId}/${kind}/${id}.${EXTENSIONS[format]}`;
+  if (!isValidPath(path)) throw new TypeError('invalid object path');
+  return path;
+}
+
+function metaOf(row: ObjectRow): ObjectMeta {
+  return {
+    path: row.path,
+    ownerId: row.owner_id ?? null,
+    contentType: row.content_type,
+    // Checked by kiln.put_object: one of the store's formats and visibilities.
+    format: row.format as ImageFormat,
+    width: row.width,
+    height: row.height,
+    bytes: row.byte_size,
+    visibility: row.visibility as Visibility,
+    createdAt: row.created_at,
+  };
+}
+
+/** Stores a new object (never overwrites: a taken path raises KC001, a bad one KI001). */
+export async function putObject(sql: Sql, obj: PutObject): Promise<ObjectMeta> {
+  if (!isValidPath(obj.path)) throw new TypeError('invalid object path');
+  const [row] = await putObjectSql(sql, {
+    path: obj.path, ownerId: obj.owner, data: obj.data, contentType: obj.contentType, format: obj.format,
+    width: obj.width, height: obj.height, visibility: obj.visibility,
+  });
+  return metaOf(row!);
+}
+
+/** The object with its bytes, or null. Ownership is the caller's check (see `canRead`). */
+export async function getObject(sql: Sql, path: string): Promise<StoredObject | null> {
+  if (!isValidPath(path)) return null;
+  const [row] = await getObjectSql(sql, path);
+  return row ? { ...metaOf(row), data: row.data } : null;
+}
+
+/** Whether an account may use the object at `path` as a source: its own, or a shared seed image. */
+export function canRead(accountId: string, path: string): boolean {
+  if (!isValidPath(path)) return false;
+  const first = path.slice(0, path.indexOf('/'));
+  return first === 'seed' || first === accountId;
+}
+
+// ---------------------------------------------------------------- URLs
+
+const FILES_PREFIX = '/files/';
+
+export function publicUrl(ctx: Context, path: string): string {
+  return `${ctx.config.publicUrl}${FILES_PREFIX}${path}`;
+}
+
+const secrets = new WeakMap<Sql, Promise<Buffer>>();
+
+/** KILN_URL_SIGNING_SECRET, or a secret generated once and kept in the database for every process. */
+export function signingKey(ctx: Context): Promise<Buffer> {
+  if (ctx.config.urlSigningSecret) return Promise.resolve(Buffer.from(ctx.config.urlSigningSecret, 'utf8'));
+  let p = secrets.get(ctx.sql);
+  if (!p) {
+    p = ensureSecret(ctx.sql, 'url_signing', randomBytes(32)).then(([r]) => r!.value);
+    p.catch(() => secrets.delete(ctx.sql));
+    secrets.set(ctx.sql, p);
+  }
+  return p;
+}
+
+function mac(key: Buffer, path: string, expires: number): string {
+  return createHmac('sha256', key).update(`${path}\n${expires}`).digest('base64url');
+}
+
+/** A URL for a private object valid for `ttlSeconds` (HMAC-SHA256 over path and expiry). */
+export async function signedUrl(ctx: Context, path: string, ttlSeconds = ctx.config.signedUrlTtlSeconds): Promise<string> {
+  const expires = Math.floor(Date.now() / 1000) + ttlSeconds;
+  const sig = mac(await signingKey(ctx), path, expires);
+  return `${publicUrl(ctx, path)}?expires=${expires}&sig=${sig}`;
+}
+
+export async function verifySignature(ctx: Context, path: string, expires: string | null, sig: string | null): Promise<'ok' | 'expired' | 'invalid'> {
+  if (!expires || !sig || !/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) return 'invalid';
+  const want = Buffer.from(mac(await signingKey(ctx), path, Number(expires)));
+  const got = Buffer.from(sig);
+  if (want.length !== got.length || !timingSafeEqual(want, got)) return 'invalid';
+  return Number(expires) < Date.now() / 1000 ? 'expired' : 'ok';
+}
+
+// ---------------------------------------------------------------- sources
+
+/**
+ * A transform source → a store path the account may read, or null (treat as not found).
+ * Accepts a bucket-relative path, or a public or signed URL of this store (the signature is not
+ * needed: ownership is checked on the path). Anything that looks like an escape — `..`, `.`
+ * segments, absolute paths, backslashes, percent-encodings, another origin — is refused.
+ */
+export function resolveSource(ctx: Context, accountId: string, source: unknown): string | null {
+  if (typeof source !== 'string' || source.length === 0 || source.length > 2048) return null;
+  if (/[\\\u0000-\u001f\u007f]|%|(^|\/)\.\.?(\/|$)/.test(source.split(/[?#]/)[0]!)) return null;
+  let path: string;
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(source)) {
+    let url: URL;
+    let base: URL;
+    try {
+      url = new URL(source);
+      base = new URL(ctx.config.publicUrl);
+    } catch {
+      return null;
+    }
+    if (url.origin !== base.origin || url.username || url.password) return null;
+    const prefix = base.pathname.replace(/\/+$/, '') + FILES_PREFIX;
+    if (!url.pathname.startsWith(prefix)) return null;
+    path = url.pathname.slice(prefix.length);
+  } else {
+    path = source.startsWith(`${BUCKET}/`) ? source.slice(BUCKET.length + 1) : source;
+  }
+  return canRead(accountId, path) ? path : null;
+}
