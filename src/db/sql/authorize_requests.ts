@@ -3,7 +3,8 @@
 
 import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
 
-export interface AuthorizeRequestsRow {
+/** What every authorizing call returns for a request (the batched GET reads add their `body`). */
+export interface AuthColumns {
   ord: number;
   status: string;
   key_id: string | null;
@@ -12,6 +13,9 @@ export interface AuthorizeRequestsRow {
   tier: string | null;
   scopes: string[] | null;
   retry_after: number | null;
+}
+
+export interface AuthorizeRequestsRow extends AuthColumns {
   usage: string | null;
 }
 

@@ -2,17 +2,10 @@
 // each key and reads its run (body null when not admitted or absent).
 
 import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
+import type { AuthColumns } from './authorize_requests.ts';
 import type { WorkflowRunJson } from './get_workflow_run.ts';
 
-export interface GetWorkflowRunsForKeysRow {
-  ord: number;
-  status: string;
-  key_id: string | null;
-  account_id: string | null;
-  workspace_id: string | null;
-  tier: string | null;
-  scopes: string[] | null;
-  retry_after: number | null;
+export interface GetWorkflowRunsForKeysRow extends AuthColumns {
   body: WorkflowRunJson | null;
 }
 

@@ -2,17 +2,10 @@
 // page of workflow summaries (body null when not admitted).
 
 import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
+import type { AuthColumns } from './authorize_requests.ts';
 import type { WorkflowSummaryRow } from './list_workflows.ts';
 
-export interface ListWorkflowsForKeysRow {
-  ord: number;
-  status: string;
-  key_id: string | null;
-  account_id: string | null;
-  workspace_id: string | null;
-  tier: string | null;
-  scopes: string[] | null;
-  retry_after: number | null;
+export interface ListWorkflowsForKeysRow extends AuthColumns {
   body: WorkflowSummaryRow[] | null;
 }
 

@@ -2,17 +2,10 @@
 // generation (body null when there is none the key's account may see).
 
 import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
+import type { AuthColumns } from './authorize_requests.ts';
 import type { GenerationBody } from './get_generations.ts';
 
-export interface PollGenerationsRow {
-  ord: number;
-  status: string;
-  key_id: string | null;
-  account_id: string | null;
-  workspace_id: string | null;
-  tier: string | null;
-  scopes: string[] | null;
-  retry_after: number | null;
+export interface PollGenerationsRow extends AuthColumns {
   body: GenerationBody | null;
 }
 
