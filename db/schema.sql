@@ -943,6 +943,28 @@ end;
 $function$;
 comment on function kiln.create_api_key(uuid,bytea,text,text[],integer,uuid,text) is 'Stores a new API key (hash only). Workspace binding requires a current owner or admin of that workspace.';
 
+CREATE OR REPLACE FUNCTION kiln.create_first_account(p_email text, p_key_hash bytea, p_display_prefix text)
+ RETURNS kiln_private.accounts
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_account kiln_private.accounts;
+begin
+  -- One process at a time, and only on an empty database.
+  perform pg_advisory_xact_lock(hashtext('kiln:dev-account'));
+  perform 1 from kiln_private.accounts limit 1;
+  if found then
+    return null;
+  end if;
+  v_account := kiln.create_account(p_email, 'pro', null, true);
+  perform kiln.create_api_key(v_account.id, p_key_hash, p_display_prefix, array['read', 'write'], null, null, 'development key');
+  return v_account;
+end;
+$function$;
+comment on function kiln.create_first_account(text,bytea,text) is 'On a database without accounts: creates a development account (pro tier) and a read+write key with the given hash, and returns the account; null when any account exists.';
+
 CREATE OR REPLACE FUNCTION kiln.create_generation(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_type text, p_model_id text, p_model_version bigint, p_request jsonb, p_reserve_micros bigint, p_max_attempts integer)
  RETURNS uuid
  LANGUAGE plpgsql
@@ -1336,6 +1358,16 @@ exception
 end;
 $function$;
 comment on function kiln.link_identity(text,text,uuid,uuid,text) is 'Links (or re-links) an OIDC identity to an account, optionally billing a Team workspace the account is a current member of. KN001 unknown account, KF001 not a member, KI001 bad issuer/subject.';
+
+CREATE OR REPLACE FUNCTION kiln.list_identities(p_account_id uuid)
+ RETURNS SETOF kiln_private.identities
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select * from kiln_private.identities where account_id = p_account_id order by created_at;
+$function$;
+comment on function kiln.list_identities(uuid) is 'The OIDC identities linked to an account, oldest first.';
 
 CREATE OR REPLACE FUNCTION kiln.list_workflows(p_account_id uuid, p_limit integer, p_offset integer)
  RETURNS json
@@ -2029,6 +2061,31 @@ begin
 end;
 $function$;
 comment on function kiln.unlock_dead_workers(integer) is 'Crash recovery, run by every worker about once a second: unlocks (force_unlock_workers) the jobs of workers whose lease lock is free — their process or connection died — so they run again elsewhere within seconds. Returns the pools unlocked (null when another sweep was running).';
+
+CREATE OR REPLACE FUNCTION kiln.update_account(p_account_id uuid, p_tier text, p_budget_micros bigint, p_set_budget boolean)
+ RETURNS kiln_private.accounts
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.accounts;
+begin
+  update kiln_private.accounts
+    set tier = coalesce(p_tier, tier),
+        budget_micros = case when p_set_budget then p_budget_micros else budget_micros end
+    where id = p_account_id
+    returning * into v_row;
+  if not found then
+    raise exception 'account not found' using errcode = 'KN001';
+  end if;
+  return v_row;
+exception
+  when check_violation or foreign_key_violation then
+    raise exception 'invalid tier or budget' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.update_account(uuid,text,bigint,boolean) is 'Sets an account''s tier (null = unchanged) and, when p_set_budget, its personal budget per period (null = unlimited). KN001 for an unknown account, KI001 for a bad tier or budget.';
 
 CREATE OR REPLACE FUNCTION kiln.update_workflow(p_id uuid, p_graph jsonb, p_name text)
  RETURNS kiln_private.workflows

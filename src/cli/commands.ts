@@ -14,6 +14,18 @@ import { runServices } from './serve.ts';
 import { withDb, type Command } from './command.ts';
 import { workflowCommands } from './workflows.ts';
 import { mcpCommands } from './mcp.ts';
+import { addWorkspaceMember, type MemberRow } from '../db/sql/add_workspace_member.ts';
+import { allModels } from '../db/sql/all_models.ts';
+import { countMigrations } from '../db/sql/count_migrations.ts';
+import { createAccount, type AccountRow } from '../db/sql/create_account.ts';
+import { createApiKey } from '../db/sql/create_api_key.ts';
+import { createWorkspace } from '../db/sql/create_workspace.ts';
+import { getUsage } from '../db/sql/get_usage.ts';
+import { removeWorkspaceMember } from '../db/sql/remove_workspace_member.ts';
+import { revokeApiKey } from '../db/sql/revoke_api_key.ts';
+import { setWorkspacePlan } from '../db/sql/set_workspace_plan.ts';
+import { updateAccount } from '../db/sql/update_account.ts';
+import { upsertModel } from '../db/sql/upsert_model.ts';
 
 const TIERS = ['legacy_free', 'pro', 'enterprise', 'blocked'];
 
@@ -23,7 +35,7 @@ function tierFlag(t: unknown): string | undefined {
   return t;
 }
 
-function accountJson(a: any) {
+function accountJson(a: AccountRow) {
   return {
     id: a.id,
     email: a.email,
@@ -31,6 +43,10 @@ function accountJson(a: any) {
     budget_micros: a.budget_micros == null ? null : Number(a.budget_micros),
     created_at: a.created_at,
   };
+}
+
+function memberJson(m: MemberRow) {
+  return { workspace: m.workspace_id, user: m.account_id, role: m.role, left_at: m.left_at };
 }
 
 export const commands: Record<string, Command> = {
@@ -53,8 +69,8 @@ export const commands: Record<string, Command> = {
       const db = await openDatabase(config, { migrate: false, poolSize: 1 });
       try {
         await migrate(db.url);
-        const [row] = await db.sql`select count(*)::int as n from graphile_migrate.migrations`;
-        return { migrated: true, migrations: row.n };
+        const [row] = await countMigrations(db.sql);
+        return { migrated: true, migrations: row!.n };
       } finally {
         await db.close();
       }
@@ -69,8 +85,8 @@ export const commands: Record<string, Command> = {
       const tier = tierFlag(f.tier) ?? 'legacy_free';
       const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
       return withDb(config, async (sql) => {
-        const [a] = await sql`select * from kiln.create_account(${email}, ${tier}, ${budget === undefined ? null : budget?.toString() ?? null}::bigint, ${budget === undefined})`;
-        return accountJson(a);
+        const [a] = await createAccount(sql, email, tier, budget ?? null, budget === undefined);
+        return accountJson(a!);
       });
     },
   },
@@ -82,13 +98,8 @@ export const commands: Record<string, Command> = {
       const tier = tierFlag(f.tier);
       const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
       return withDb(config, async (sql) => {
-        const [a] = await sql`
-          update kiln_private.accounts set
-            tier = coalesce(${tier ?? null}, tier),
-            budget_micros = case when ${budget !== undefined} then ${budget === undefined ? null : budget?.toString() ?? null}::bigint else budget_micros end
-          where id = ${id} returning *`;
-        if (!a) throw new Error('account not found');
-        return accountJson(a);
+        const [a] = await updateAccount(sql, id, tier ?? null, budget ?? null, budget !== undefined);
+        return accountJson(a!);
       });
     },
   },
@@ -108,7 +119,8 @@ export const commands: Record<string, Command> = {
       }
       const { key, hash, displayPrefix } = generateKey();
       return withDb(config, async (sql) => {
-        const [k] = await sql`select * from kiln.create_api_key(${user}, ${hash}, ${displayPrefix}, ${[...new Set(scopes)]}, ${rpm}, ${workspace}, ${(f.name as string) ?? null})`;
+        const [k] = await createApiKey(sql, user, hash, displayPrefix, [...new Set(scopes)], rpm, workspace ?? null, (f.name as string) ?? null);
+        if (!k) throw new Error('key not created');
         return { id: k.id, key, prefix: k.display_prefix, user: k.account_id, scopes: k.scopes, rpm: k.rpm, workspace: k.workspace_id, created_at: k.created_at };
       });
     },
@@ -119,8 +131,8 @@ export const commands: Record<string, Command> = {
       const f = parseFlags(argv, { 'key-id': 'string' });
       const id = uuidFlag(f, 'key-id')!;
       return withDb(config, async (sql) => {
-        const [k] = await sql`select * from kiln.revoke_api_key(${id})`;
-        return { id: k.id, revoked_at: k.revoked_at };
+        const [k] = await revokeApiKey(sql, id);
+        return { id: k!.id, revoked_at: k!.revoked_at };
       });
     },
   },
@@ -132,8 +144,8 @@ export const commands: Record<string, Command> = {
       const name = required(f, 'name');
       const owner = uuidFlag(f, 'owner')!;
       return withDb(config, async (sql) => {
-        const [w] = await sql`select * from kiln.create_workspace(${name}, ${owner})`;
-        return { id: w.id, name: w.name, owner: w.owner_id, plan_status: w.plan_status };
+        const [w] = await createWorkspace(sql, name, owner);
+        return { id: w!.id, name: w!.name, owner: w!.owner_id, plan_status: w!.plan_status };
       });
     },
   },
@@ -146,8 +158,8 @@ export const commands: Record<string, Command> = {
       const role = (f.role as string) ?? 'member';
       if (role !== 'admin' && role !== 'member') throw new UsageError('--role must be admin or member');
       return withDb(config, async (sql) => {
-        const [m] = await sql`select * from kiln.add_workspace_member(${ws}, ${user}, ${role})`;
-        return { workspace: m.workspace_id, user: m.account_id, role: m.role, left_at: m.left_at };
+        const [m] = await addWorkspaceMember(sql, ws, user, role);
+        return memberJson(m!);
       });
     },
   },
@@ -158,8 +170,8 @@ export const commands: Record<string, Command> = {
       const ws = uuidFlag(f, 'workspace')!;
       const user = uuidFlag(f, 'user')!;
       return withDb(config, async (sql) => {
-        const [m] = await sql`select * from kiln.remove_workspace_member(${ws}, ${user})`;
-        return { workspace: m.workspace_id, user: m.account_id, role: m.role, left_at: m.left_at };
+        const [m] = await removeWorkspaceMember(sql, ws, user);
+        return memberJson(m!);
       });
     },
   },
@@ -172,8 +184,8 @@ export const commands: Record<string, Command> = {
       if (status !== 'active' && status !== 'lapsed') throw new UsageError('--status must be active or lapsed');
       const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
       return withDb(config, async (sql) => {
-        const [w] = await sql`select * from kiln.set_workspace_plan(${ws}, ${status}, ${budget === undefined ? null : budget?.toString() ?? null}::bigint, ${budget !== undefined})`;
-        return { id: w.id, plan_status: w.plan_status, plan_budget_micros: w.plan_budget_micros == null ? null : Number(w.plan_budget_micros) };
+        const [w] = await setWorkspacePlan(sql, ws, status, budget ?? null, budget !== undefined);
+        return { id: w!.id, plan_status: w!.plan_status, plan_budget_micros: w!.plan_budget_micros == null ? null : Number(w!.plan_budget_micros) };
       });
     },
   },
@@ -186,13 +198,14 @@ export const commands: Record<string, Command> = {
       let raw: unknown;
       try {
         raw = JSON.parse(fs.readFileSync(file, 'utf8'));
-      } catch (e: any) {
-        throw new UsageError(`cannot read ${file}: ${e.message}`);
+      } catch (e) {
+        throw new UsageError(`cannot read ${file}: ${(e as Error).message}`);
       }
       const parsed = v.safeParse(ModelEntry, raw);
       if (!parsed.success) throw new UsageError(`invalid model entry: ${issueMessage(parsed.issues)}`);
       return withDb(config, async (sql) => {
-        const [m] = await sql`select * from kiln.upsert_model(${sql.json(parsed.output as any)})`;
+        const [m] = await upsertModel(sql, parsed.output);
+        if (!m) throw new Error('model not stored');
         return { id: m.id, name: m.name, category: m.category, provider: m.provider, enabled: m.enabled, updated_at: m.updated_at };
       });
     },
@@ -202,7 +215,7 @@ export const commands: Record<string, Command> = {
     async run(argv, config) {
       parseFlags(argv, {});
       return withDb(config, async (sql) => {
-        const rows = await sql`select * from kiln.models order by sort_order, id`;
+        const rows = await allModels(sql);
         return rows.map((r) => ({ ...r, markup: r.markup == null ? null : Number(r.markup) }));
       });
     },
@@ -277,8 +290,8 @@ export const commands: Record<string, Command> = {
       const user = uuidFlag(f, 'user')!;
       const ws = uuidFlag(f, 'workspace', true);
       return withDb(config, async (sql) => {
-        const [r] = await sql`select kiln.get_usage(${user}, ${ws}) as usage`;
-        return r.usage;
+        const [r] = await getUsage(sql, user, ws ?? null);
+        return r?.usage ?? null;
       });
     },
   },

@@ -35,12 +35,13 @@ export async function main(argv: string[]): Promise<number> {
     const result = await commands[match].run(rest, config);
     if (result !== undefined) process.stdout.write(JSON.stringify(result, jsonReplacer, 2) + '\n');
     return 0;
-  } catch (e: any) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`kiln ${match}: ${e.message}\n  ${commands[match].help}\n`);
+  } catch (err) {
+    const e = err as { code?: unknown; message?: string } | null;
+    if (err instanceof UsageError) {
+      process.stderr.write(`kiln ${match}: ${err.message}\n  ${commands[match].help}\n`);
       return 2;
     }
-    const msg = typeof e?.code === 'string' && /^K[A-Z]\d{3}$/.test(e.code) ? e.message : e?.message ?? String(e);
+    const msg = typeof e?.code === 'string' && /^K[A-Z]\d{3}$/.test(e.code) ? e.message : e?.message ?? String(err);
     process.stderr.write(`kiln ${match}: ${msg}\n`);
     return 1;
   }

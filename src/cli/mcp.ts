@@ -1,11 +1,14 @@
 // CLI commands for the MCP endpoint (part of the command table in commands.ts): link OIDC
 // identities to accounts, and the development issuer + token minting (refused unless KILN_DEV_ISSUER=1).
 import { withDb, type Command } from './command.ts';
+import { linkIdentity, type IdentityRow } from '../db/sql/link_identity.ts';
+import { listIdentities } from '../db/sql/list_identities.ts';
+import { unlinkIdentity } from '../db/sql/unlink_identity.ts';
 import { parseFlags, required, UsageError, uuidFlag } from './args.ts';
 import { DevIssuerDisabledError, devIssuerUrl, mintDevToken, startDevIssuer } from '../mcp/dev-issuer.ts';
 import { DEV_ENV, issuerOf, mcpUrlOf } from '../mcp/mount.ts';
 
-function identityJson(i: any) {
+function identityJson(i: IdentityRow) {
   return {
     issuer: i.issuer,
     subject: i.subject,
@@ -39,8 +42,8 @@ export const mcpCommands: Record<string, Command> = {
         process.stderr.write(`note: this server trusts tokens from ${configured}, not ${issuer}; the link only takes effect for that issuer\n`);
       }
       return withDb(config, async (sql) => {
-        const [i] = await sql`select * from kiln.link_identity(${issuer}, ${subject}, ${user}::uuid, ${workspace}::uuid, ${(f.email as string) ?? null})`;
-        return identityJson(i);
+        const [i] = await linkIdentity(sql, issuer, subject, user, workspace ?? null, (f.email as string) ?? null);
+        return identityJson(i!);
       });
     },
   },
@@ -51,8 +54,8 @@ export const mcpCommands: Record<string, Command> = {
       const issuer = required(f, 'issuer');
       const subject = required(f, 'subject');
       return withDb(config, async (sql) => {
-        const [i] = await sql`select * from kiln.unlink_identity(${issuer}, ${subject})`;
-        return { ...identityJson(i), unlinked: true };
+        const [i] = await unlinkIdentity(sql, issuer, subject);
+        return { ...identityJson(i!), unlinked: true };
       });
     },
   },
@@ -62,7 +65,7 @@ export const mcpCommands: Record<string, Command> = {
       const f = parseFlags(argv, { user: 'string' });
       const user = uuidFlag(f, 'user')!;
       return withDb(config, async (sql) => {
-        const rows = await sql`select * from kiln_private.identities where account_id = ${user}::uuid order by created_at`;
+        const rows = await listIdentities(sql, user);
         return rows.map(identityJson);
       });
     },

@@ -12,6 +12,7 @@ import { extensions } from '../http/extensions.ts';
 import { startWorker } from '../generations/worker.ts';
 import { errorFields } from '../log.ts';
 import { parseFlags } from './args.ts';
+import { createFirstAccount } from '../db/sql/create_first_account.ts';
 
 export interface RunOptions {
   api: boolean;
@@ -85,15 +86,8 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
 /** On an empty database, create a local development account and print one key for it, once. */
 async function printDevKey(sql: import('../db/pool.ts').Sql, base: string) {
   const { key, hash, displayPrefix } = generateKey();
-  const created = await sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(hashtext('kiln:dev-account'))`;
-    const [{ n }] = await tx`select count(*)::int as n from kiln_private.accounts`;
-    if (n > 0) return null;
-    const [a] = await tx`select * from kiln.create_account('dev@localhost', 'pro', null, true)`;
-    await tx`select * from kiln.create_api_key(${a.id}, ${hash}, ${displayPrefix}, ${['read', 'write']}, null, null, 'development key')`;
-    return a;
-  });
-  if (!created) return;
+  const [created] = await createFirstAccount(sql, 'dev@localhost', hash, displayPrefix);
+  if (!created?.id) return;
   process.stdout.write(
     [
       '',

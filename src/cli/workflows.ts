@@ -10,8 +10,8 @@ import { createWorkflow, getWorkflow, replaceWorkflow, type SavedWorkflow } from
 function readGraph(file: string): unknown {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (e: any) {
-    throw new UsageError(`cannot read ${file}: ${e.message}`);
+  } catch (e) {
+    throw new UsageError(`cannot read ${file}: ${(e as Error).message}`);
   }
 }
 
@@ -42,7 +42,8 @@ export const workflowCommands: Record<string, Command> = {
       }
       const user = uuidFlag(f, 'user')!;
       const workspace = uuidFlag(f, 'workspace', true);
-      const fallback = typeof (graph as any)?.name === 'string' && (graph as any).name ? (graph as any).name : path.basename(file).replace(/\.json$/i, '');
+      const named = (graph as { name?: unknown } | null)?.name;
+      const fallback = typeof named === 'string' && named ? named : path.basename(file).replace(/\.json$/i, '');
       return withDb(config, async (sql) =>
         summary(await createWorkflow(sql, config, { accountId: user, workspaceId: workspace, name: name ?? String(fallback).slice(0, 200), graph })),
       );
