@@ -10,6 +10,7 @@ export type ErrorType =
   | 'payment_required'
   | 'not_found'
   | 'method_not_allowed'
+  | 'conflict'
   | 'server_error';
 
 const STATUS: Record<ErrorType, number> = {
@@ -19,6 +20,7 @@ const STATUS: Record<ErrorType, number> = {
   insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
+  conflict: 409,
   rate_limited: 429,
   insufficient_quota: 429,
   server_error: 500,
@@ -43,6 +45,8 @@ export const errors = {
   unauthorized: () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { headers: { 'www-authenticate': 'Bearer' } }),
   scope: (scope: string) => new ApiError('insufficient_scope', `This API key lacks the "${scope}" scope.`),
   notFound: (what = 'Resource') => new ApiError('not_found', `${what} not found.`),
+  /** The resource is not in a state that allows this (e.g. canceling a job that already ended). */
+  conflict: (message: string) => new ApiError('conflict', message),
   rateLimited: (retryAfter: number) =>
     new ApiError('rate_limited', `Too many requests. Retry after ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`, {
       headers: { 'retry-after': String(retryAfter) },
@@ -60,6 +64,7 @@ const SQLSTATE: Record<string, ErrorType> = {
   KN001: 'not_found',
   KF001: 'insufficient_scope',
   KC001: 'invalid_request',
+  KT001: 'conflict',
 };
 
 /** Connection-level failures that mean "briefly unavailable" (503), not a bug (500); KS001 = stale catalog price, retryable. */

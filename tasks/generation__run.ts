@@ -4,7 +4,9 @@
 // worker's lease, then complete + settle in one idempotent SQL call — which, for a run output,
 // also records it on the run and queues its ready dependents. Transient failures retry with
 // graphile-worker's backoff; permanent ones — and the last attempt — fail the generation (and
-// its run) and release its reservation.
+// its run) and release its reservation. A canceled generation (kiln:cancel, see
+// src/generations/cancel.ts) has its call aborted through the registry below and ends quietly:
+// the cancel already failed it and released its reservation.
 
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
@@ -22,6 +24,37 @@ import { failGeneration } from '../src/db/sql/fail_generation.ts';
 import { putObject } from '../src/db/sql/put_object.ts';
 import { reserveGeneration } from '../src/db/sql/reserve_generation.ts';
 import { startGeneration } from '../src/db/sql/start_generation.ts';
+
+/** Generations this process is running (or about to), by id, with the controllers that abort them. */
+const running = new Map<string, Set<AbortController>>();
+
+/** Aborts the calls of these generations that run in this process; returns how many it aborted. */
+export function abortGenerations(ids: Iterable<string>, reason = 'the generation was canceled'): number {
+  let n = 0;
+  for (const id of ids) {
+    for (const c of running.get(id) ?? []) {
+      if (c.signal.aborted) continue;
+      c.abort(new Error(reason));
+      n++;
+    }
+  }
+  return n;
+}
+
+/** The generations this process is running now. */
+export function runningGenerations(): string[] {
+  return [...running.keys()];
+}
+
+function track(id: string, c: AbortController): () => void {
+  let set = running.get(id);
+  if (!set) running.set(id, (set = new Set()));
+  set.add(c);
+  return () => {
+    set.delete(c);
+    if (!set.size && running.get(id) === set) running.delete(id);
+  };
+}
 
 interface Started {
   outcome: 'run';
@@ -97,6 +130,43 @@ async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: Sto
   return r.ok ? { req, reservedMicros: Number(r.reserved_micros) } : null;
 }
 
+/** One execution of generation `id` for this job; `canceled` aborts it when the generation is canceled. */
+async function execute(ctx: Context, lease: Lease, helpers: JobHelpers, id: string, canceled: AbortSignal): Promise<void> {
+  const job = helpers.job;
+  const [{ s }] = await startGeneration(ctx.sql, {
+    id, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
+    waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.max_attempts,
+  });
+  if (s.outcome !== 'run') return; // wait (re-queued), busy (a live worker has it), done, not_ready, missing
+  const started = s as Started;
+
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), ctx.config.generationTimeoutMs);
+  const shutdown = AbortSignal.any([ctx.shutdown, helpers.abortSignal, lease.signal]);
+  const signal = AbortSignal.any([shutdown, deadline.signal, canceled]);
+  try {
+    const prepared = await prepare(ctx, id, started);
+    if (!prepared) return;
+    const out = await executeRequest(ctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
+    await complete(ctx, id, started, prepared.req, out);
+  } catch (err) {
+    // Canceled: the generation already ended failed 'canceled' with its reservation released;
+    // neither fail it again nor let graphile-worker retry the job.
+    if (canceled.aborted) return;
+    const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
+    if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
+    if (!verdict.retry || started.attempt >= started.max_attempts) {
+      const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
+      await failGeneration(ctx.sql, id, message);
+      return;
+    }
+    await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message);
+    throw err instanceof Error ? err : new Error(verdict.message); // graphile-worker retries with backoff
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export default function generationRun(ctx: Context, lease: Lease): Task {
   return async (payload: unknown, helpers: JobHelpers) => {
     const id = (payload as { id?: unknown } | null)?.id;
@@ -104,35 +174,14 @@ export default function generationRun(ctx: Context, lease: Lease): Task {
       helpers.logger.error('generation__run: malformed payload; dropping the job');
       return;
     }
-    const job = helpers.job;
-    const [{ s }] = await startGeneration(ctx.sql, {
-      id, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
-      waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.max_attempts,
-    });
-    if (s.outcome !== 'run') return; // wait (re-queued), busy (a live worker has it), done, not_ready, missing
-    const started = s as Started;
-
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), ctx.config.generationTimeoutMs);
-    const shutdown = AbortSignal.any([ctx.shutdown, helpers.abortSignal, lease.signal]);
-    const signal = AbortSignal.any([shutdown, deadline.signal]);
+    // Tracked before it starts, so a cancel landing between the start and the provider call
+    // still finds it.
+    const cancel = new AbortController();
+    const untrack = track(id.toLowerCase(), cancel);
     try {
-      const prepared = await prepare(ctx, id, started);
-      if (!prepared) return;
-      const out = await executeRequest(ctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
-      await complete(ctx, id, started, prepared.req, out);
-    } catch (err) {
-      const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
-      if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
-      if (!verdict.retry || started.attempt >= started.max_attempts) {
-        const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
-        await failGeneration(ctx.sql, id, message);
-        return;
-      }
-      await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message);
-      throw err instanceof Error ? err : new Error(verdict.message); // graphile-worker retries with backoff
+      await execute(ctx, lease, helpers, id, cancel.signal);
     } finally {
-      clearTimeout(timer);
+      untrack();
     }
   };
 }

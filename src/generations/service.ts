@@ -7,6 +7,8 @@ import type { CatalogModel } from '../billing/catalog.ts';
 import { rowToModel } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
 import { arrayTypesReady, type Sql } from '../db/pool.ts';
+import { cancelGeneration as cancelGenerationSql } from '../db/sql/cancel_generation.ts';
+import { cancelGenerationsForKeys, type CancelGenerationsForKeysRow } from '../db/sql/cancel_generations_for_keys.ts';
 import { createGenerations, type CreateGenerationsRow } from '../db/sql/create_generations.ts';
 import { enabledModels } from '../db/sql/enabled_models.ts';
 import { getGenerations, type GenerationBody } from '../db/sql/get_generations.ts';
@@ -390,3 +392,39 @@ export const pollGenerationCall: AuthorizedCall<string, { body: GenerationRow | 
   generationStats.reads += items.length;
   return pollGenerations(sql, items.map((i) => i.hash), ctx.config.readRpm, items.map((i) => i.payload), 'api');
 });
+
+// ---------------------------------------------------------------- canceling
+
+/** What kiln.cancel_generations_for_keys adds to the authorization columns. */
+export type CancelColumns = Pick<CancelGenerationsForKeysRow, 'outcome' | 'body'>;
+
+/**
+ * POST /generations/{id}/cancel in one round trip: authorizes each (hashed) key — write scope,
+ * the per-key read bucket (a cancel costs what a poll costs), its own rpm — and cancels its
+ * generation (created through the API) in the same transaction.
+ */
+export const cancelGenerationCall: AuthorizedCall<string, CancelColumns> = authorizedCall(100, ({ sql, config }, items) =>
+  cancelGenerationsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload), 'api'));
+
+/**
+ * The answer to a cancel: the canceled generation in the SPEC "Generation status" shape, or
+ * not_found (unknown, another account's or another origin's) / conflict (it had already ended).
+ */
+export async function canceledGeneration(ctx: Context, row: CancelColumns): Promise<GenerationStatusBody> {
+  if (row.outcome === 'conflict') {
+    throw errors.conflict(`The generation has already ${row.body?.status === 'completed' ? 'completed' : 'failed'}; only a pending or processing generation can be canceled.`);
+  }
+  if (row.outcome !== 'canceled' || !row.body) throw errors.notFound('Generation');
+  return renderGeneration(ctx, row.body);
+}
+
+/**
+ * Cancels a generation the caller may see (visibleOrigins): failed with error `canceled`, its
+ * reservation released, its provider call aborted wherever it runs. Throws ApiError
+ * invalid_request (malformed id), not_found, conflict (already ended).
+ */
+export async function cancelGeneration(ctx: Context, caller: Caller, id: string): Promise<GenerationStatusBody> {
+  if (!isUuid(id)) throw errors.invalid('id: must be a uuid');
+  const [{ c }] = await cancelGenerationSql(ctx.sql, caller.accountId, id.toLowerCase(), visibleOrigins(caller));
+  return canceledGeneration(ctx, { outcome: c.outcome, body: c.body ?? null });
+}

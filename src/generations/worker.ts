@@ -4,7 +4,7 @@
 // (kiln.unlock_dead_workers) unlocks a dead worker's jobs within seconds, while a live worker's
 // jobs are never taken over, however slow the provider. A worker that loses its lease session
 // aborts its in-flight calls at once (another worker may now take them over) and starts again
-// under a new lease.
+// under a new lease. Canceled generations are aborted wherever they run (./cancel.ts).
 
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
@@ -18,6 +18,7 @@ import { registerWorker } from '../db/sql/register_worker.ts';
 import { retireWorker } from '../db/sql/retire_worker.ts';
 import { sweepWorkers } from '../db/sql/sweep_workers.ts';
 import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
+import { watchCancels } from './cancel.ts';
 import type { Lease } from './lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 
@@ -163,7 +164,13 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
     }
   };
 
-  term = await begin();
+  const cancels = await watchCancels(ctx);
+  try {
+    term = await begin();
+  } catch (e) {
+    await cancels.stop();
+    throw e;
+  }
   const timer = setInterval(tick, ctx.config.workerSweepMs);
   timer.unref();
 
@@ -178,7 +185,11 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
         stopping = true;
         clearInterval(timer);
         await restarting?.catch(() => {});
-        await end(term);
+        try {
+          await end(term);
+        } finally {
+          await cancels.stop();
+        }
       })();
       return stopped;
     },

@@ -11,6 +11,7 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'The key bills to a workspace that cannot be charged.',
   403: 'The key lacks the scope this endpoint needs.',
   404: 'Not found, or not owned by the caller.',
+  409: 'Conflict: the resource is not in a state that allows this (`conflict`), e.g. the job already ended.',
   429: 'Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`).',
   500: 'Unexpected error.',
   503: 'A dependency (such as the rate limiter) is briefly unavailable; retry with backoff.',

@@ -7,6 +7,7 @@ import type { H3Event } from 'h3';
 import type * as v from 'valibot';
 import type { Access, Authorized, Bucket, Scope } from '../auth/access.ts';
 import type { Context } from '../context.ts';
+import { errors } from '../errors.ts';
 
 export type Schema = v.GenericSchema;
 
@@ -43,4 +44,11 @@ export type RouteDef = KeyRoute<unknown, unknown> | PublicRoute;
 
 export function defineRoute<P = never, X = object>(def: KeyRoute<P, X> | PublicRoute): RouteDef {
   return def as RouteDef;
+}
+
+/** A query parameter given at most once (400 when repeated), or undefined. */
+export function queryParam(event: H3Event, name: string): string | undefined {
+  const all = event.url.searchParams.getAll(name);
+  if (all.length > 1) throw errors.invalid(`${name}: must be given once`);
+  return all[0];
 }

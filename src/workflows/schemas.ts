@@ -16,6 +16,7 @@ export const WorkflowList = v.object({ data: v.array(WorkflowSummary) });
 
 export const ListLimit = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Page size, 1 to 100. Default 50.'));
 export const ListOffset = v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Workflows to skip, at least 0. Default 0.'));
+export const RunListOffset = v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Runs to skip, at least 0. Default 0.'));
 
 export const RunAccepted = v.object({
   id: v.pipe(Uuid, v.description('Run id.')),
@@ -36,22 +37,36 @@ export const WorkflowRunResult = v.object({
   costMicros: v.optional(v.pipe(v.number(), v.integer(), v.description('Billed cost in microdollars (0 when nothing was charged).'))),
 });
 
+const Progress = v.pipe(
+  v.object({ total: v.pipe(v.number(), v.integer()), completed: v.pipe(v.number(), v.integer()) }),
+  v.description('`total`: outputs (prompt → output edges) of the run; `completed`: outputs settled so far (completed, failed or skipped).'),
+);
+
 export const WorkflowRun = v.object({
   id: v.pipe(Uuid, v.description('Run id.')),
   workflowId: Uuid,
   status: v.picklist(['pending', 'running', 'completed', 'failed']),
-  progress: v.pipe(
-    v.object({ total: v.pipe(v.number(), v.integer()), completed: v.pipe(v.number(), v.integer()) }),
-    v.description('`total`: outputs (prompt → output edges) of the run; `completed`: outputs settled so far (completed, failed or skipped).'),
-  ),
+  progress: Progress,
   results: v.pipe(v.array(WorkflowRunResult), v.description('One entry per settled output, in the order they settled; grows while the run is in flight.')),
   error: v.nullable(v.string()),
   createdAt: dateTime,
   completedAt: v.nullable(dateTime),
+  retryOf: v.pipe(v.nullable(Uuid), v.description('The failed run this run retried (`POST /workflows/{id}/runs/{runId}/retry`), or null.')),
 });
+
+export const WorkflowRunSummary = v.object({
+  id: v.pipe(Uuid, v.description('Run id.')),
+  status: v.picklist(['pending', 'running', 'completed', 'failed']),
+  progress: Progress,
+  createdAt: dateTime,
+  completedAt: v.nullable(dateTime),
+  retryOf: v.pipe(v.nullable(Uuid), v.description('The failed run this run retried, or null.')),
+});
+export const WorkflowRunList = v.object({ data: v.pipe(v.array(WorkflowRunSummary), v.description('Newest first.')) });
 
 export type WorkflowSummaryBody = v.InferOutput<typeof WorkflowSummary>;
 export type WorkflowRunBody = v.InferOutput<typeof WorkflowRun>;
 export type WorkflowRunResultBody = v.InferOutput<typeof WorkflowRunResult>;
+export type WorkflowRunSummaryBody = v.InferOutput<typeof WorkflowRunSummary>;
 
-registerSchemas({ WorkflowSummary, WorkflowList, RunAccepted, WorkflowRun, WorkflowRunResult });
+registerSchemas({ WorkflowSummary, WorkflowList, RunAccepted, WorkflowRun, WorkflowRunResult, WorkflowRunSummary, WorkflowRunList });

@@ -3,10 +3,15 @@
 
 import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
 import { rowToModel, type CatalogModel } from '../billing/catalog.ts';
+import { cancelWorkflowRun } from '../db/sql/cancel_workflow_run.ts';
+import { cancelWorkflowRunsForKeys, type CancelWorkflowRunsForKeysRow } from '../db/sql/cancel_workflow_runs_for_keys.ts';
 import { expireWorkflowRun } from '../db/sql/expire_workflow_run.ts';
 import { getWorkflowRun, type WorkflowRunJson, type WorkflowRunResultJson } from '../db/sql/get_workflow_run.ts';
 import { getWorkflowRunsForKeys } from '../db/sql/get_workflow_runs_for_keys.ts';
+import { listWorkflowRunsForKeys } from '../db/sql/list_workflow_runs_for_keys.ts';
+import { listWorkflowRuns, type WorkflowRunSummaryRow } from '../db/sql/list_workflow_runs.ts';
 import { listWorkflows as listWorkflowsSql } from '../db/sql/list_workflows.ts';
+import { retryWorkflowRun } from '../db/sql/retry_workflow_run.ts';
 import { listWorkflowsForKeys } from '../db/sql/list_workflows_for_keys.ts';
 import { snapshotWorkflow } from '../db/sql/snapshot_workflow.ts';
 import { startWorkflowRun } from '../db/sql/start_workflow_run.ts';
@@ -17,7 +22,7 @@ import { isUuid } from '../generations/service.ts';
 import { signedUrl } from '../storage/store.ts';
 import { classifyImage } from './images.ts';
 import { planRun } from './plan.ts';
-import type { WorkflowRunBody, WorkflowRunResultBody, WorkflowSummaryBody } from './schemas.ts';
+import type { WorkflowRunBody, WorkflowRunResultBody, WorkflowRunSummaryBody, WorkflowSummaryBody } from './schemas.ts';
 import { issuesMessage, validateGraph, type Validation } from './validate.ts';
 
 /** A run bills its outputs to the caller's key and billing scope (personal, or its Team pool). */
@@ -134,6 +139,7 @@ export async function renderRun(ctx: Context, row: RunRow | null, reread: () => 
     error: row.error,
     createdAt: row.createdAt,
     completedAt: row.completedAt,
+    retryOf: row.retryOf ?? null,
   };
 }
 
@@ -167,3 +173,71 @@ export async function readRun(ctx: Context, caller: Caller, ids: RunIds): Promis
 /** GET /workflows/{id}/runs/{runId} in one round trip: authorizes each key and reads its run in the same call. */
 export const getRunCall: AuthorizedCall<RunIds, { body: RunRow | null }> = authorizedCall(100, ({ sql, config }, items) =>
   getWorkflowRunsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.workflowId), items.map((i) => i.payload.runId)));
+
+// ---------------------------------------------------------------- cancel, retry, history
+
+/** What kiln.cancel_workflow_runs_for_keys adds to the authorization columns. */
+export type CancelRunColumns = Pick<CancelWorkflowRunsForKeysRow, 'outcome' | 'body'>;
+
+/**
+ * POST /workflows/{id}/runs/{runId}/cancel in one round trip: authorizes each key — write scope,
+ * the per-key read bucket, its own rpm — and cancels its run in the same transaction.
+ */
+export const cancelRunCall: AuthorizedCall<RunIds, CancelRunColumns> = authorizedCall(100, ({ sql, config }, items) =>
+  cancelWorkflowRunsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.workflowId), items.map((i) => i.payload.runId)));
+
+/** The answer to a run cancel: the canceled run, or not_found / conflict (it had already ended). */
+export async function canceledRun(ctx: Context, row: CancelRunColumns): Promise<WorkflowRunBody> {
+  if (row.outcome === 'conflict') throw errors.conflict('The run has already ended; only a pending or running run can be canceled.');
+  if (row.outcome !== 'canceled' || !row.body) throw errors.notFound('Workflow run');
+  const body = row.body;
+  return renderRun(ctx, body, async () => body);
+}
+
+/**
+ * Cancels a pending or running run of the caller's: it fails with error `canceled`, outputs not
+ * started are abandoned, outputs in flight are aborted and released; completed ones stay.
+ * Throws ApiError invalid_request (bad ids), not_found, conflict (already ended).
+ */
+export async function cancelRun(ctx: Context, caller: Caller, workflowId: string, runId: string): Promise<WorkflowRunBody> {
+  const ids = runIds(workflowId, runId);
+  const [{ c }] = await cancelWorkflowRun(ctx.sql, caller.accountId, ids.workflowId, ids.runId);
+  return canceledRun(ctx, { outcome: c.outcome, body: c.run ?? null });
+}
+
+/**
+ * Retries a failed run of the caller's as a new run on the same snapshot, billed to the caller:
+ * its completed outputs are reused (not run, not charged again); the rest runs again. Returns
+ * the SPEC "Run accepted" body. Throws ApiError invalid_request (bad ids), not_found, conflict
+ * (the run is not failed, or was already retried), insufficient_quota, payment_required.
+ */
+export async function retryRun(ctx: Context, caller: Caller, ids: RunIds): Promise<{ id: string; status: 'pending' }> {
+  try {
+    const [r] = await retryWorkflowRun(ctx.sql, {
+      accountId: caller.accountId, keyId: caller.keyId, workspaceId: caller.workspaceId, origin: caller.origin,
+      workflowId: ids.workflowId, runId: ids.runId,
+      windowSeconds: ctx.config.runWindowSeconds, maxAttempts: ctx.config.generationMaxAttempts,
+    });
+    return { id: r!.id, status: 'pending' };
+  } catch (e) {
+    throw fromDatabaseError(e) ?? e;
+  }
+}
+
+export interface RunPage extends Page {
+  workflowId: string;
+}
+
+/** GET /workflows/{id}/runs in one round trip: authorizes each key and reads its page of runs (body null: no such workflow of the account). */
+export const listRunsCall: AuthorizedCall<RunPage, { body: WorkflowRunSummaryRow[] | null }> = authorizedCall(100, ({ sql, config }, items) =>
+  listWorkflowRunsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.workflowId),
+    items.map((i) => i.payload.limit), items.map((i) => i.payload.offset)));
+
+/** The runs of the caller's workflow, newest first. Throws ApiError invalid_request (bad id or page), not_found. */
+export async function listRuns(ctx: Context, caller: Caller, workflowId: string, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowRunSummaryBody[] }> {
+  if (!isUuid(workflowId)) throw errors.invalid('id: must be a uuid');
+  const { limit, offset } = parsePage(page);
+  const [row] = await listWorkflowRuns(ctx.sql, caller.accountId, workflowId.toLowerCase(), limit, offset);
+  if (!row?.data) throw errors.notFound('Workflow');
+  return { data: row.data };
+}

@@ -12,6 +12,8 @@ export interface WorkflowRunJson {
   error: string | null;
   createdAt: string;
   completedAt: string | null;
+  /** The run this one retried, or null. */
+  retryOf: string | null;
   expired: boolean;
   results: WorkflowRunResultJson[];
 }

@@ -1,13 +1,20 @@
 // Every REST route, grouped by resource. Later modules add theirs here.
 
 import type { RouteDef } from '../route.ts';
+import cancelGeneration from './generations/cancel.ts';
 import createGeneration from './generations/create.ts';
 import getGeneration from './generations/get.ts';
 import transformImage from './images/transform.ts';
 import listModels from './models/list.ts';
 import getUsage from './usage/get.ts';
+import cancelWorkflowRun from './workflows/cancel-run.ts';
 import getWorkflowRun from './workflows/get-run.ts';
+import listWorkflowRuns from './workflows/list-runs.ts';
+import retryWorkflowRun from './workflows/retry-run.ts';
 import listWorkflows from './workflows/list.ts';
 import runWorkflow from './workflows/run.ts';
 
-export const apiRoutes: RouteDef[] = [listModels, getUsage, createGeneration, getGeneration, transformImage, listWorkflows, runWorkflow, getWorkflowRun];
+export const apiRoutes: RouteDef[] = [
+  listModels, getUsage, createGeneration, getGeneration, cancelGeneration, transformImage,
+  listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, cancelWorkflowRun, retryWorkflowRun,
+];

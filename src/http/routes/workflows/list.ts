@@ -1,18 +1,10 @@
 // GET /workflows — the caller's saved workflows, most recently updated first, paged by limit/offset.
 
-import type { H3Event } from 'h3';
-import { errors } from '../../../errors.ts';
 import { sendJson } from '../../json.ts';
-import { defineRoute } from '../../route.ts';
+import { defineRoute, queryParam } from '../../route.ts';
 import type { WorkflowSummaryBody } from '../../../workflows/schemas.ts';
 import { ListLimit, ListOffset, WorkflowList } from '../../../workflows/schemas.ts';
 import { listWorkflowsCall, parsePage, type Page } from '../../../workflows/service.ts';
-
-function queryParam(event: H3Event, name: string): string | undefined {
-  const all = event.url.searchParams.getAll(name);
-  if (all.length > 1) throw errors.invalid(`${name}: must be given once`);
-  return all[0];
-}
 
 export default defineRoute<Page, { body: WorkflowSummaryBody[] | null }>({
   method: 'GET',

@@ -1,0 +1,57 @@
+// Worker side of cancel: a canceled generation's provider call is aborted wherever it runs. The
+// SQL cancel NOTIFYs channel kiln:cancel with the generation id at commit; every worker process
+// LISTENs and aborts it when it runs there. A notification sent while the listening connection
+// was down is lost, so the worker also asks, on every (re)listen and every KILN_WORKER_SWEEP_MS
+// while it runs anything, which of its generations have ended, and aborts those. Completion can
+// never settle a canceled generation either way (kiln.complete_generation ignores ended ones).
+
+import type { Context } from '../context.ts';
+import { filterEndedGenerations } from '../db/sql/filter_ended_generations.ts';
+import { errorFields } from '../log.ts';
+import { abortGenerations, runningGenerations } from '../../tasks/generation__run.ts';
+
+export const CANCEL_CHANNEL = 'kiln:cancel';
+
+export interface CancelWatch {
+  stop(): Promise<void>;
+}
+
+export async function watchCancels(ctx: Context): Promise<CancelWatch> {
+  let stopped = false;
+  let checking: Promise<void> | null = null;
+  /** The backstop: abort what this process runs that has ended meanwhile. */
+  const check = () => {
+    if (checking || stopped) return;
+    const ids = runningGenerations();
+    if (!ids.length) return;
+    checking = (async () => {
+      try {
+        const [{ ids: ended }] = await filterEndedGenerations(ctx.sql, ids);
+        const n = abortGenerations(ended, 'the generation ended elsewhere (canceled)');
+        if (n) ctx.log.info('aborted generations that ended while running here', { count: n });
+      } catch (e) {
+        if (!stopped) ctx.log.warn('cancel check failed', errorFields(e));
+      } finally {
+        checking = null;
+      }
+    })();
+  };
+  const sub = await ctx.sql.listen(
+    CANCEL_CHANNEL,
+    (payload) => {
+      abortGenerations([payload.toLowerCase()]);
+    },
+    // Called on the first LISTEN and again after each reconnect: what was missed meanwhile.
+    check,
+  );
+  const timer = setInterval(check, ctx.config.workerSweepMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await checking;
+      await sub.unlisten().catch(() => {});
+    },
+  };
+}

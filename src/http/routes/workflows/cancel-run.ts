@@ -1,0 +1,36 @@
+// POST /workflows/{id}/runs/{runId}/cancel — stops a run: outputs not started are abandoned,
+// outputs in flight are aborted and released, the run ends failed with error `canceled`;
+// completed results (and their charges) stay. One round trip: the key and the cancel.
+
+import { getRouterParam } from 'h3';
+import * as v from 'valibot';
+import { json } from '../../json.ts';
+import { defineRoute } from '../../route.ts';
+import { Uuid } from '../../schemas.ts';
+import { WorkflowRun } from '../../../workflows/schemas.ts';
+import { cancelRunCall, canceledRun, runIds, type CancelRunColumns, type RunIds } from '../../../workflows/service.ts';
+
+export default defineRoute<RunIds, CancelRunColumns>({
+  method: 'POST',
+  path: '/workflows/{id}/runs/{runId}/cancel',
+  operationId: 'cancelWorkflowRun',
+  summary: 'Cancel a workflow run',
+  description:
+    'The run ends `failed` with error `canceled`: outputs not started are abandoned, outputs in flight are aborted and their reservations released (they appear in `results` as `failed` with error `canceled`); ' +
+    'only completed outputs are charged, and their results stay. No request body. 409 `conflict` when the run has already completed or failed; 404 as for `GET /workflows/{id}/runs/{runId}`. ' +
+    'Counts against the key\'s read rate limit, like a poll.',
+  tag: 'Workflows',
+  scope: 'write',
+  bucket: 'read',
+  params: {
+    id: v.pipe(Uuid, v.description('Workflow id.')),
+    runId: v.pipe(Uuid, v.description('Run id from `POST /workflows/{id}/runs`.')),
+  },
+  success: { status: 200, description: 'The canceled run.', schema: WorkflowRun, headers: { 'cache-control': 'Always `no-store`.' } },
+  errors: [400, 401, 403, 404, 409, 429, 503],
+  call: cancelRunCall,
+  prepare: (_ctx, event) => runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId')),
+  async handler(ctx, _event, { row }) {
+    return json(await canceledRun(ctx, row!), 200, { 'cache-control': 'no-store' });
+  },
+});
