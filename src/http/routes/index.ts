@@ -2,12 +2,14 @@
 
 import type { RouteDef } from '../route.ts';
 import createGeneration from './generations/create.ts';
+import generationEvents from './generations/events.ts';
 import getGeneration from './generations/get.ts';
 import transformImage from './images/transform.ts';
 import listModels from './models/list.ts';
 import getUsage from './usage/get.ts';
 import getWorkflowRun from './workflows/get-run.ts';
+import runEvents from './workflows/run-events.ts';
 import listWorkflows from './workflows/list.ts';
 import runWorkflow from './workflows/run.ts';
 
-export const apiRoutes: RouteDef[] = [listModels, getUsage, createGeneration, getGeneration, transformImage, listWorkflows, runWorkflow, getWorkflowRun];
+export const apiRoutes: RouteDef[] = [listModels, getUsage, createGeneration, getGeneration, generationEvents, transformImage, listWorkflows, runWorkflow, getWorkflowRun, runEvents];
