@@ -8,6 +8,7 @@ import type { Context } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { hubOf } from './hub.ts';
+import { onShutdown } from './wait.ts';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
@@ -72,7 +73,7 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
     wake?.();
   };
   stream.onClosed(end);
-  ctx.shutdown.addEventListener('abort', end);
+  const offShutdown = onShutdown(ctx.shutdown, end);
   const heartbeat = setInterval(() => void stream.pushComment('keep-alive'), HEARTBEAT_MS);
   let cursor = feed.cursor;
   try {
@@ -94,7 +95,7 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
   } finally {
     off();
     clearInterval(heartbeat);
-    ctx.shutdown.removeEventListener('abort', end);
+    offShutdown();
     await stream.close();
   }
 }

@@ -65,9 +65,10 @@ export async function waitUntil<T>(ctx: Context, spec: WaitSpec<T>): Promise<{ s
     wake?.();
   });
   const deadline = performance.now() + spec.ms;
-  const signals = [ctx.shutdown, spec.signal].filter((s): s is AbortSignal => !!s);
   const onAbort = () => wake?.();
-  for (const s of signals) s.addEventListener('abort', onAbort);
+  const offShutdown = onShutdown(ctx.shutdown, onAbort);
+  spec.signal?.addEventListener('abort', onAbort);
+  const signals = [ctx.shutdown, spec.signal].filter((s): s is AbortSignal => !!s);
   try {
     if (hub.missed(spec.key, spec.mark)) dirty = true;
     for (;;) {
@@ -95,8 +96,26 @@ export async function waitUntil<T>(ctx: Context, spec: WaitSpec<T>): Promise<{ s
     }
   } finally {
     off();
-    for (const s of signals) s.removeEventListener('abort', onAbort);
+    offShutdown();
+    spec.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+const shutdownCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Calls `fn` when the process's shutdown signal aborts; returns its removal. One listener per
+ * signal whatever the number of waiters and streams (thousands would trip Node's listener warning).
+ */
+export function onShutdown(signal: AbortSignal, fn: () => void): () => void {
+  let set = shutdownCallbacks.get(signal);
+  if (!set) {
+    const callbacks = (set = new Set());
+    shutdownCallbacks.set(signal, callbacks);
+    signal.addEventListener('abort', () => { for (const cb of [...callbacks]) cb(); }, { once: true });
+  }
+  set.add(fn);
+  return () => set!.delete(fn);
 }
 
 /** A generation status that is final. */
