@@ -105,6 +105,8 @@ export function loadConfig() {
     /** Only for workers without a lease (registered before leases, or died before registering): silent this long = dead. */
     workerStaleSeconds: int('KILN_WORKER_STALE_SECONDS', 30, 3),
     runWindowSeconds: int('KILN_RUN_WINDOW_SECONDS', 300, 1),
+    /** Event streams (GET …/events) one account may hold open on one API process. */
+    maxStreams: int('KILN_MAX_STREAMS', 100, 1, 100_000),
     logLevel: str('KILN_LOG', 'info'),
     /** Public URL of the MCP endpoint and the required token audience; unset = `${publicUrl}/mcp` (see src/mcp/mount.ts). */
     mcpUrl: opt('MCP_URL'),

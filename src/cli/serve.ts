@@ -39,7 +39,14 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
       process.on('unhandledRejection', (e) => ctx.log.warn('rejection during shutdown', errorFields(e)));
       shutdown.abort();
       await Promise.allSettled([
-        server && new Promise<void>((resolve) => { server!.close(() => resolve()); server!.closeIdleConnections(); setTimeout(() => server!.closeAllConnections(), 5000).unref(); }),
+        server && new Promise<void>((resolve) => {
+          // Event streams and waits end on the shutdown signal; their keep-alive connections turn
+          // idle a moment later, so idle connections are closed until the server is.
+          const idle = setInterval(() => server!.closeIdleConnections(), 50);
+          server!.close(() => { clearInterval(idle); resolve(); });
+          server!.closeIdleConnections();
+          setTimeout(() => server!.closeAllConnections(), 5000).unref();
+        }),
         worker?.stop(),
       ]);
       await db.close();

@@ -364,6 +364,15 @@ export function visibleOrigins(caller: Caller): Origin[] {
 }
 
 /**
+ * A generation of the caller's account that the caller may see (visibleOrigins), as stored; null
+ * when there is none. No authorization: for reading again a generation the caller was already
+ * authorized for (a wait, an event stream). Batched with concurrent reads.
+ */
+export function readGeneration(ctx: Context, caller: Caller, id: string): Promise<GenerationRow | null> {
+  return readerFor(ctx).add({ accountId: caller.accountId, id: id.toLowerCase(), origins: visibleOrigins(caller) });
+}
+
+/**
  * A generation of the caller's account that the caller may see (visibleOrigins), in the SPEC
  * "Generation status" shape. Throws ApiError invalid_request for a malformed id, not_found for
  * unknown / another account's / another origin's, server_error 503 when the database is
@@ -373,7 +382,7 @@ export async function getGeneration(ctx: Context, caller: Caller, id: string): P
   if (!isUuid(id)) throw errors.invalid('id: must be a uuid');
   let row: GenerationRow | null;
   try {
-    row = await readerFor(ctx).add({ accountId: caller.accountId, id: id.toLowerCase(), origins: visibleOrigins(caller) });
+    row = await readGeneration(ctx, caller, id);
   } catch (e) {
     throw toApiError(e).status >= 500 ? errors.unavailable() : toApiError(e);
   }

@@ -41,16 +41,20 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
     for (const [name, s] of Object.entries(r.query ?? {})) {
       parameters.push({ name, in: 'query', required: false, schema: convert(s) });
     }
-    const responses: Record<string, any> = {
-      [r.success.status]: {
-        description: r.success.description,
+    for (const [name, s] of Object.entries(r.headers ?? {})) {
+      parameters.push({ name, in: 'header', required: false, schema: convert(s) });
+    }
+    const responses: Record<string, any> = {};
+    for (const ok of [r.success, ...(r.also ?? [])]) {
+      responses[ok.status] = {
+        description: ok.description,
         headers: {
           'x-request-id': { $ref: '#/components/headers/RequestId' },
-          ...Object.fromEntries(Object.entries(r.success.headers ?? {}).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])),
+          ...Object.fromEntries(Object.entries(ok.headers ?? {}).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])),
         },
-        ...(r.success.schema ? { content: { 'application/json': { schema: convert(r.success.schema) } } } : {}),
-      },
-    };
+        ...(ok.schema ? { content: { [ok.type ?? 'application/json']: { schema: convert(ok.schema) } } } : {}),
+      };
+    }
     for (const status of r.errors) {
       responses[status] = {
         description: STATUS_TEXT[status] ?? 'Error.',

@@ -21,9 +21,22 @@ interface RouteBase {
   tag: string;
   params?: Record<string, Schema>;
   query?: Record<string, Schema>;
+  /** Request headers the route reads (`Prefer`, `Last-Event-ID`), documented as header parameters. */
+  headers?: Record<string, Schema>;
   body?: Schema;
-  success: { status: number; description: string; schema?: Schema; headers?: Record<string, string> };
+  success: Success;
+  /** Other success responses (e.g. 200 when a `Prefer: wait` POST settles in time). */
+  also?: Success[];
   errors: number[];
+}
+
+export interface Success {
+  status: number;
+  description: string;
+  schema?: Schema;
+  /** Media type of the body (default application/json); `text/event-stream` for event streams. */
+  type?: string;
+  headers?: Record<string, string>;
 }
 
 /** A route that needs an API key: the server authorizes it before the handler runs. */

@@ -11,6 +11,7 @@ import { connect } from '../../src/db/pool.ts';
 import { extensions } from '../../src/http/extensions.ts';
 import { createApp } from '../../src/http/server.ts';
 import { authStats } from '../../src/auth/access.ts';
+import { hubOf } from '../../src/live/hub.ts';
 
 const url = process.env.KILN_BENCH_DB!;
 const sql = connect(url, { max: 10 });
@@ -23,6 +24,7 @@ server.listen(0, '127.0.0.1', () => {
     extend: [
       (a) => {
         a.get('/bench/auth-stats', async () => { const s = authStats(ctx); return { requests: s.items, batches: s.batches }; });
+        a.get('/bench/live-stats', async () => ({ watchers: hubOf(ctx).size, rss: process.memoryUsage().rss }));
         a.get('/bench/select1', async () => {
           const [row] = await sql`select 1 as one`;
           return row;

@@ -3,10 +3,12 @@
 import type { BenchContext } from './run.ts';
 import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
+import { benchWait } from './wait.ts';
 import { benchWorkflows } from './workflows.ts';
 
 export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> = {
   generations: async (ctx) => ctx.report('generations', { ...(await benchGenerations(ctx)) }),
   workflows: async (ctx) => ctx.report('workflows', { ...(await benchWorkflows(ctx)) }),
   images: async (ctx) => ctx.report('images', { ...(await benchImages()) }),
+  wait: async (ctx) => ctx.report('wait', { ...(await benchWait(ctx)) }),
 };

@@ -3,6 +3,7 @@
 import type { RouteDef } from '../route.ts';
 import cancelGeneration from './generations/cancel.ts';
 import createGeneration from './generations/create.ts';
+import generationEvents from './generations/events.ts';
 import getGeneration from './generations/get.ts';
 import transformImage from './images/transform.ts';
 import listModels from './models/list.ts';
@@ -11,10 +12,11 @@ import cancelWorkflowRun from './workflows/cancel-run.ts';
 import getWorkflowRun from './workflows/get-run.ts';
 import listWorkflowRuns from './workflows/list-runs.ts';
 import retryWorkflowRun from './workflows/retry-run.ts';
+import runEvents from './workflows/run-events.ts';
 import listWorkflows from './workflows/list.ts';
 import runWorkflow from './workflows/run.ts';
 
 export const apiRoutes: RouteDef[] = [
-  listModels, getUsage, createGeneration, getGeneration, cancelGeneration, transformImage,
-  listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, cancelWorkflowRun, retryWorkflowRun,
+  listModels, getUsage, createGeneration, getGeneration, generationEvents, cancelGeneration, transformImage,
+  listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, cancelWorkflowRun, retryWorkflowRun,
 ];

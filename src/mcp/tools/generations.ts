@@ -3,13 +3,18 @@
 import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
-import { createGeneration, getGeneration } from '../../generations/service.ts';
+import { createGeneration, getGeneration, readGeneration, renderGeneration } from '../../generations/service.ts';
 import { Uuid } from '../../http/schemas.ts';
+import { pendingRow, waitForGeneration } from '../../live/generations.ts';
+import { hubOf } from '../../live/hub.ts';
+import { WaitSeconds } from '../../live/schemas.ts';
+import type { Caller } from '../../auth/access.ts';
+import { errors } from '../../errors.ts';
 import type { ToolDef } from '../tools.ts';
 import { defineTool, READ_ONLY } from './common.ts';
 
-const ImageArgs = v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']);
-const CodeArgs = v.omit(GenerationRequest, ['type', 'aspectRatio']);
+const ImageArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']).entries, waitSeconds: v.optional(WaitSeconds) });
+const CodeArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'aspectRatio']).entries, waitSeconds: v.optional(WaitSeconds) });
 
 // Starting a job spends budget and reaches the model provider (possibly a third-party API); it
 // changes nothing that exists, and a repeat starts (and bills) a second job.
@@ -18,15 +23,25 @@ const SPENDS = { readOnlyHint: false, destructiveHint: false, openWorldHint: tru
 function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; title: string; description: string; input: v.GenericSchema }): ToolDef {
   return defineTool(ctx, {
     ...def,
-    output: GenerationAccepted,
+    // With waitSeconds, a job that settles in time is answered with its status (get_generation's shape).
+    output: v.union([GenerationAccepted, GenerationStatus]),
     annotations: SPENDS,
     // Starts are bounded by the budget and the plan's parallel slots, as on REST.
     bucket: null,
     async handler(caller, args: Record<string, unknown>) {
-      const accepted = await createGeneration(ctx, caller, { ...args, type });
+      const { waitSeconds, ...request } = args;
+      const mark = hubOf(ctx).mark();
+      const accepted = await createGeneration(ctx, caller, { ...request, type });
+      if (typeof waitSeconds === 'number' && waitSeconds > 0) {
+        const { state, done } = await waitForGeneration(ctx, caller, accepted.id, { mark, first: pendingRow(accepted.id, type), seconds: waitSeconds });
+        if (done && state) {
+          const g = await renderGeneration(ctx, state);
+          return { structuredContent: g, text: generationText(g) };
+        }
+      }
       return {
         structuredContent: accepted,
-        text: `Started ${type} generation ${accepted.id} (pending). Poll get_generation with this id until it is completed or failed.`,
+        text: `Started ${type} generation ${accepted.id} (pending). Poll get_generation with this id (waitSeconds lets it wait) until it is completed or failed.`,
       };
     },
   });
@@ -39,7 +54,7 @@ export function generateImageTool(ctx: Context): ToolDef {
     description:
       'Start an image generation job from a prompt (optionally with reference images and text inputs, an aspect ratio and a model from list_models). ' +
       'Returns a pending generation id at once; the worst-case cost is reserved from the budget and the actual cost settled on completion. ' +
-      'Poll get_generation for the signed image URL.',
+      'Poll get_generation for the signed image URL, or pass waitSeconds (up to 50) to get the completed generation in this call when it finishes in time.',
     input: ImageArgs,
   });
 }
@@ -51,12 +66,12 @@ export function generateCodeTool(ctx: Context): ToolDef {
     description:
       'Start a code generation job: code (tsx, jsx, typescript, javascript, css), markup (markdown, mdx), SVG, JSON, plain text, ' +
       'a full HTML screen (screenHtml: true) or a GLSL fragment shader (targetLanguage "glsl", Shadertoy mainImage with 3–5 annotated uniforms). ' +
-      'Returns a pending generation id at once; poll get_generation for the output and its cost.',
+      'Returns a pending generation id at once; poll get_generation for the output and its cost, or pass waitSeconds (up to 50) to get the completed generation in this call when it finishes in time.',
     input: CodeArgs,
   });
 }
 
-const GetArgs = v.object({ id: v.pipe(Uuid, v.description('Generation id returned by generate_image or generate_code.')) });
+const GetArgs = v.object({ id: v.pipe(Uuid, v.description('Generation id returned by generate_image or generate_code.')), waitSeconds: v.optional(WaitSeconds) });
 
 export function getGenerationTool(ctx: Context): ToolDef {
   return defineTool(ctx, {
@@ -64,17 +79,31 @@ export function getGenerationTool(ctx: Context): ToolDef {
     title: 'Get a generation',
     description:
       'Read a generation\'s status (pending, processing, completed, failed), its completed output (signed image URL, or code and any parsed structuredOutput), ' +
-      'its billed cost in microdollars, or its failure message. Poll until completed or failed.',
+      'its billed cost in microdollars, or its failure message. Poll until completed or failed, or pass waitSeconds (up to 50) to wait for that in one call.',
     input: GetArgs,
     output: GenerationStatus,
     annotations: READ_ONLY,
     bucket: 'read',
     // The account's own MCP and REST jobs (never app or workflow internals).
     async handler(caller, args: v.InferOutput<typeof GetArgs>) {
-      const g = await getGeneration(ctx, caller, args.id);
+      const g = args.waitSeconds ? await waitedGeneration(ctx, caller, args.id, args.waitSeconds) : await getGeneration(ctx, caller, args.id);
       return { structuredContent: g, text: generationText(g) };
     },
   });
+}
+
+/** get_generation with waitSeconds: read, then wait for completed or failed (the tool's bucket was drawn on once). */
+async function waitedGeneration(ctx: Context, caller: Caller, id: string, seconds: number): Promise<GenerationStatusBody> {
+  const mark = hubOf(ctx).mark();
+  let first;
+  try {
+    first = await readGeneration(ctx, caller, id);
+  } catch {
+    throw errors.unavailable();
+  }
+  if (!first) throw errors.notFound('Generation');
+  const { state } = await waitForGeneration(ctx, caller, id, { mark, first, seconds });
+  return renderGeneration(ctx, state ?? first);
 }
 
 function generationText(g: GenerationStatusBody): string {

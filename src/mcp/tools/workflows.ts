@@ -1,9 +1,14 @@
 // list_workflows, run_workflow and get_workflow_run: the REST workflow service with origin 'mcp'.
 // A run bills each output to the identity's scope, like generate_*; reads use the MCP read bucket.
 import * as v from 'valibot';
+import type { Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
 import { Uuid } from '../../http/schemas.ts';
-import { getRun, listWorkflows, startRun } from '../../workflows/service.ts';
+import { hubOf } from '../../live/hub.ts';
+import { waitForRun } from '../../live/runs.ts';
+import { WaitSeconds } from '../../live/schemas.ts';
+import { getRun, listWorkflows, readRun, renderRun, runIds, startRun } from '../../workflows/service.ts';
+import { errors } from '../../errors.ts';
 import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';
 import type { ToolDef } from '../tools.ts';
 import { defineTool, READ_ONLY } from './common.ts';
@@ -57,6 +62,7 @@ export function runWorkflowTool(ctx: Context): ToolDef {
 const GetRunArgs = v.object({
   workflowId: v.pipe(Uuid, v.description('The workflow the run belongs to.')),
   runId: v.pipe(Uuid, v.description('Run id returned by run_workflow.')),
+  waitSeconds: v.optional(WaitSeconds),
 });
 
 export function getWorkflowRunTool(ctx: Context): ToolDef {
@@ -65,16 +71,27 @@ export function getWorkflowRunTool(ctx: Context): ToolDef {
     title: 'Get a workflow run',
     description:
       'Read a workflow run: status (pending, running, completed, failed), progress (outputs settled of total), per-output results as they settle ' +
-      '(signed image URLs, code/HTML/SVG text, cost in microdollars, failure details) and the run error.',
+      '(signed image URLs, code/HTML/SVG text, cost in microdollars, failure details) and the run error. ' +
+      'Pass waitSeconds (up to 50) to wait in this call until the run is completed or failed.',
     input: GetRunArgs,
     output: WorkflowRun,
     annotations: READ_ONLY,
     bucket: 'read',
     async handler(caller, args: v.InferOutput<typeof GetRunArgs>) {
-      const run = await getRun(ctx, caller, args.workflowId, args.runId);
+      const run = args.waitSeconds ? await waitedRun(ctx, caller, args.workflowId, args.runId, args.waitSeconds) : await getRun(ctx, caller, args.workflowId, args.runId);
       return { structuredContent: run, text: runText(run) };
     },
   });
+}
+
+/** get_workflow_run with waitSeconds: read, then wait for completed or failed (the tool's bucket was drawn on once). */
+async function waitedRun(ctx: Context, caller: Caller, workflowId: string, runId: string, seconds: number): Promise<WorkflowRunBody> {
+  const ids = runIds(workflowId, runId);
+  const mark = hubOf(ctx).mark();
+  const first = await readRun(ctx, caller, ids);
+  if (!first) throw errors.notFound('Workflow run');
+  const { state } = await waitForRun(ctx, caller, ids, { mark, first, seconds });
+  return renderRun(ctx, state ?? first, () => readRun(ctx, caller, ids));
 }
 
 function runText(r: WorkflowRunBody): string {

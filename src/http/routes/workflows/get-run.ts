@@ -1,13 +1,21 @@
 // GET /workflows/{id}/runs/{runId} — a run's status, progress and the results settled so far.
-// Never cached: results grow while the run is in flight.
+// Never cached: results grow while the run is in flight. With `Prefer: wait=N`, answers as soon as
+// the run is completed or failed, or after N seconds.
 
-import { getRouterParam } from 'h3';
+import { getRouterParam, type H3Event } from 'h3';
 import * as v from 'valibot';
 import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../schemas.ts';
+import { hubOf } from '../../../live/hub.ts';
+import { waitForRun } from '../../../live/runs.ts';
+import { PREFERENCE_APPLIED, PreferWait } from '../../../live/schemas.ts';
+import { preferredWait } from '../../../live/wait.ts';
 import { WorkflowRun } from '../../../workflows/schemas.ts';
 import { getRunCall, readRun, renderRun, runIds, type RunIds, type RunRow } from '../../../workflows/service.ts';
+
+/** The honoured wait of a request and the hub mark taken before its read. */
+const waits = new WeakMap<H3Event, { seconds: number; mark: number }>();
 
 export default defineRoute<RunIds, { body: RunRow | null }>({
   method: 'GET',
@@ -16,7 +24,8 @@ export default defineRoute<RunIds, { body: RunRow | null }>({
   summary: 'Poll a workflow run',
   description:
     'Never cached. `results` gain an entry as each output settles (image outputs carry a signed `url`; code, screen and design outputs carry `code`). ' +
-    '404 when the run does not exist, belongs to another account, or is not a run of that workflow.',
+    '404 when the run does not exist, belongs to another account, or is not a run of that workflow. ' +
+    'With `Prefer: wait=N` (1–60), answers as soon as the run is completed or failed, or after N seconds with its state then.',
   tag: 'Workflows',
   scope: 'read',
   bucket: 'read',
@@ -24,13 +33,28 @@ export default defineRoute<RunIds, { body: RunRow | null }>({
     id: v.pipe(Uuid, v.description('Workflow id.')),
     runId: v.pipe(Uuid, v.description('Run id from `POST /workflows/{id}/runs`.')),
   },
-  success: { status: 200, description: 'The run.', schema: WorkflowRun, headers: { 'cache-control': 'Always `no-store`.' } },
+  headers: { Prefer: PreferWait },
+  success: {
+    status: 200, description: 'The run.', schema: WorkflowRun,
+    headers: { 'cache-control': 'Always `no-store`.', 'preference-applied': PREFERENCE_APPLIED },
+  },
   errors: [400, 401, 403, 404, 429, 503],
-  // Authorization, rate limit and the read in one round trip.
+  // Authorization, rate limit and the read in one round trip (once per request, however long it waits).
   call: getRunCall,
-  prepare: (_ctx, event) => runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId')),
-  async handler(ctx, _event, { caller, row, payload }) {
-    const body = await renderRun(ctx, row!.body, () => readRun(ctx, caller, payload!));
-    return json(body, 200, { 'cache-control': 'no-store' });
+  prepare(ctx, event) {
+    const ids = runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId'));
+    const seconds = preferredWait(event.req.headers.get('prefer'));
+    if (seconds) waits.set(event, { seconds, mark: hubOf(ctx).mark() });
+    return ids;
+  },
+  async handler(ctx, event, { caller, row, payload }) {
+    const wait = waits.get(event);
+    let found = row!.body;
+    if (wait && found) {
+      const { state } = await waitForRun(ctx, caller, payload!, { mark: wait.mark, first: found, seconds: wait.seconds, signal: event.req.signal });
+      found = state ?? found;
+    }
+    const body = await renderRun(ctx, found, () => readRun(ctx, caller, payload!));
+    return json(body, 200, { 'cache-control': 'no-store', ...(wait ? { 'preference-applied': `wait=${wait.seconds}` } : {}) });
   },
 });

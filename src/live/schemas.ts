@@ -1,0 +1,34 @@
+// Schemas of the wait and event-stream additions (request headers, the event-stream body), for
+// the OpenAPI document and MCP tool arguments.
+
+import * as v from 'valibot';
+import { MAX_WAIT_SECONDS } from './wait.ts';
+
+/** MCP tools wait at most this long, so one call stays inside a client's usual 60 s timeout. */
+export const MAX_TOOL_WAIT_SECONDS = 50;
+
+export const PreferWait = v.pipe(
+  v.string(),
+  v.description(
+    `\`wait=N\` (RFC 7240), 1 ≤ N ≤ ${MAX_WAIT_SECONDS}: wait up to N seconds for the job or run to settle before answering. ` +
+      'Other preferences are ignored, and so is a `wait` outside 1–60 (the request is answered as without it). ' +
+      'When honoured, the response carries `preference-applied: wait=N`.',
+  ),
+);
+
+export const LastEventId = v.pipe(
+  v.string(),
+  v.description('The `id` of the last event received, to resume a stream after a disconnect: events up to it are not sent again. Not a whole number: the stream starts over.'),
+);
+
+export const EventStreamText = v.pipe(v.string(), v.description('Server-sent events (`text/event-stream`).'));
+
+export const WaitSeconds = v.pipe(
+  v.number(),
+  v.integer(),
+  v.minValue(0),
+  v.maxValue(MAX_TOOL_WAIT_SECONDS),
+  v.description(`Wait up to this many seconds (0–${MAX_TOOL_WAIT_SECONDS}, default 0) for the job or run to complete or fail before answering; the answer is its state then.`),
+);
+
+export const PREFERENCE_APPLIED = 'When `Prefer: wait=N` was honoured: `wait=N`.';
