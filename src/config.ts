@@ -105,6 +105,8 @@ export function loadConfig() {
     /** Only for workers without a lease (registered before leases, or died before registering): silent this long = dead. */
     workerStaleSeconds: int('KILN_WORKER_STALE_SECONDS', 30, 3),
     runWindowSeconds: int('KILN_RUN_WINDOW_SECONDS', 300, 1),
+    /** How long the first accepted request of an Idempotency-Key is kept (and replayed), seconds. */
+    idempotencyTtlSeconds: int('KILN_IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 365 * 86_400),
     logLevel: str('KILN_LOG', 'info'),
     /** Public URL of the MCP endpoint and the required token audience; unset = `${publicUrl}/mcp` (see src/mcp/mount.ts). */
     mcpUrl: opt('MCP_URL'),

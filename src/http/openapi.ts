@@ -11,6 +11,7 @@ const STATUS_TEXT: Record<number, string> = {
   402: 'The key bills to a workspace that cannot be charged.',
   403: 'The key lacks the scope this endpoint needs.',
   404: 'Not found, or not owned by the caller.',
+  422: 'The `Idempotency-Key` was already used with a different request (`idempotency_conflict`).',
   429: 'Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`).',
   500: 'Unexpected error.',
   503: 'A dependency (such as the rate limiter) is briefly unavailable; retry with backoff.',
@@ -39,6 +40,10 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
     }
     for (const [name, s] of Object.entries(r.query ?? {})) {
       parameters.push({ name, in: 'query', required: false, schema: convert(s) });
+    }
+    for (const [name, s] of Object.entries(r.headers ?? {})) {
+      const schema = convert(s);
+      parameters.push({ name, in: 'header', required: false, ...(schema.description ? { description: schema.description } : {}), schema });
     }
     const responses: Record<string, any> = {
       [r.success.status]: {

@@ -20,6 +20,8 @@ interface RouteBase {
   tag: string;
   params?: Record<string, Schema>;
   query?: Record<string, Schema>;
+  /** Optional request headers the route reads (documented as header parameters). */
+  headers?: Record<string, Schema>;
   body?: Schema;
   success: { status: number; description: string; schema?: Schema; headers?: Record<string, string> };
   errors: number[];

@@ -3,16 +3,17 @@
 import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
-import { createGeneration, getGeneration } from '../../generations/service.ts';
+import { getGeneration, startGeneration } from '../../generations/service.ts';
+import { idempotencyOf } from '../../http/idempotency.ts';
 import { Uuid } from '../../http/schemas.ts';
 import type { ToolDef } from '../tools.ts';
-import { defineTool, READ_ONLY } from './common.ts';
+import { defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
-const ImageArgs = v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']);
-const CodeArgs = v.omit(GenerationRequest, ['type', 'aspectRatio']);
+const ImageArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']).entries, idempotencyKey: IdempotencyKeyArg });
+const CodeArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'aspectRatio']).entries, idempotencyKey: IdempotencyKeyArg });
 
 // Starting a job spends budget and reaches the model provider (possibly a third-party API); it
-// changes nothing that exists, and a repeat starts (and bills) a second job.
+// changes nothing that exists, and a repeat without an idempotencyKey starts (and bills) a second job.
 const SPENDS = { readOnlyHint: false, destructiveHint: false, openWorldHint: true, idempotentHint: false } as const;
 
 function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; title: string; description: string; input: v.GenericSchema }): ToolDef {
@@ -23,10 +24,16 @@ function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; ti
     // Starts are bounded by the budget and the plan's parallel slots, as on REST.
     bucket: null,
     async handler(caller, args: Record<string, unknown>) {
-      const accepted = await createGeneration(ctx, caller, { ...args, type });
+      // The fingerprint is the REST body's: the same request over REST and MCP replays.
+      const { idempotencyKey, ...rest } = args;
+      const request = { ...rest, type };
+      const started = await startGeneration(ctx, caller, request, idempotencyOf(typeof idempotencyKey === 'string' ? idempotencyKey : null, request));
+      const accepted = started.body;
       return {
         structuredContent: accepted,
-        text: `Started ${type} generation ${accepted.id} (pending). Poll get_generation with this id until it is completed or failed.`,
+        text: started.replayed
+          ? `Generation ${accepted.id} was already started with this idempotencyKey; nothing new was started. Poll get_generation with this id.`
+          : `Started ${type} generation ${accepted.id} (pending). Poll get_generation with this id until it is completed or failed.`,
       };
     },
   });

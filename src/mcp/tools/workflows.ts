@@ -3,10 +3,11 @@
 import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { Uuid } from '../../http/schemas.ts';
-import { getRun, listWorkflows, startRun } from '../../workflows/service.ts';
+import { idempotencyOf } from '../../http/idempotency.ts';
+import { getRun, listWorkflows, startRunOnce } from '../../workflows/service.ts';
 import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';
 import type { ToolDef } from '../tools.ts';
-import { defineTool, READ_ONLY } from './common.ts';
+import { defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
 const ListArgs = v.object({ limit: v.optional(ListLimit), offset: v.optional(ListOffset) });
 
@@ -29,7 +30,7 @@ export function listWorkflowsTool(ctx: Context): ToolDef {
   });
 }
 
-const RunArgs = v.object({ workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')) });
+const RunArgs = v.object({ workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')), idempotencyKey: IdempotencyKeyArg });
 
 export function runWorkflowTool(ctx: Context): ToolDef {
   return defineTool(ctx, {
@@ -45,10 +46,13 @@ export function runWorkflowTool(ctx: Context): ToolDef {
     annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true, idempotentHint: false },
     bucket: null,
     async handler(caller, args: v.InferOutput<typeof RunArgs>) {
-      const accepted = await startRun(ctx, caller, args.workflowId);
+      const started = await startRunOnce(ctx, caller, args.workflowId, idempotencyOf(args.idempotencyKey ?? null, null));
+      const accepted = started.body;
       return {
         structuredContent: accepted,
-        text: `Started run ${accepted.id} of workflow ${args.workflowId} (pending). Poll get_workflow_run with workflowId and runId.`,
+        text: started.replayed
+          ? `Run ${accepted.id} of workflow ${args.workflowId} was already started with this idempotencyKey; nothing new was started. Poll get_workflow_run with workflowId and runId.`
+          : `Started run ${accepted.id} of workflow ${args.workflowId} (pending). Poll get_workflow_run with workflowId and runId.`,
       };
     },
   });
