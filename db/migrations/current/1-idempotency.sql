@@ -24,8 +24,9 @@ create table if not exists kiln_private.idempotency_keys (
 -- of a deleted account expire like any other.
 comment on table kiln_private.idempotency_keys is
   'Idempotency-Key records: per account and operation, the fingerprint of the first accepted request and the response it got, until expires_at.';
--- Rows arrive in expires_at order: a BRIN index finds the expired ones for next to nothing.
-create index if not exists idempotency_keys_expires_idx on kiln_private.idempotency_keys using brin (expires_at);
+-- The purge reads the expired end of this index. (Not BRIN: purged pages are reused by new rows,
+-- so block ranges would soon span every expiry and the purge would read the whole table.)
+create index if not exists idempotency_keys_expires_idx on kiln_private.idempotency_keys (expires_at);
 
 create or replace function kiln_private.claim_idempotency_keys(
   p_account_ids uuid[], p_operations text[], p_keys text[], p_fingerprints bytea[],
@@ -67,31 +68,36 @@ begin
   -- 2. Everyone's outcome. A new statement: it sees what the transactions waited for committed.
   --    claimed: this request goes ahead; follower: same body as its leader of this set, which
   --    went ahead; replay: the stored answer, same body; conflict: another body; pending: no
-  --    stored answer to give (never committed so; answered as retryable).
+  --    stored answer to give (never committed so; answered as retryable). The stored row is a
+  --    correlated subquery, one primary-key probe per unclaimed request: a join could be planned
+  --    (and cached, generic) as a scan of the whole table.
   return query
     with req as (
       select s.i, p_account_ids[s.i] as a, p_operations[s.i] as op, p_keys[s.i] as k, p_fingerprints[s.i] as fp,
              min(s.i) over (partition by p_account_ids[s.i], p_operations[s.i], p_keys[s.i]) as lead
       from generate_subscripts(p_keys, 1) as s(i)
       where p_keys[s.i] is not null and p_account_ids[s.i] is not null
+    ), outcome as (
+      select r.*, r.lead = any (coalesce(v_claimed, '{}')) as claimed,
+             case when not (r.lead = any (coalesce(v_claimed, '{}'))) then (
+               select t from kiln_private.idempotency_keys t where t.account_id = r.a and t.operation = r.op and t.key = r.k) end as t
+      from req r
     )
     select s.i::int,
            case
-             when r.i is null then null
-             when r.lead = any (coalesce(v_claimed, '{}')) then
-               case when r.i = r.lead then 'claimed' when r.fp = p_fingerprints[r.lead] then 'follower' else 'conflict' end
-             when t.account_id is null then 'pending'
-             when t.fingerprint <> r.fp then 'conflict'
-             when t.response_body is null then 'pending'
+             when o.i is null then null
+             when o.claimed then
+               case when o.i = o.lead then 'claimed' when o.fp = p_fingerprints[o.lead] then 'follower' else 'conflict' end
+             when (o.t).account_id is null then 'pending'
+             when (o.t).fingerprint <> o.fp then 'conflict'
+             when (o.t).response_body is null then 'pending'
              else 'replay'
            end,
-           r.lead::int,
-           case when t.fingerprint = r.fp then t.response_status::int end,
-           case when t.fingerprint = r.fp then t.response_body end
+           o.lead::int,
+           case when (o.t).fingerprint = o.fp then (o.t).response_status::int end,
+           case when (o.t).fingerprint = o.fp then (o.t).response_body end
     from generate_subscripts(p_keys, 1) as s(i)
-    left join req r on r.i = s.i
-    left join kiln_private.idempotency_keys t
-      on r.lead <> all (coalesce(v_claimed, '{}')) and t.account_id = r.a and t.operation = r.op and t.key = r.k
+    left join outcome o on o.i = s.i
     order by s.i;
 end;
 $$;
@@ -215,12 +221,14 @@ begin
     perform kiln_private.enqueue_new_generations(v_created, p_max_attempts);
   end if;
 
-  -- 4. A refused claimant keeps nothing: its retry may succeed later.
+  -- 4. A refused claimant keeps nothing: its retry may succeed later (one primary-key delete each).
   if p_idem_keys is not null then
-    delete from kiln_private.idempotency_keys t
-      using generate_subscripts(p_account_ids, 1) as s(i)
-      where c_claim[s.i] = 'claimed' and c_charge[s.i] is null
-        and t.account_id = p_account_ids[s.i] and t.operation = 'POST /generations' and t.key = p_idem_keys[s.i];
+    for v_n in 1 .. cardinality(p_account_ids) loop
+      if c_claim[v_n] = 'claimed' and c_charge[v_n] is null then
+        delete from kiln_private.idempotency_keys
+          where account_id = p_account_ids[v_n] and operation = 'POST /generations' and key = p_idem_keys[v_n];
+      end if;
+    end loop;
   end if;
 
   return query
@@ -371,7 +379,8 @@ create or replace function kiln.purge_idempotency_keys(p_limit int)
 as $$
   with gone as (
     delete from kiln_private.idempotency_keys
-    where ctid = any (array(select ctid from kiln_private.idempotency_keys where expires_at <= now() limit p_limit))
+    where ctid = any (array(
+      select ctid from kiln_private.idempotency_keys where expires_at <= now() order by expires_at limit p_limit))
     returning 1
   )
   select count(*)::int from gone;
