@@ -13,6 +13,7 @@ import { ARRAY_OID, pgArray } from '../src/db/pool.ts';
 import { generationStats } from '../src/generations/service.ts';
 import { fingerprint } from '../src/http/idempotency.ts';
 import { api, createAccount, createKey, onCleanup, startServer } from './_setup.ts';
+import { startTestWorker } from './_generations.ts';
 import { connectV2, link, ok, startMcpServer, toolError, type McpServer } from './_mcp.ts';
 import { saveWorkflow } from './_workflows.ts';
 
@@ -340,4 +341,37 @@ test('two API processes racing one key make one job', async () => {
     assert.equal(res.filter((r) => r.headers.get('idempotent-replayed') === null).length, 1);
     assert.deepEqual(await made(a.id), { generations: 1, charges: 1, jobs: 1, runs: 0 });
   }
+});
+
+test('the workers\' sweep purges expired records', async () => {
+  const a = await account();
+  await srv.db.sql`insert into kiln_private.idempotency_keys (account_id, operation, key, fingerprint, response_status, response_body, expires_at)
+    values (${a.id}, 'POST /generations', 'old', sha256('x'::bytea), 202, '{}', now() - interval '1 second'),
+           (${a.id}, 'POST /generations', 'fresh', sha256('x'::bytea), 202, '{}', now() + interval '1 hour')`;
+  // Started last: it runs every queued job of this file's database.
+  await startTestWorker(srv, { workerHeartbeatSeconds: 1 });
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const rows = await srv.db.sql`select key from kiln_private.idempotency_keys where account_id = ${a.id} order by key`;
+    if (rows.length === 1) {
+      assert.deepEqual(rows.map((r) => r.key), ['fresh']);
+      break;
+    }
+    assert.ok(Date.now() < until, 'the expired record is still there');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+});
+
+test('the OpenAPI document has the header, the replay header, the 422 and the error type', async () => {
+  const doc = (await api(srv.base, null, '/openapi.json')).body;
+  for (const [p, conflict] of [['/generations', true], ['/workflows/{id}/runs', false]] as const) {
+    const op = doc.paths[p].post;
+    const param = op.parameters.find((x: any) => x.name === 'Idempotency-Key');
+    assert.equal(param?.in, 'header', p);
+    assert.equal(param.schema.pattern, '^[\\x20-\\x7E]{1,255}$', JSON.stringify(param.schema));
+    assert.match(param.description, /printable ASCII/);
+    assert.ok(op.responses['202'].headers['idempotent-replayed'], p);
+    assert.equal(Boolean(op.responses['422']), conflict, p);
+  }
+  assert.ok(doc.components.schemas.Error.properties.error.properties.type.enum.includes('idempotency_conflict'));
 });
