@@ -107,6 +107,8 @@ export function loadConfig() {
     runWindowSeconds: int('KILN_RUN_WINDOW_SECONDS', 300, 1),
     /** Event streams (GET …/events) one account may hold open on one API process. */
     maxStreams: int('KILN_MAX_STREAMS', 100, 1, 100_000),
+    /** How long the first accepted request of an Idempotency-Key is kept (and replayed), seconds. */
+    idempotencyTtlSeconds: int('KILN_IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 365 * 86_400),
     logLevel: str('KILN_LOG', 'info'),
     /** Public URL of the MCP endpoint and the required token audience; unset = `${publicUrl}/mcp` (see src/mcp/mount.ts). */
     mcpUrl: opt('MCP_URL'),

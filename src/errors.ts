@@ -11,6 +11,7 @@ export type ErrorType =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'idempotency_conflict'
   | 'server_error';
 
 const STATUS: Record<ErrorType, number> = {
@@ -21,6 +22,7 @@ const STATUS: Record<ErrorType, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  idempotency_conflict: 422,
   rate_limited: 429,
   insufficient_quota: 429,
   server_error: 500,
@@ -65,10 +67,14 @@ const SQLSTATE: Record<string, ErrorType> = {
   KF001: 'insufficient_scope',
   KC001: 'invalid_request',
   KT001: 'conflict',
+  KD001: 'idempotency_conflict',
 };
 
-/** Connection-level failures that mean "briefly unavailable" (503), not a bug (500); KS001 = stale catalog price, retryable. */
-const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01|KS001)/;
+/**
+ * Connection-level failures that mean "briefly unavailable" (503), not a bug (500); KS001 = stale
+ * catalog price, KD002 = an idempotency key without a stored answer: both retryable.
+ */
+const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01|KS001|KD002)/;
 /** postgres.js's own connection errors and the socket errors it passes on. */
 const CONNECTION = /^(CONNECTION_|CONNECT_TIMEOUT$|ECONNREFUSED$|ECONNRESET$|ECONNABORTED$|EPIPE$|ETIMEDOUT$|EHOSTUNREACH$|ENETUNREACH$|ENOTFOUND$|EAI_AGAIN$)/;
 

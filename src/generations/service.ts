@@ -23,6 +23,7 @@ import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sn
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../storage/store.ts';
 import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type BatchResult } from '../db/batch.ts';
+import type { Idempotency } from '../http/idempotency.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 
 export type { Caller, Origin };
@@ -48,6 +49,20 @@ export interface PreparedGeneration {
   modelVersion: string;
   request: StoredRequest;
   reserveMicros: number;
+  /** The request's Idempotency-Key and fingerprint, when it came with one. */
+  idempotency?: Idempotency | null;
+}
+
+/** The SPEC "Generation accepted" body. */
+export interface Accepted {
+  id: string;
+  status: 'pending';
+}
+
+/** A start's answer: the accepted body, and whether it is the stored answer of an earlier request with the same key. */
+export interface Started {
+  body: Accepted;
+  replayed: boolean;
 }
 
 // ---------------------------------------------------------------- catalog cache
@@ -199,22 +214,28 @@ const CREATE_TIMEOUT_MS = 15_000;
 /** Counters for the benchmark report (mean batch sizes). */
 export const generationStats = { createBatches: 0, creates: 0, readBatches: 0, reads: 0 };
 
-const creatorFor = perOwner<Context, CreateItem, string>(50, (ctx) => async (items) => {
+const creatorFor = perOwner<Context, CreateItem, Started>(50, (ctx) => async (items) => {
   const sql = ctx.sql;
   await arrayTypesReady(sql);
   generationStats.createBatches++;
   generationStats.creates += items.length;
+  const keyed = items.some((i) => i.p.idempotency);
   const rows = await withTimeout(
     createGenerations(sql, {
       accountIds: items.map((i) => i.caller.accountId), keyIds: items.map((i) => i.caller.keyId), workspaceIds: items.map((i) => i.caller.workspaceId),
       origins: items.map((i) => i.caller.origin), types: items.map((i) => i.p.type), modelIds: items.map((i) => i.p.modelId),
       modelVersions: items.map((i) => i.p.modelVersion), requests: items.map((i) => JSON.stringify(i.p.request)),
       reserves: items.map((i) => String(i.p.reserveMicros)), maxAttempts: items.map(() => ctx.config.generationMaxAttempts),
+      idemKeys: keyed ? items.map((i) => i.p.idempotency?.key ?? null) : null,
+      fingerprints: keyed ? items.map((i) => i.p.idempotency?.fingerprint ?? null) : null,
+      idemTtlSeconds: ctx.config.idempotencyTtlSeconds,
     }),
     CREATE_TIMEOUT_MS,
   );
-  return byOrd<CreateGenerationsRow, string>(items.length, rows, (r) =>
-    r.id ? { ok: r.id } : { error: Object.assign(new Error(String(r.error_message)), { code: r.error_code }) });
+  return byOrd<CreateGenerationsRow, Started>(items.length, rows, (r) =>
+    r.id
+      ? { ok: { body: { id: r.id, status: 'pending' }, replayed: r.replayed } }
+      : { error: Object.assign(new Error(String(r.error_message)), { code: r.error_code }) });
 });
 
 /**
@@ -225,17 +246,25 @@ const creatorFor = perOwner<Context, CreateItem, string>(50, (ctx) => async (ite
  * insufficient_quota (429), payment_required (402), or server_error (503 when the database is
  * briefly unavailable).
  */
-export async function createGeneration(ctx: Context, caller: Caller, input: unknown): Promise<{ id: string; status: 'pending' }> {
-  let prepared = await prepareGeneration(ctx, input);
+export async function createGeneration(ctx: Context, caller: Caller, input: unknown): Promise<Accepted> {
+  return (await startGeneration(ctx, caller, input, null)).body;
+}
+
+/**
+ * createGeneration with an Idempotency-Key (null: none): a repeat of an accepted request with
+ * the same key and body answers its id (`replayed`) and starts nothing; another body with that
+ * key throws idempotency_conflict (422). A refused request leaves its key free.
+ */
+export async function startGeneration(ctx: Context, caller: Caller, input: unknown, idempotency: Idempotency | null): Promise<Started> {
+  let prepared = { ...(await prepareGeneration(ctx, input)), idempotency };
   for (let attempt = 0; ; attempt++) {
     try {
-      const id = await creatorFor(ctx).add({ caller, p: prepared });
-      return { id, status: 'pending' };
+      return await creatorFor(ctx).add({ caller, p: prepared });
     } catch (e) {
       // The cached catalog price was stale: re-read the entry and price again, once.
       if (codeOf(e) === 'KS001' && attempt === 0) {
         await catalogEntry(ctx, prepared.modelId, true);
-        prepared = await prepareGeneration(ctx, input);
+        prepared = { ...(await prepareGeneration(ctx, input)), idempotency };
         continue;
       }
       throw creationError(ctx, e);
@@ -267,22 +296,28 @@ export interface StartColumns {
   id: string | null;
   error_code: string | null;
   error_message: string | null;
+  replayed: boolean | null;
 }
 
 /**
  * POST /generations in one round trip: authenticates each (hashed) key — write scope, its own
  * rpm — and reserves, inserts and enqueues its prepared generation, in one transaction batched
- * with concurrent calls.
+ * with concurrent calls. A keyed request's claim is one more insert in that transaction; a batch
+ * without keys passes none.
  */
 export const startGenerationCall: AuthorizedCall<PreparedGeneration, StartColumns> = authorizedCall(50, (ctx, items) => {
   const sql = ctx.sql;
   generationStats.createBatches++;
   generationStats.creates += items.length;
+  const keyed = items.some((i) => i.payload.idempotency);
   return startGenerations(sql, {
     keyHashes: items.map((i) => i.hash), origin: 'api', types: items.map((i) => i.payload.type),
     modelIds: items.map((i) => i.payload.modelId), modelVersions: items.map((i) => i.payload.modelVersion),
     requests: items.map((i) => JSON.stringify(i.payload.request)),
     reserves: items.map((i) => i.payload.reserveMicros), maxAttempts: ctx.config.generationMaxAttempts,
+    idemKeys: keyed ? items.map((i) => i.payload.idempotency?.key ?? null) : null,
+    fingerprints: keyed ? items.map((i) => i.payload.idempotency?.fingerprint ?? null) : null,
+    idemTtlSeconds: ctx.config.idempotencyTtlSeconds,
   });
 }, () => CREATE_TIMEOUT_MS);
 
@@ -290,11 +325,11 @@ export const startGenerationCall: AuthorizedCall<PreparedGeneration, StartColumn
  * The outcome of an authorized start_generations row: the accepted body, or the request's own
  * error. A stale cached catalog price (KS001) is priced again and created on the plain path.
  */
-export async function acceptStarted(ctx: Context, caller: Caller, row: StartColumns, prepared: PreparedGeneration, input: unknown): Promise<{ id: string; status: 'pending' }> {
-  if (row.id) return { id: row.id, status: 'pending' };
+export async function acceptStarted(ctx: Context, caller: Caller, row: StartColumns, prepared: PreparedGeneration, input: unknown): Promise<Started> {
+  if (row.id) return { body: { id: row.id, status: 'pending' }, replayed: row.replayed === true };
   if (row.error_code === 'KS001') {
     await catalogEntry(ctx, prepared.modelId, true);
-    return createGeneration(ctx, caller, input);
+    return startGeneration(ctx, caller, input, prepared.idempotency ?? null);
   }
   throw creationError(ctx, Object.assign(new Error(row.error_message ?? 'generation not created'), { code: row.error_code }));
 }

@@ -14,6 +14,7 @@ import type { Context } from '../context.ts';
 import { errorFields } from '../log.ts';
 import { attachWorkerPool } from '../db/sql/attach_worker_pool.ts';
 import { beatWorker } from '../db/sql/beat_worker.ts';
+import { purgeIdempotencyKeys } from '../db/sql/purge_idempotency_keys.ts';
 import { registerWorker } from '../db/sql/register_worker.ts';
 import { retireWorker } from '../db/sql/retire_worker.ts';
 import { sweepWorkers } from '../db/sql/sweep_workers.ts';
@@ -41,6 +42,8 @@ interface Term {
 }
 
 const RESTART_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
+/** Expired Idempotency-Key records deleted per full sweep, at most (a backlog drains over a few sweeps). */
+const IDEMPOTENCY_PURGE_LIMIT = 5000;
 
 export async function startWorker(ctx: Context, url: string): Promise<WorkerHandle> {
   const logger = new Logger((scope) => (level, message) => {
@@ -120,7 +123,8 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
   };
 
   // Every sweepMs: unlock dead workers' jobs; every heartbeat interval also beat (which checks
-  // that this session still holds the lease) and the full sweep (orphaned generations).
+  // that this session still holds the lease) and the full sweep (orphaned generations, expired
+  // Idempotency-Key records).
   let sweeping: Promise<void> | null = null;
   let lastBeat = 0;
   const tick = (full = false) => {
@@ -140,6 +144,8 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
           const [{ r }] = await sweepWorkers(t.conn, ctx.config.workerStaleSeconds);
           if (r?.unlocked?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: r.unlocked });
           if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
+          // Expired Idempotency-Key records (a BRIN range scan when there are none).
+          await purgeIdempotencyKeys(t.conn, IDEMPOTENCY_PURGE_LIMIT);
         } else {
           const [{ dead }] = await unlockDeadWorkers(t.conn, ctx.config.workerStaleSeconds);
           if (dead?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: dead });

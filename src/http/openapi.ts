@@ -12,6 +12,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The key lacks the scope this endpoint needs.',
   404: 'Not found, or not owned by the caller.',
   409: 'Conflict: the resource is not in a state that allows this (`conflict`), e.g. the job already ended.',
+  422: 'The `Idempotency-Key` was already used with a different request (`idempotency_conflict`).',
   429: 'Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`).',
   500: 'Unexpected error.',
   503: 'A dependency (such as the rate limiter) is briefly unavailable; retry with backoff.',
@@ -42,7 +43,8 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
       parameters.push({ name, in: 'query', required: false, schema: convert(s) });
     }
     for (const [name, s] of Object.entries(r.headers ?? {})) {
-      parameters.push({ name, in: 'header', required: false, schema: convert(s) });
+      const schema = convert(s);
+      parameters.push({ name, in: 'header', required: false, ...(schema.description ? { description: schema.description } : {}), schema });
     }
     const responses: Record<string, any> = {};
     for (const ok of [r.success, ...(r.also ?? [])]) {

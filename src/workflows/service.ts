@@ -5,6 +5,7 @@ import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access
 import { rowToModel, type CatalogModel } from '../billing/catalog.ts';
 import { cancelWorkflowRun } from '../db/sql/cancel_workflow_run.ts';
 import { cancelWorkflowRunsForKeys, type CancelWorkflowRunsForKeysRow } from '../db/sql/cancel_workflow_runs_for_keys.ts';
+import { claimIdempotencyKey } from '../db/sql/claim_idempotency_key.ts';
 import { expireWorkflowRun } from '../db/sql/expire_workflow_run.ts';
 import { getWorkflowRun, type WorkflowRunJson, type WorkflowRunResultJson } from '../db/sql/get_workflow_run.ts';
 import { getWorkflowRunsForKeys } from '../db/sql/get_workflow_runs_for_keys.ts';
@@ -13,12 +14,14 @@ import { listWorkflowRuns, type WorkflowRunSummaryRow } from '../db/sql/list_wor
 import { listWorkflows as listWorkflowsSql } from '../db/sql/list_workflows.ts';
 import { retryWorkflowRun } from '../db/sql/retry_workflow_run.ts';
 import { listWorkflowsForKeys } from '../db/sql/list_workflows_for_keys.ts';
+import { recordIdempotencyKey } from '../db/sql/record_idempotency_key.ts';
 import { snapshotWorkflow } from '../db/sql/snapshot_workflow.ts';
 import { startWorkflowRun } from '../db/sql/start_workflow_run.ts';
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errors, fromDatabaseError } from '../errors.ts';
 import { isUuid } from '../generations/service.ts';
+import type { Idempotency } from '../http/idempotency.ts';
 import { signedUrl } from '../storage/store.ts';
 import { classifyImage } from './images.ts';
 import { planRun } from './plan.ts';
@@ -70,16 +73,37 @@ export function checkGraph(config: Config, models: CatalogModel[], accountId: st
   });
 }
 
+export interface RunAccepted {
+  id: string;
+  status: 'pending';
+}
+
 /**
  * Starts a run of an owned workflow: in one transaction the graph is read (and locked against a
  * concurrent edit), validated, planned, snapshotted and its ready outputs queued. Returns the SPEC
  * "Run accepted" body. Throws ApiError: invalid_request (bad id or graph), not_found,
  * insufficient_quota, payment_required.
  */
-export async function startRun(ctx: Context, caller: RunCaller, workflowId: string): Promise<{ id: string; status: 'pending' }> {
+export async function startRun(ctx: Context, caller: RunCaller, workflowId: string): Promise<RunAccepted> {
+  return (await startRunOnce(ctx, caller, workflowId, null)).body;
+}
+
+/**
+ * startRun with an Idempotency-Key (null: none), claimed first in the run's transaction: a repeat
+ * with the same key (runs take no body: the workflow id is the operation) answers the stored run
+ * id (`replayed`) and starts nothing, even if the workflow changed since; a refused start (404,
+ * 400, 402, 429) rolls the claim back with everything else.
+ */
+export async function startRunOnce(ctx: Context, caller: RunCaller, workflowId: string, idempotency: Idempotency | null): Promise<{ body: RunAccepted; replayed: boolean }> {
   if (!isUuid(workflowId)) throw errors.invalid('id: must be a uuid');
+  workflowId = workflowId.toLowerCase();
+  const operation = `POST /workflows/${workflowId}/runs`;
   try {
-    const id = await ctx.sql.begin(async (tx) => {
+    return await ctx.sql.begin(async (tx) => {
+      if (idempotency) {
+        const [c] = await claimIdempotencyKey(tx, caller.accountId, operation, idempotency.key, idempotency.fingerprint, ctx.config.idempotencyTtlSeconds);
+        if (c!.replayed) return { body: c!.response_body as RunAccepted, replayed: true };
+      }
       const [w] = await snapshotWorkflow(tx, caller.accountId, workflowId);
       if (!w) throw errors.notFound('Workflow');
       const models = w.models.map((r) => rowToModel(r, ctx.config.defaultMarkup));
@@ -91,9 +115,10 @@ export async function startRun(ctx: Context, caller: RunCaller, workflowId: stri
         workflowId, snapshot: w.graph, outputs: units,
         windowSeconds: ctx.config.runWindowSeconds, maxAttempts: ctx.config.generationMaxAttempts,
       });
-      return r!.id;
+      const body: RunAccepted = { id: r!.id, status: 'pending' };
+      if (idempotency) await recordIdempotencyKey(tx, caller.accountId, operation, idempotency.key, 202, body);
+      return { body, replayed: false };
     });
-    return { id, status: 'pending' };
   } catch (e) {
     throw fromDatabaseError(e) ?? e;
   }

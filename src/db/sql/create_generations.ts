@@ -1,7 +1,8 @@
 // kiln.create_generations: create_generation for a batch of already-authorized callers (reserve,
-// insert, enqueue in one transaction); each row holds its id or its own error.
+// insert, enqueue in one transaction, claiming their Idempotency-Keys); each row holds its id or
+// its own error.
 
-import type { Queryable } from '../pool.ts';
+import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
 
 // Element types for sql.array: postgres.js cannot infer them from nulls.
 const TEXT = 25, INT8 = 20, INT4 = 23, UUID = 2950;
@@ -11,6 +12,8 @@ export interface CreateGenerationsRow {
   id: string | null;
   error_code: string | null;
   error_message: string | null;
+  /** The id is the stored answer of an earlier request with the same key and body. */
+  replayed: boolean;
 }
 
 export interface CreateGenerationsColumns {
@@ -25,6 +28,10 @@ export interface CreateGenerationsColumns {
   requests: string[];
   reserves: string[];
   maxAttempts: number[];
+  /** Each request's Idempotency-Key (null: none), or null when no request has one. */
+  idemKeys: Array<string | null> | null;
+  fingerprints: Array<Uint8Array | null> | null;
+  idemTtlSeconds: number;
 }
 
 export function createGenerations(sql: Queryable, c: CreateGenerationsColumns) {
@@ -32,5 +39,7 @@ export function createGenerations(sql: Queryable, c: CreateGenerationsColumns) {
     ${sql.array(c.accountIds, UUID)}, ${sql.array(c.keyIds, UUID)}, ${sql.array(c.workspaceIds, UUID)},
     ${sql.array(c.origins, TEXT)}, ${sql.array(c.types, TEXT)}, ${sql.array(c.modelIds, TEXT)},
     ${sql.array(c.modelVersions, INT8)}, ${sql.array(c.requests, TEXT)}::jsonb[],
-    ${sql.array(c.reserves, INT8)}, ${sql.array(c.maxAttempts, INT4)})`;
+    ${sql.array(c.reserves, INT8)}, ${sql.array(c.maxAttempts, INT4)},
+    ${c.idemKeys ? pgArray(sql, c.idemKeys, ARRAY_OID.text) : null}::text[],
+    ${c.fingerprints ? pgArray(sql, c.fingerprints, ARRAY_OID.bytea) : null}::bytea[], ${c.idemTtlSeconds}::int)`;
 }

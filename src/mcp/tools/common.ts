@@ -3,11 +3,12 @@
 // the one authorization path), valibot → JSON Schema, and the mapping of service errors (ApiError,
 // Kiln SQLSTATEs) to SPEC-typed tool errors.
 import { toJsonSchema } from '@valibot/to-json-schema';
-import type * as v from 'valibot';
+import * as v from 'valibot';
 import { authorizeMcp, type Bucket, type Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
 import { resolveIdentity as resolveIdentitySql } from '../../db/sql/resolve_identity.ts';
 import { ApiError, envelope, fromDatabaseError } from '../../errors.ts';
+import { IdempotencyKeySchema } from '../../http/idempotency.ts';
 import type { Identity } from '../auth.ts';
 import type { ToolContext, ToolDef, ToolError } from '../tools.ts';
 
@@ -65,6 +66,17 @@ export async function guard(fn: () => Promise<ToolResult>): Promise<ToolResult> 
     return fail(error.type, error.message);
   }
 }
+
+/** The optional `idempotencyKey` of the tools that start work: the REST Idempotency-Key, as an argument. */
+export const IdempotencyKeyArg = v.optional(v.pipe(
+  IdempotencyKeySchema,
+  v.description(
+    'Optional; strongly recommended. A unique string you choose for this one request (e.g. a UUID; 1–255 printable ASCII characters). ' +
+    'If the call fails or times out and you retry, reuse the SAME key with the same arguments: the retry answers the id of the job ' +
+    'already started instead of starting (and billing) a second one. Use a new key for a new request; reusing a key with different ' +
+    'arguments is an idempotency_conflict error. Keys are kept 24 hours per account; a refused call (invalid, quota, rate limit) keeps nothing.',
+  ),
+));
 
 export const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false, idempotentHint: true } as const;
 

@@ -3,7 +3,8 @@
 import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
-import { createGeneration, getGeneration, readGeneration, renderGeneration } from '../../generations/service.ts';
+import { getGeneration, readGeneration, renderGeneration, startGeneration } from '../../generations/service.ts';
+import { idempotencyOf } from '../../http/idempotency.ts';
 import { Uuid } from '../../http/schemas.ts';
 import { pendingRow, waitForGeneration } from '../../live/generations.ts';
 import { hubOf } from '../../live/hub.ts';
@@ -11,13 +12,13 @@ import { WaitSeconds } from '../../live/schemas.ts';
 import type { Caller } from '../../auth/access.ts';
 import { errors } from '../../errors.ts';
 import type { ToolDef } from '../tools.ts';
-import { defineTool, READ_ONLY } from './common.ts';
+import { defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
-const ImageArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']).entries, waitSeconds: v.optional(WaitSeconds) });
-const CodeArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'aspectRatio']).entries, waitSeconds: v.optional(WaitSeconds) });
+const ImageArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']).entries, waitSeconds: v.optional(WaitSeconds), idempotencyKey: IdempotencyKeyArg });
+const CodeArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'aspectRatio']).entries, waitSeconds: v.optional(WaitSeconds), idempotencyKey: IdempotencyKeyArg });
 
 // Starting a job spends budget and reaches the model provider (possibly a third-party API); it
-// changes nothing that exists, and a repeat starts (and bills) a second job.
+// changes nothing that exists, and a repeat without an idempotencyKey starts (and bills) a second job.
 const SPENDS = { readOnlyHint: false, destructiveHint: false, openWorldHint: true, idempotentHint: false } as const;
 
 function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; title: string; description: string; input: v.GenericSchema }): ToolDef {
@@ -29,9 +30,12 @@ function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; ti
     // Starts are bounded by the budget and the plan's parallel slots, as on REST.
     bucket: null,
     async handler(caller, args: Record<string, unknown>) {
-      const { waitSeconds, ...request } = args;
+      // The fingerprint is the REST body's: the same request over REST and MCP replays.
+      const { waitSeconds, idempotencyKey, ...rest } = args;
+      const request = { ...rest, type };
       const mark = hubOf(ctx).mark();
-      const accepted = await createGeneration(ctx, caller, { ...request, type });
+      const started = await startGeneration(ctx, caller, request, idempotencyOf(typeof idempotencyKey === 'string' ? idempotencyKey : null, request));
+      const accepted = started.body;
       if (typeof waitSeconds === 'number' && waitSeconds > 0) {
         const { state, done } = await waitForGeneration(ctx, caller, accepted.id, { mark, first: pendingRow(accepted.id, type), seconds: waitSeconds });
         if (done && state) {
@@ -41,7 +45,9 @@ function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; ti
       }
       return {
         structuredContent: accepted,
-        text: `Started ${type} generation ${accepted.id} (pending). Poll get_generation with this id (waitSeconds lets it wait) until it is completed or failed.`,
+        text: started.replayed
+          ? `Generation ${accepted.id} was already started with this idempotencyKey; nothing new was started. Poll get_generation with this id.`
+          : `Started ${type} generation ${accepted.id} (pending). Poll get_generation with this id (waitSeconds lets it wait) until it is completed or failed.`,
       };
     },
   });

@@ -7,11 +7,12 @@ import { Uuid } from '../../http/schemas.ts';
 import { hubOf } from '../../live/hub.ts';
 import { waitForRun } from '../../live/runs.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
-import { getRun, listWorkflows, readRun, renderRun, runIds, startRun } from '../../workflows/service.ts';
+import { idempotencyOf } from '../../http/idempotency.ts';
+import { getRun, listWorkflows, readRun, renderRun, runIds, startRunOnce } from '../../workflows/service.ts';
 import { errors } from '../../errors.ts';
 import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';
 import type { ToolDef } from '../tools.ts';
-import { defineTool, READ_ONLY } from './common.ts';
+import { defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
 const ListArgs = v.object({ limit: v.optional(ListLimit), offset: v.optional(ListOffset) });
 
@@ -34,7 +35,7 @@ export function listWorkflowsTool(ctx: Context): ToolDef {
   });
 }
 
-const RunArgs = v.object({ workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')) });
+const RunArgs = v.object({ workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')), idempotencyKey: IdempotencyKeyArg });
 
 export function runWorkflowTool(ctx: Context): ToolDef {
   return defineTool(ctx, {
@@ -50,10 +51,13 @@ export function runWorkflowTool(ctx: Context): ToolDef {
     annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true, idempotentHint: false },
     bucket: null,
     async handler(caller, args: v.InferOutput<typeof RunArgs>) {
-      const accepted = await startRun(ctx, caller, args.workflowId);
+      const started = await startRunOnce(ctx, caller, args.workflowId, idempotencyOf(args.idempotencyKey ?? null, null));
+      const accepted = started.body;
       return {
         structuredContent: accepted,
-        text: `Started run ${accepted.id} of workflow ${args.workflowId} (pending). Poll get_workflow_run with workflowId and runId.`,
+        text: started.replayed
+          ? `Run ${accepted.id} of workflow ${args.workflowId} was already started with this idempotencyKey; nothing new was started. Poll get_workflow_run with workflowId and runId.`
+          : `Started run ${accepted.id} of workflow ${args.workflowId} (pending). Poll get_workflow_run with workflowId and runId.`,
       };
     },
   });
