@@ -2267,6 +2267,7 @@ begin
   if v_dead is null then
     return json_build_object('skipped', true);
   end if;
+  v_dead := v_dead || kiln_private.unlock_silent_pools(p_stale_seconds);
 
   -- Generations no job will ever finish (e.g. a worker died during the final attempt, or the
   -- job was removed): fail them so no reservation dangles. A run output still waiting for its
@@ -2294,7 +2295,7 @@ begin
   return json_build_object('unlocked', v_dead, 'failed_generations', v_failed);
 end;
 $function$;
-comment on function kiln.sweep_workers(integer) is 'Crash recovery: unlock_dead_workers, then fails generations that no job can finish any more (no reservation dangles).';
+comment on function kiln.sweep_workers(integer) is 'Crash recovery at the heartbeat interval: unlock_dead_workers, unlock_silent_pools, then fails generations that no job can finish any more (no reservation dangles).';
 
 CREATE OR REPLACE FUNCTION kiln.unlink_identity(p_issuer text, p_subject text)
  RETURNS kiln_private.identities
@@ -2321,37 +2322,26 @@ CREATE OR REPLACE FUNCTION kiln.unlock_dead_workers(p_stale_seconds integer)
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
-  v_stale interval := make_interval(secs => p_stale_seconds);
   v_dead text[];
 begin
   -- One sweeper at a time; the others skip this round.
   if not pg_try_advisory_xact_lock(hashtextextended('kiln.sweep_workers', 0)) then
     return null;
   end if;
-  -- Pools holding job locks whose worker is gone: a registered worker whose lease lock is free
-  -- at once; a pool never registered (its process died before it could) after the stale window.
-  select coalesce(array_agg(distinct l.locked_by), array[]::text[]) into v_dead
-    from (
-      select j.locked_by, j.locked_at from graphile_worker._private_jobs j where j.locked_by is not null
-      union all
-      select q.locked_by, q.locked_at from graphile_worker._private_job_queues q where q.locked_by is not null
-    ) l
-    where not kiln_private.worker_alive(l.locked_by, p_stale_seconds)
-      and (l.locked_at < now() - v_stale
-           or exists (select 1 from kiln_private.worker_heartbeats h where h.pool_id = l.locked_by and h.lease_key is not null));
+  select coalesce(array_agg(h.pool_id) filter (where h.pool_id is not null), array[]::text[]) into v_dead
+    from kiln_private.worker_heartbeats h
+    where h.lease_key is not null and not kiln_private.lease_key_held(h.lease_key);
   if cardinality(v_dead) > 0 then
     perform graphile_worker.force_unlock_workers(v_dead);
     -- Wake idle workers now rather than at their next poll.
     perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', cardinality(v_dead))::text);
   end if;
-  -- Dead workers' rows: lease free, or (no lease) silent for the stale window.
   delete from kiln_private.worker_heartbeats h
-    where (h.lease_key is not null and not kiln_private.lease_key_held(h.lease_key))
-       or (h.lease_key is null and h.last_seen < now() - v_stale);
+    where h.lease_key is not null and not kiln_private.lease_key_held(h.lease_key);
   return v_dead;
 end;
 $function$;
-comment on function kiln.unlock_dead_workers(integer) is 'Crash recovery, run by every worker about once a second: unlocks (force_unlock_workers) the jobs of workers whose lease lock is free — their process or connection died — so they run again elsewhere within seconds. Returns the pools unlocked (null when another sweep was running).';
+comment on function kiln.unlock_dead_workers(integer) is 'Crash recovery, run by every worker about once a second: unlocks (force_unlock_workers) the jobs of registered workers whose lease lock is free — their process or connection died — so they run again elsewhere within seconds, and forgets them. Reads only the workers'' rows. Returns the pools unlocked (null when another sweep was running).';
 
 CREATE OR REPLACE FUNCTION kiln.update_account(p_account_id uuid, p_tier text, p_budget_micros bigint, p_set_budget boolean)
  RETURNS kiln_private.accounts
@@ -2738,17 +2728,11 @@ CREATE OR REPLACE FUNCTION kiln_private.authorize_controls(p_key_hashes bytea[],
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after
-  from kiln.authorize_requests(
-         p_key_hashes,
-         array_fill('write'::text, array[cardinality(p_key_hashes)]),
-         array_fill('read'::text, array[cardinality(p_key_hashes)]),
-         array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
-         array_fill(false, array[cardinality(p_key_hashes)])) r;
+  select * from kiln_private.authorize_keys(p_key_hashes, 'write', p_read_rpm);
 $function$;
 comment on function kiln_private.authorize_controls(bytea[],integer) is 'kiln.authorize_requests for a batch of job controls (cancel): write scope, the per-key read bucket at p_read_rpm (a cancel costs what a poll costs) and each key''s own rpm.';
 
-CREATE OR REPLACE FUNCTION kiln_private.authorize_reads(p_key_hashes bytea[], p_read_rpm integer)
+CREATE OR REPLACE FUNCTION kiln_private.authorize_keys(p_key_hashes bytea[], p_scope text, p_read_rpm integer)
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer)
  LANGUAGE sql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -2757,10 +2741,20 @@ AS $function$
   select r.ord, r.status, r.key_id, r.account_id, r.workspace_id, r.tier, r.scopes, r.retry_after
   from kiln.authorize_requests(
          p_key_hashes,
-         array_fill('read'::text, array[cardinality(p_key_hashes)]),
+         array_fill(p_scope, array[cardinality(p_key_hashes)]),
          array_fill('read'::text, array[cardinality(p_key_hashes)]),
          array_fill(p_read_rpm, array[cardinality(p_key_hashes)]),
          array_fill(false, array[cardinality(p_key_hashes)])) r;
+$function$;
+comment on function kiln_private.authorize_keys(bytea[],text,integer) is 'kiln.authorize_requests for a batch of keys that all need p_scope and draw on the per-key read bucket at p_read_rpm (and each key''s own rpm).';
+
+CREATE OR REPLACE FUNCTION kiln_private.authorize_reads(p_key_hashes bytea[], p_read_rpm integer)
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer)
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select * from kiln_private.authorize_keys(p_key_hashes, 'read', p_read_rpm);
 $function$;
 comment on function kiln_private.authorize_reads(bytea[],integer) is 'kiln.authorize_requests for a batch of reads: read scope, the per-key read bucket at p_read_rpm and each key''s own rpm.';
 
@@ -3404,6 +3398,36 @@ begin
 end;
 $function$;
 comment on function kiln_private.tg_workflow_runs__notify() is 'Trigger on workflow_runs and workflow_run_outputs: NOTIFY kiln_status with {k: run, id: run id, a: account} when a run''s status or counters change or an output settles.';
+
+CREATE OR REPLACE FUNCTION kiln_private.unlock_silent_pools(p_stale_seconds integer)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_stale interval := make_interval(secs => p_stale_seconds);
+  v_dead text[];
+begin
+  -- Pools holding job locks older than the stale window whose worker is not alive: one that never
+  -- registered, or one from before leases that stopped heartbeating.
+  select coalesce(array_agg(distinct l.locked_by), array[]::text[]) into v_dead
+    from (
+      select j.locked_by from graphile_worker._private_jobs j
+        where j.locked_by is not null and j.locked_at < now() - v_stale
+      union
+      select q.locked_by from graphile_worker._private_job_queues q
+        where q.locked_by is not null and q.locked_at < now() - v_stale
+    ) l
+    where not kiln_private.worker_alive(l.locked_by, p_stale_seconds);
+  if cardinality(v_dead) > 0 then
+    perform graphile_worker.force_unlock_workers(v_dead);
+    perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', cardinality(v_dead))::text);
+  end if;
+  delete from kiln_private.worker_heartbeats h where h.lease_key is null and h.last_seen < now() - v_stale;
+  return v_dead;
+end;
+$function$;
+comment on function kiln_private.unlock_silent_pools(integer) is 'The full sweep''s part of crash recovery: unlocks the jobs of pools that hold locks older than the stale window and are not alive (never registered, or pre-lease workers without a recent heartbeat).';
 
 CREATE OR REPLACE FUNCTION kiln_private.usage_rows(p_account_id uuid, p_workspace_id uuid)
  RETURNS TABLE(usage json)
