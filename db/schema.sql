@@ -228,13 +228,16 @@ create table kiln_private.models (
   sort_order integer default 100 not null,
   created_at timestamp with time zone default now() not null,
   updated_at timestamp with time zone default now() not null,
+  fallbacks text[] default '{}'::text[] not null,
   constraint models_pkey PRIMARY KEY (id),
   constraint models_category_check CHECK ((category = ANY (ARRAY['image'::text, 'text'::text, 'svg'::text]))),
+  constraint models_fallbacks_check CHECK (((cardinality(fallbacks) <= 5) AND (NOT (id = ANY (fallbacks))))),
   constraint models_id_check CHECK ((id ~ '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$'::text)),
   constraint models_markup_check CHECK ((markup >= (1)::numeric)),
   constraint models_max_output_tokens_check CHECK ((max_output_tokens > 0)),
-  constraint models_provider_check CHECK ((provider = ANY (ARRAY['local'::text, 'openai'::text])))
+  constraint models_provider_check CHECK ((provider = ANY (ARRAY['local'::text, 'openai'::text, 'fal'::text, 'replicate'::text, 'anthropic'::text, 'gemini'::text])))
 );
+comment on column kiln_private.models.fallbacks is 'Catalog ids tried in order when this entry''s upstream fails after its retries (429, 5xx, timeout, network); same category. Content errors do not fall back.';
 
 create table kiln_private.objects (
   path text not null,
@@ -541,7 +544,8 @@ create view kiln.models as
     markup,
     enabled,
     sort_order,
-    updated_at
+    updated_at,
+    fallbacks
    FROM kiln_private.models;
 comment on view kiln.models is 'The model catalog (upstream cost; billed price = cost × markup).';
 
@@ -2403,7 +2407,7 @@ declare
 begin
   insert into kiln_private.models as m
     (id, name, description, category, provider, upstream, supports_image_input, input_modalities,
-     output_modalities, cost, max_output_tokens, markup, enabled, sort_order)
+     output_modalities, cost, max_output_tokens, markup, enabled, sort_order, fallbacks)
   values (
     p_model->>'id', p_model->>'name', p_model->>'description', p_model->>'category', p_model->>'provider',
     p_model->'upstream',
@@ -2414,14 +2418,16 @@ begin
     (p_model->>'maxOutputTokens')::int,
     (p_model->>'markup')::numeric,
     coalesce((p_model->>'enabled')::boolean, true),
-    coalesce((p_model->>'sort_order')::int, 100))
+    coalesce((p_model->>'sort_order')::int, 100),
+    coalesce(array(select jsonb_array_elements_text(p_model->'fallbacks')), '{}'))
   on conflict (id) do update set
     name = excluded.name, description = excluded.description, category = excluded.category,
     provider = excluded.provider, upstream = excluded.upstream,
     supports_image_input = excluded.supports_image_input, input_modalities = excluded.input_modalities,
     output_modalities = excluded.output_modalities, cost = excluded.cost,
     max_output_tokens = excluded.max_output_tokens, markup = excluded.markup,
-    enabled = excluded.enabled, sort_order = excluded.sort_order, updated_at = now()
+    enabled = excluded.enabled, sort_order = excluded.sort_order, fallbacks = excluded.fallbacks,
+    updated_at = now()
   returning * into v_model;
   return v_model;
 exception

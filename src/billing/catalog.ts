@@ -10,22 +10,47 @@ export interface TokenCost {
 export interface ImageCost {
   micros_per_image: number;
 }
+/** Image models billed by upstream run time (Replicate): reserved at upstream.maxSeconds. */
+export interface TimeCost {
+  micros_per_second: number;
+}
+
+/** Where and how an entry's adapter calls its upstream (see README "Model catalog"). */
+export interface CatalogUpstream {
+  baseUrl?: string;
+  /** The upstream's model name (openai, anthropic, gemini, replicate `owner/name`). */
+  model?: string;
+  /** fal: the app id, e.g. `fal-ai/flux/schnell`. */
+  app?: string;
+  /** replicate: a version id, when the model is not called by name. */
+  version?: string;
+  apiKeyEnv?: string;
+  /** Extra provider-specific input fields merged into the request. */
+  params?: Record<string, unknown>;
+  /** Longest upstream run time billed (and waited for) — replicate time-billed models. */
+  maxSeconds?: number;
+  pollIntervalMs?: number;
+  delayMs?: number;
+  [setting: string]: unknown;
+}
 
 export interface CatalogModel {
   id: string;
   name: string;
   category: ModelCategory;
-  /** adapter name: 'local' | 'openai' */
+  /** adapter name: 'local' | 'openai' | 'fal' | 'replicate' | 'anthropic' | 'gemini' */
   provider: string;
-  upstream: { baseUrl?: string; model?: string; apiKeyEnv?: string } | null;
+  upstream: CatalogUpstream | null;
   supports_image_input: boolean;
   input_modalities: string[];
   output_modalities: string[];
-  cost: Partial<TokenCost & ImageCost> | null;
+  cost: Partial<TokenCost & ImageCost & TimeCost> | null;
   maxOutputTokens: number | null;
   markup: number;
   enabled: boolean;
   description?: string | null;
+  /** Catalog ids tried in order when this entry's upstream is down (same category). */
+  fallbacks?: string[];
 }
 
 import * as v from 'valibot';
@@ -50,6 +75,7 @@ export function rowToModel(row: ModelRow, defaultMarkup: number): CatalogModel {
     maxOutputTokens: row.max_output_tokens ?? null,
     markup: row.markup == null ? defaultMarkup : Number(row.markup),
     enabled: row.enabled,
+    fallbacks: row.fallbacks ?? [],
   };
 }
 
@@ -69,7 +95,7 @@ export function pricingOf(model: CatalogModel): Record<string, number> | null {
   const c = model.cost;
   if (!c) return null;
   const out: Record<string, number> = {};
-  for (const k of ['micros_per_image', 'input_micros_per_token', 'output_micros_per_token'] as const) {
+  for (const k of ['micros_per_image', 'micros_per_second', 'input_micros_per_token', 'output_micros_per_token'] as const) {
     const m = marked(c[k], model.markup);
     if (m !== undefined) out[k] = m;
   }
@@ -107,7 +133,7 @@ export const Model = v.object({
   output_modalities: v.array(v.string()),
   pricing: v.pipe(
     v.nullable(v.record(v.string(), v.number())),
-    v.description('Marked-up price billed to the caller, in microdollars (per image, or per input/output token); null when unknown.'),
+    v.description('Marked-up price billed to the caller, in microdollars (per image, per second of upstream run time, or per input/output token); null when unknown.'),
   ),
 });
 export const ModelList = v.object({ data: v.array(Model) });

@@ -9,14 +9,22 @@ export const ModelEntry = v.pipe(v.strictObject({
   name: v.pipe(v.string(), v.minLength(1), v.maxLength(200)),
   description: v.optional(v.nullable(v.string())),
   category: v.picklist(['image', 'text', 'svg']),
-  provider: v.picklist(['local', 'openai']),
+  provider: v.picklist(['local', 'openai', 'fal', 'replicate', 'anthropic', 'gemini']),
   upstream: v.optional(
     v.nullable(
       v.strictObject({
         baseUrl: v.optional(v.pipe(v.string(), v.url(), v.regex(/^https?:\/\//, 'must be http(s)'))),
         model: v.optional(v.string()),
+        app: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$/, 'must be an app id like fal-ai/flux/schnell'))),
+        version: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{1,128}$/, 'must be a version id'))),
         apiKeyEnv: v.optional(v.pipe(v.string(), v.regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))),
+        params: v.optional(v.record(v.string(), v.unknown())),
+        maxSeconds: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(3600))),
+        pollIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(60000))),
         delayMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600000))),
+        acceptImageUrls: v.optional(v.boolean()),
+        imageSizes: v.optional(v.record(v.string(), v.string())),
+        imageParams: v.optional(v.record(v.string(), v.unknown())),
       }),
     ),
   ),
@@ -27,6 +35,7 @@ export const ModelEntry = v.pipe(v.strictObject({
     v.nullable(
       v.union([
         v.strictObject({ micros_per_image: nonNeg }),
+        v.strictObject({ micros_per_second: nonNeg }),
         v.strictObject({ input_micros_per_token: nonNeg, output_micros_per_token: nonNeg }),
       ]),
     ),
@@ -35,10 +44,18 @@ export const ModelEntry = v.pipe(v.strictObject({
   markup: v.optional(v.nullable(v.pipe(v.number(), v.minValue(1), v.maxValue(100)))),
   enabled: v.optional(v.boolean(), true),
   sort_order: v.optional(v.pipe(v.number(), v.integer())),
+  fallbacks: v.optional(v.pipe(
+    v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/, 'must be a catalog id'))),
+    v.maxLength(5, 'at most 5 fallbacks'),
+  )),
 }),
   v.check(
-    (m) => !m.cost || (m.category === 'image') === ('micros_per_image' in m.cost),
-    'cost: image models are priced with micros_per_image, text and svg models per token',
+    (m) => !m.cost || (m.category === 'image') === ('micros_per_image' in m.cost || 'micros_per_second' in m.cost),
+    'cost: image models are priced with micros_per_image (or micros_per_second), text and svg models per token',
   ),
+  v.check((m) => !m.cost || !('micros_per_second' in m.cost) || m.provider === 'replicate', 'cost: micros_per_second is for replicate models (billed by run time)'),
   v.check((m) => m.provider !== 'openai' || !!m.upstream?.baseUrl, 'upstream.baseUrl is required for openai models'),
+  v.check((m) => m.provider !== 'fal' || !!m.upstream?.app, 'upstream.app is required for fal models'),
+  v.check((m) => m.provider !== 'replicate' || !!(m.upstream?.model || m.upstream?.version), 'upstream.model or upstream.version is required for replicate models'),
+  v.check((m) => !(m.fallbacks ?? []).includes(m.id), 'fallbacks: an entry cannot fall back to itself'),
 );

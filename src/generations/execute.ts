@@ -7,6 +7,8 @@ import { InputError, resolveImageInputs } from '../providers/inputs.ts';
 import {
   acceptsImageUrls,
   actualMicros,
+  billedByTime,
+  maxSecondsFor,
   generateCode,
   getProvider,
   outputKind,
@@ -26,11 +28,11 @@ const providers = new Map<string, Provider>();
 
 /** The adapter for a catalog entry, with the operator's timeout and retry settings. */
 export function providerFor(ctx: Context, name: string): Provider {
-  if (name !== 'openai') return getProvider(name);
+  if (name === 'local') return getProvider(name);
   const key = `${name}:${ctx.config.providerTimeoutMs}:${ctx.config.providerAttempts}`;
   let p = providers.get(key);
   if (!p) {
-    p = getProvider(name, { openai: { timeoutMs: ctx.config.providerTimeoutMs, maxAttempts: ctx.config.providerAttempts } });
+    p = getProvider(name, { timeoutMs: ctx.config.providerTimeoutMs, maxAttempts: ctx.config.providerAttempts });
     providers.set(key, p);
   }
   return p;
@@ -58,7 +60,7 @@ export async function executeRequest(ctx: Context, req: StoredRequest, opts: { s
       type: 'image',
       image,
       format,
-      costMicros: actualMicros(model, { images: 1 }, opts.reservedMicros),
+      costMicros: actualMicros(model, billedByTime(model) ? { seconds: image.billedSeconds ?? maxSecondsFor(model) } : { images: 1 }, opts.reservedMicros),
       providerRequestId: image.providerRequestId ?? null,
     };
   }

@@ -26,7 +26,20 @@ export type CostRequest =
       maxTokens?: number;
     };
 
-export type ChargeUsage = TokenUsage | { images: number };
+export type ChargeUsage = TokenUsage | { images: number } | { seconds: number };
+
+/** Default ceiling on billed run time for a time-priced model without upstream.maxSeconds. */
+export const DEFAULT_MAX_SECONDS = 300;
+
+export function maxSecondsFor(model: CatalogModel): number {
+  const s = model.upstream?.maxSeconds;
+  return typeof s === 'number' && Number.isFinite(s) && s > 0 ? s : DEFAULT_MAX_SECONDS;
+}
+
+/** Whether an image model is billed per second of upstream run time (else per image). */
+export function billedByTime(model: CatalogModel): boolean {
+  return model.category === 'image' && model.cost?.micros_per_second !== undefined && model.cost?.micros_per_image === undefined;
+}
 
 export function maxTokensFor(model: CatalogModel): number {
   return model.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
@@ -58,6 +71,13 @@ function tokenAmount(model: CatalogModel, inputTokens: number, outputTokens: num
   return BigInt(Math.ceil(inputTokens)) * inPrice + BigInt(Math.ceil(outputTokens)) * outPrice;
 }
 
+/** price per second × seconds, both exact decimals (seconds rounded up to the millisecond). */
+function secondsAmount(model: CatalogModel, seconds: number): bigint {
+  const ms = BigInt(Math.ceil(Math.max(0, seconds) * 1000));
+  const price = scaled(model.cost?.micros_per_second ?? 0, 'price per second');
+  return (ms * price + 999n) / 1000n;
+}
+
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
 
 /**
@@ -77,7 +97,10 @@ export function inputTokenBound(model: CatalogModel, req: Extract<CostRequest, {
 
 /** Worst-case billed cost, reserved before the job runs. GLSL reserves its repair retry too. */
 export function reserveMicros(model: CatalogModel, req: CostRequest): number {
-  if (req.type === 'image') return ceilMicros(scaled(model.cost?.micros_per_image ?? 0, 'image price'), model.markup);
+  if (req.type === 'image') {
+    if (billedByTime(model)) return ceilMicros(secondsAmount(model, maxSecondsFor(model)), model.markup);
+    return ceilMicros(scaled(model.cost?.micros_per_image ?? 0, 'image price'), model.markup);
+  }
   const maxTokens = req.maxTokens ?? maxTokensFor(model);
   const first = inputTokenBound(model, req);
   const kind = outputKind({ model, targetLanguage: req.targetLanguage, screenHtml: req.screenHtml ?? false });
@@ -92,6 +115,8 @@ export function actualMicros(model: CatalogModel, usage: ChargeUsage, capMicros?
   const micros =
     'images' in usage
       ? ceilMicros(BigInt(usage.images) * scaled(model.cost?.micros_per_image ?? 0, 'image price'), model.markup)
-      : ceilMicros(tokenAmount(model, Math.max(0, usage.inputTokens), Math.max(0, usage.outputTokens)), model.markup);
+      : 'seconds' in usage
+        ? ceilMicros(secondsAmount(model, usage.seconds), model.markup)
+        : ceilMicros(tokenAmount(model, Math.max(0, usage.inputTokens), Math.max(0, usage.outputTokens)), model.markup);
   return capMicros === undefined ? micros : Math.min(micros, capMicros);
 }

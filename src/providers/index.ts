@@ -8,11 +8,24 @@ import { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
 import { outputKind, ProviderError, upstreamSetting, type Provider, type TextOutput, type TextRequest } from './types.ts';
 
 export * from './types.ts';
-export { actualMicros, inputTokenBound, maxTokensFor, reserveMicros, IMAGE_INPUT_TOKENS } from './costs.ts';
+export { actualMicros, billedByTime, inputTokenBound, maxSecondsFor, maxTokensFor, reserveMicros, IMAGE_INPUT_TOKENS } from './costs.ts';
 export type { ChargeUsage, CostRequest } from './costs.ts';
 export { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
 export { localProvider } from './local.ts';
 export { stripCodeFences } from './fences.ts';
+
+/** Settings every network adapter takes: per-attempt timeout, retries, where keys are looked up. */
+export type AdapterOptions = OpenAIOptions;
+
+/**
+ * The network adapters by catalog `provider` name. Each factory returns an adapter with the given
+ * timeouts and retries; `local` needs none.
+ */
+const adapters: Record<string, (options?: AdapterOptions) => Provider> = {
+  openai: createOpenAIProvider,
+};
+
+export const PROVIDER_NAMES = ['local', ...Object.keys(adapters)] as const;
 
 const cache = new Map<string, Provider>();
 
@@ -20,15 +33,14 @@ const cache = new Map<string, Provider>();
  * The adapter for a catalog entry's `provider`. Pass options to get a fresh instance with
  * non-default timeouts/retries (the cached default uses 120 s per attempt, 3 attempts).
  */
-export function getProvider(name: string, options?: { openai?: OpenAIOptions }): Provider {
+export function getProvider(name: string, options?: AdapterOptions): Provider {
   if (name === 'local') return localProvider;
-  if (name === 'openai') {
-    if (options?.openai) return createOpenAIProvider(options.openai);
-    let p = cache.get(name);
-    if (!p) cache.set(name, (p = createOpenAIProvider()));
-    return p;
-  }
-  throw new ProviderError('model is not available', { code: 'config', retryable: false });
+  const make = Object.prototype.hasOwnProperty.call(adapters, name) ? adapters[name] : undefined;
+  if (!make) throw new ProviderError('model is not available', { code: 'config', retryable: false });
+  if (options) return make(options);
+  let p = cache.get(name);
+  if (!p) cache.set(name, (p = make()));
+  return p;
 }
 
 /**

@@ -36,6 +36,8 @@ export interface ImageOutput {
   width: number;
   height: number;
   providerRequestId?: string | null;
+  /** Upstream run time, for models billed per second (cost.micros_per_second). */
+  billedSeconds?: number;
 }
 
 export interface TextRequest {
@@ -51,6 +53,7 @@ export interface TextRequest {
 
 export interface TokenUsage {
   inputTokens: number;
+  /** Everything billed at the output price, reasoning tokens included. */
   outputTokens: number;
 }
 

@@ -2,6 +2,7 @@
 // its version (updated_at in microseconds, what a price is checked against); one entry when `id`
 // is given.
 
+import type { CatalogUpstream } from '../../billing/catalog.ts';
 import type { Queryable } from '../pool.ts';
 
 /** A kiln.models row (also the shape of the models kiln.snapshot_workflow returns as json). */
@@ -11,16 +12,17 @@ export interface ModelRow {
   description: string | null;
   category: 'image' | 'text' | 'svg';
   provider: string;
-  upstream: { baseUrl?: string; model?: string; apiKeyEnv?: string } | null;
+  upstream: CatalogUpstream | null;
   supports_image_input: boolean;
   input_modalities: string[];
   output_modalities: string[];
-  cost: { micros_per_image?: number; input_micros_per_token?: number; output_micros_per_token?: number } | null;
+  cost: { micros_per_image?: number; micros_per_second?: number; input_micros_per_token?: number; output_micros_per_token?: number } | null;
   max_output_tokens: number | null;
   markup: number | string | null;
   enabled: boolean;
   sort_order: number;
   updated_at: Date | string;
+  fallbacks: string[];
 }
 
 export function enabledModels(sql: Queryable, id: string | null) {
