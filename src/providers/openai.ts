@@ -1,16 +1,13 @@
 // The `openai` adapter for any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM, …):
 // Chat Completions for text, the Images API for pictures.
 
-import sharp, { type Metadata } from 'sharp';
 import { providerKey } from '../config.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
-import { fetchPublicUrl, InputError } from './inputs.ts';
-import { aspectValue } from './aspect.ts';
 import { IMAGE_INPUT_TOKENS } from './costs.ts';
 import { stripCodeFences } from './fences.ts';
-import { postJson, readCapped, type RetryOptions } from './http.ts';
+import { postJson, type RetryOptions } from './http.ts';
+import { decodeBase64Image, downloadImage, toImageOutput } from './images.ts';
 import { imagePrompt, systemPrompt, userPrompt } from './prompts.ts';
-import { abortedError } from './sleep.ts';
 import {
   outputKind,
   ProviderError,
@@ -39,8 +36,6 @@ const DEFAULT_SIZES: Record<AspectRatio, string> = {
   '16:9': '1536x1024', '4:3': '1536x1024', '3:2': '1536x1024',
   '9:16': '1024x1536', '3:4': '1024x1536', '2:3': '1024x1536',
 };
-
-const MEDIA_TYPES: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp', avif: 'image/avif' };
 
 const bad = (message: string) => new ProviderError(message, { code: 'bad_response', retryable: false });
 
@@ -94,62 +89,9 @@ function messageText(json: unknown): { text: string; finish: unknown } {
   return { text, finish: choice.finish_reason };
 }
 
-async function toImageOutput(data: Buffer, ratio: AspectRatio): Promise<Omit<ImageOutput, 'providerRequestId'>> {
-  let meta: Metadata;
-  try {
-    meta = await sharp(data, { limitInputPixels: 100_000_000 }).metadata();
-  } catch {
-    throw bad('upstream provider returned an unreadable image');
-  }
-  const { width, height } = meta;
-  if (!width || !height || !meta.format || meta.format === 'svg') throw bad('upstream provider returned an unreadable image');
-  const format = meta.format === 'heif' && meta.compression === 'av1' ? 'avif' : meta.format;
-  const keep = format in MEDIA_TYPES ? (format as 'png' | 'jpeg' | 'webp' | 'avif') : 'png';
-  const r = aspectValue(ratio);
-  const off = Math.abs(width / height - r) / r > 0.01;
-  if (!off && keep === format) return { data, mediaType: MEDIA_TYPES[keep]!, width, height };
-  // Upstreams offer few sizes; crop to the ratio the caller asked for (and re-encode oddities as PNG).
-  const target = !off ? { width, height } : width / height > r
-    ? { width: Math.round(height * r), height }
-    : { width, height: Math.round(width / r) };
-  const out = await sharp(data, { limitInputPixels: 100_000_000 })
-    .resize({ ...target, fit: 'cover', position: 'centre' })
-    .toFormat(keep)
-    .toBuffer({ resolveWithObject: true });
-  return { data: out.data, mediaType: MEDIA_TYPES[keep]!, width: out.info.width, height: out.info.height };
-}
-
 export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
   const env = options.env;
   const keyOf = env ? (name: string) => env[name] : providerKey;
-
-  async function downloadImage(url: string, model: CatalogModel, signal: AbortSignal): Promise<Buffer> {
-    const maxBytes = options.maxImageBytes ?? 32 * 1024 * 1024;
-    const timeoutMs = options.timeoutMs ?? 120_000;
-    let target: URL;
-    try {
-      target = new URL(url);
-    } catch {
-      throw bad('upstream provider returned an invalid image URL');
-    }
-    const trusted = new URL(endpoint(model, '/')).origin === target.origin;
-    try {
-      // The configured endpoint's own origin is trusted like the endpoint (it may be on a LAN);
-      // anywhere else must be a public https host. Credentials are never sent to either.
-      if (!trusted) return (await fetchPublicUrl(target.href, { maxBytes, timeoutMs, signal })).data;
-      const res = await fetch(target, { signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]), redirect: 'error' });
-      if (!res.ok) {
-        await res.body?.cancel().catch(() => {});
-        throw new ProviderError(`upstream image download returned ${res.status}`, { code: 'upstream_error', retryable: true, status: res.status });
-      }
-      return await readCapped(res, maxBytes);
-    } catch (err) {
-      if (signal.aborted) throw abortedError(signal.reason);
-      if (err instanceof ProviderError) throw err;
-      const reason = err instanceof InputError ? `: ${err.message}` : '';
-      throw new ProviderError(`could not download the generated image${reason}`, { code: 'network', retryable: true, cause: err });
-    }
-  }
 
   return {
     async generateText(req: TextRequest): Promise<TextOutput> {
@@ -230,10 +172,9 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
       const item = (json as { data?: Array<{ b64_json?: unknown; url?: unknown }> })?.data?.[0];
       let data: Buffer;
       if (typeof item?.b64_json === 'string' && item.b64_json.length > 0) {
-        if (!/^[A-Za-z0-9+/=\s]+$/.test(item.b64_json)) throw bad('upstream provider returned malformed image data');
-        data = Buffer.from(item.b64_json, 'base64');
+        data = decodeBase64Image(item.b64_json);
       } else if (typeof item?.url === 'string') {
-        data = await downloadImage(item.url, req.model, req.signal);
+        data = await downloadImage(item.url, { trustedOrigin: new URL(endpoint(req.model, '/')).origin, maxBytes: options.maxImageBytes, timeoutMs: options.timeoutMs, signal: req.signal });
       } else {
         throw bad('upstream provider returned no image');
       }
