@@ -294,6 +294,31 @@ create table kiln_private.tiers (
 );
 comment on table kiln_private.tiers is 'Per-tier defaults: personal budget per period for new accounts (null = unlimited) and how many generations may be processing at once.';
 
+create table kiln_private.upstream_health (
+  model_id text not null,
+  consecutive_failures integer default 0 not null,
+  skipped_until timestamp with time zone,
+  trial_until timestamp with time zone,
+  last_error text,
+  last_error_at timestamp with time zone,
+  last_success_at timestamp with time zone,
+  updated_at timestamp with time zone default now() not null,
+  constraint upstream_health_pkey PRIMARY KEY (model_id),
+  constraint upstream_health_model_id_fkey FOREIGN KEY (model_id) REFERENCES kiln_private.models(id) ON UPDATE CASCADE ON DELETE CASCADE,
+  constraint upstream_health_consecutive_failures_check CHECK ((consecutive_failures >= 0))
+);
+comment on table kiln_private.upstream_health is 'Circuit breaker per catalog entry, shared by every worker: after enough consecutive failed calls the entry is skipped (its fallback taken at once) until skipped_until; then one trial call (trial_until is its lease) decides.';
+
+create table kiln_private.upstream_minutes (
+  model_id text not null,
+  minute timestamp with time zone not null,
+  successes integer default 0 not null,
+  failures integer default 0 not null,
+  constraint upstream_minutes_pkey PRIMARY KEY (model_id, minute),
+  constraint upstream_minutes_model_id_fkey FOREIGN KEY (model_id) REFERENCES kiln_private.models(id) ON UPDATE CASCADE ON DELETE CASCADE
+);
+comment on table kiln_private.upstream_minutes is 'Upstream calls per catalog entry and minute (the last hour is kept): the recent error rate of kiln.provider_health.';
+
 create table kiln_private.worker_heartbeats (
   worker_id text not null,
   hostname text,
@@ -548,6 +573,41 @@ create view kiln.models as
     fallbacks
    FROM kiln_private.models;
 comment on view kiln.models is 'The model catalog (upstream cost; billed price = cost × markup).';
+
+create view kiln.provider_health as
+ SELECT m.id AS model_id,
+    m.provider,
+    m.upstream ->> 'baseUrl'::text AS base_url,
+    COALESCE(m.upstream ->> 'model'::text, m.upstream ->> 'app'::text, m.upstream ->> 'version'::text) AS upstream_model,
+        CASE
+            WHEN h.skipped_until IS NULL THEN
+            CASE
+                WHEN COALESCE(h.consecutive_failures, 0) > 0 THEN 'failing'::text
+                ELSE 'healthy'::text
+            END
+            WHEN h.skipped_until > now() THEN 'skipped'::text
+            WHEN h.trial_until > now() THEN 'trial'::text
+            ELSE 'awaiting_trial'::text
+        END AS state,
+    COALESCE(h.consecutive_failures, 0) AS consecutive_failures,
+    h.skipped_until,
+    h.last_error,
+    h.last_error_at,
+    h.last_success_at,
+    COALESCE(r.calls, 0::bigint) AS calls_15m,
+    COALESCE(r.failures, 0::bigint) AS failures_15m,
+        CASE
+            WHEN COALESCE(r.calls, 0::bigint) > 0 THEN round(r.failures::numeric / r.calls::numeric, 3)
+            ELSE NULL::numeric
+        END AS error_rate_15m
+   FROM kiln_private.models m
+     LEFT JOIN kiln_private.upstream_health h ON h.model_id = m.id
+     LEFT JOIN LATERAL ( SELECT sum(um.successes + um.failures) AS calls,
+            sum(um.failures) AS failures
+           FROM kiln_private.upstream_minutes um
+          WHERE um.model_id = m.id AND um.minute >= (date_trunc('minute'::text, now()) - '00:14:00'::interval)) r ON true
+  WHERE m.provider <> 'local'::text;
+comment on view kiln.provider_health is 'Each network catalog entry''s upstream as the workers see it: state (healthy, failing, skipped — its fallback is taken at once —, trial — one call in flight decides —, awaiting_trial), the consecutive failures, until when it is skipped, the last error (client-safe summary) and the calls, failures and error rate of the last 15 minutes.';
 
 -- Functions
 
@@ -886,7 +946,33 @@ end;
 $function$;
 comment on function kiln.claim_idempotency_key(uuid,text,text,bytea,integer) is 'Claims one Idempotency-Key for the caller''s transaction (kiln_private.claim_idempotency_keys): replayed false = claimed (record the answer with kiln.record_idempotency_key before committing; a rollback frees the key), true = the stored status and body. Raises KD001 (used with another request), KD002 (no stored answer).';
 
-CREATE OR REPLACE FUNCTION kiln.complete_generation(p_id uuid, p_result jsonb, p_cost_micros bigint, p_provider_request_id text)
+CREATE OR REPLACE FUNCTION kiln.claim_upstream(p_model_id text, p_trial_seconds integer)
+ RETURNS text
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_h kiln_private.upstream_health;
+begin
+  select * into v_h from kiln_private.upstream_health where model_id = p_model_id;
+  if not found or v_h.skipped_until is null then
+    return 'use';
+  end if;
+  if v_h.skipped_until > now() then
+    return 'skip';
+  end if;
+  -- The skip window is over: exactly one caller gets the trial call; the others keep skipping
+  -- until it reports (or its lease runs out, when its worker died).
+  update kiln_private.upstream_health
+    set trial_until = now() + make_interval(secs => greatest(p_trial_seconds, 1)), updated_at = now()
+    where model_id = p_model_id and skipped_until <= now() and (trial_until is null or trial_until <= now());
+  return case when found then 'trial' else 'skip' end;
+end;
+$function$;
+comment on function kiln.claim_upstream(text,integer) is 'Whether a worker may call a catalog entry''s upstream now: use (healthy), skip (skipped after repeated failures, or another worker''s trial call is in flight) or trial (this caller makes the one call that decides; its lease lasts p_trial_seconds).';
+
+CREATE OR REPLACE FUNCTION kiln.complete_generation(p_id uuid, p_result jsonb, p_cost_micros bigint, p_provider_request_id text, p_model_id text DEFAULT NULL::text)
  RETURNS json
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -913,6 +999,10 @@ begin
     return json_build_object('applied', false, 'status', v_gen.status, 'cost_micros', v_gen.cost_micros);
   end if;
   v_charge := kiln.settle_charge(v_gen.charge_id, p_cost_micros);
+  if p_model_id is not null and p_model_id is distinct from v_charge.model_id then
+    -- A fallback produced the output: the ledger names (and bills) the model that made it.
+    update kiln_private.charges set model_id = p_model_id where id = v_charge.id returning * into v_charge;
+  end if;
   update kiln_private.generations
     set status = 'completed',
         result = p_result,
@@ -950,7 +1040,7 @@ begin
                            'queued', coalesce(cardinality(v_ready), 0));
 end;
 $function$;
-comment on function kiln.complete_generation(uuid,jsonb,bigint,text) is 'Stores the result and settles the charge at the actual cost (clamped to the reservation) in one call; for a run output also records it on the run, decrements its dependents and queues those ready. Idempotent: only the first completion of a generation applies.';
+comment on function kiln.complete_generation(uuid,jsonb,bigint,text,text) is 'Stores the result and settles the charge at the actual cost (clamped to the reservation) in one call; the charge names p_model_id, the catalog entry that produced the output (a fallback of the requested one, or itself). For a run output also records it on the run, decrements its dependents and queues those ready. Idempotent: only the first completion of a generation applies.';
 
 CREATE OR REPLACE FUNCTION kiln.consume_account_rate_limit(p_account_id uuid, p_bucket text, p_rpm integer)
  RETURNS integer
@@ -1662,6 +1752,49 @@ AS $function$
     where account_id = p_account_id and operation = p_operation and key = p_key and response_body is null;
 $function$;
 comment on function kiln.record_idempotency_key(uuid,text,text,integer,jsonb) is 'Stores the answer of a request whose Idempotency-Key this transaction claimed (kiln.claim_idempotency_key).';
+
+CREATE OR REPLACE FUNCTION kiln.record_upstream(p_model_id text, p_ok boolean, p_error text, p_threshold integer, p_skip_seconds integer)
+ RETURNS text
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_minute timestamptz := date_trunc('minute', now());
+  v_h kiln_private.upstream_health;
+begin
+  insert into kiln_private.upstream_minutes as m (model_id, minute, successes, failures)
+    values (p_model_id, v_minute, p_ok::int, (not p_ok)::int)
+    on conflict (model_id, minute) do update
+      set successes = m.successes + excluded.successes, failures = m.failures + excluded.failures;
+  if p_ok then
+    -- Written at most once a second per entry while it stays healthy.
+    insert into kiln_private.upstream_health as h (model_id, last_success_at) values (p_model_id, now())
+      on conflict (model_id) do update
+        set consecutive_failures = 0, skipped_until = null, trial_until = null, last_success_at = now(), updated_at = now()
+        where h.consecutive_failures > 0 or h.skipped_until is not null or h.last_success_at is null
+           or h.last_success_at < now() - interval '1 second';
+    return 'healthy';
+  end if;
+  insert into kiln_private.upstream_health as h (model_id, consecutive_failures, last_error, last_error_at)
+    values (p_model_id, 1, left(p_error, 300), now())
+    on conflict (model_id) do update
+      set consecutive_failures = h.consecutive_failures + 1, last_error = excluded.last_error,
+          last_error_at = excluded.last_error_at, updated_at = now()
+    returning * into v_h;
+  if v_h.consecutive_failures >= greatest(p_threshold, 1) then
+    -- Reached the threshold, or a trial call failed: skip it for another window.
+    update kiln_private.upstream_health
+      set skipped_until = now() + make_interval(secs => greatest(p_skip_seconds, 1)), trial_until = null
+      where model_id = p_model_id;
+    -- Keep an hour of per-minute counts (a cheap trim on the failure path only).
+    delete from kiln_private.upstream_minutes where model_id = p_model_id and minute < now() - interval '1 hour';
+    return 'skipped';
+  end if;
+  return 'failing';
+end;
+$function$;
+comment on function kiln.record_upstream(text,boolean,text,integer,integer) is 'Records the outcome of one upstream call (after the adapter''s own retries) for a catalog entry: a success resets it; p_threshold consecutive failures (or a failed trial) skip it for p_skip_seconds. p_error is the client-safe summary.';
 
 CREATE OR REPLACE FUNCTION kiln.register_worker(p_hostname text, p_pid integer)
  RETURNS text
@@ -3404,6 +3537,16 @@ begin
 end;
 $function$;
 comment on function kiln_private.tg_workflow_runs__notify() is 'Trigger on workflow_runs and workflow_run_outputs: NOTIFY kiln_status with {k: run, id: run id, a: account} when a run''s status or counters change or an output settles.';
+
+CREATE OR REPLACE FUNCTION kiln_private.trim_upstream_minutes()
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  delete from kiln_private.upstream_minutes where minute < now() - interval '1 hour';
+$function$;
+comment on function kiln_private.trim_upstream_minutes() is 'Drops per-minute upstream counts older than an hour (run by the workers'' full sweep).';
 
 CREATE OR REPLACE FUNCTION kiln_private.unlock_silent_pools(p_stale_seconds integer)
  RETURNS text[]

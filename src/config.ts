@@ -95,6 +95,10 @@ export function loadConfig() {
     providerTimeoutMs: int('KILN_PROVIDER_TIMEOUT_MS', 120_000, 100),
     /** Attempts of one upstream call inside an execution (429/5xx/network retried with backoff). */
     providerAttempts: int('KILN_PROVIDER_ATTEMPTS', 3, 1, 10),
+    /** Consecutive failed upstream calls (each after its retries) after which a catalog entry is skipped for its fallbacks. */
+    upstreamFailureThreshold: int('KILN_UPSTREAM_FAILURES', 5, 1, 1000),
+    /** How long a failing entry is skipped before one trial call decides, seconds. */
+    upstreamSkipSeconds: int('KILN_UPSTREAM_SKIP_SECONDS', 30, 1, 86_400),
     /** When an account's parallel slots are all busy, look again after this long (a freed slot wakes it sooner), ms. */
     slotRetryMs: int('KILN_SLOT_RETRY_MS', 2000, 10),
     workerConcurrency: int('KILN_WORKER_CONCURRENCY', 8, 1, 1000),

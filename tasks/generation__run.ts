@@ -81,8 +81,8 @@ function budgetMessage(e: unknown): string | null {
 
 async function complete(ctx: Context, id: string, started: Started, req: StoredRequest, out: ExecutionOutput): Promise<void> {
   if (out.type === 'code') {
-    const result = { type: 'code', code: out.code, structuredOutput: out.structuredOutput };
-    await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId);
+    const result = { type: 'code', code: out.code, structuredOutput: out.structuredOutput, model: out.modelId };
+    await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId, out.modelId);
     return;
   }
   // The object path is derived from the generation id and written in the same transaction as
@@ -91,10 +91,10 @@ async function complete(ctx: Context, id: string, started: Started, req: StoredR
   const path = objectPath(started.account_id, kind, out.format, id);
   const result = {
     type: 'image', path, mediaType: MEDIA_TYPES[out.format], aspectRatio: req.aspectRatio,
-    width: out.image.width, height: out.image.height,
+    width: out.image.width, height: out.image.height, model: out.modelId,
   };
   await ctx.sql.begin(async (tx) => {
-    const [{ r }] = await completeGeneration(tx, id, result, out.costMicros, out.providerRequestId);
+    const [{ r }] = await completeGeneration(tx, id, result, out.costMicros, out.providerRequestId, out.modelId);
     if (!r.applied) return;
     await putObject(tx, {
       path, ownerId: started.account_id, data: out.image.data, contentType: MEDIA_TYPES[out.format], format: out.format,

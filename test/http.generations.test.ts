@@ -42,7 +42,9 @@ test('an image generation completes with a signed URL to its image and one settl
   assert.equal(done.status, 'completed', JSON.stringify(done));
   assert.deepEqual(Object.keys(done).sort(), ['error', 'id', 'result', 'status']);
   assert.equal(done.error, null);
-  assert.deepEqual(Object.keys(done.result).sort(), ['aspectRatio', 'costMicros', 'mediaType', 'type', 'url']);
+  // SPEC's ImageResult fields plus the additive `model` (the entry that produced it).
+  assert.deepEqual(Object.keys(done.result).sort(), ['aspectRatio', 'costMicros', 'mediaType', 'model', 'type', 'url']);
+  assert.equal(done.result.model, srv.ctx.config.defaultImageModel);
   assert.equal(done.result.type, 'image');
   assert.equal(done.result.mediaType, 'image/png');
   assert.equal(done.result.aspectRatio, '16:9');
@@ -92,7 +94,7 @@ test('code generations are valid for every target language, with structuredOutpu
   for (const { c, done } of results) {
     const label = JSON.stringify(c);
     assert.equal(done.status, 'completed', label);
-    assert.deepEqual(Object.keys(done.result).sort(), ['code', 'costMicros', 'structuredOutput', 'type'], label);
+    assert.deepEqual(Object.keys(done.result).sort(), ['code', 'costMicros', 'model', 'structuredOutput', 'type'], label);
     assert.equal(done.result.type, 'code');
     assert.ok(done.result.code.length > 0, label);
     assert.ok(done.result.costMicros > 0, label);

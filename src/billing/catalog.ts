@@ -79,6 +79,23 @@ export function rowToModel(row: ModelRow, defaultMarkup: number): CatalogModel {
   };
 }
 
+/**
+ * The entries tried, in order, after `model` when its upstream fails: its listed fallbacks that
+ * are enabled, of the same category and able to take the request's image inputs. One level:
+ * a fallback's own fallbacks are not followed.
+ */
+export function fallbackChain(model: CatalogModel, entries: ReadonlyArray<CatalogModel | null | undefined>, imageCount: number): CatalogModel[] {
+  const seen = new Set([model.id]);
+  const out: CatalogModel[] = [];
+  for (const m of entries) {
+    if (!m || !m.enabled || seen.has(m.id) || m.category !== model.category) continue;
+    if (imageCount > 0 && !m.supports_image_input) continue;
+    seen.add(m.id);
+    out.push(m);
+  }
+  return out;
+}
+
 export async function getModel(sql: Sql, id: string, defaultMarkup: number): Promise<CatalogModel | null> {
   const [row] = await enabledModels(sql, id);
   return row ? rowToModel(row, defaultMarkup) : null;

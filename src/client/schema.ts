@@ -360,6 +360,8 @@ export interface components {
             aspectRatio: string;
             /** @description Billed cost in microdollars. */
             costMicros: number;
+            /** @description The catalog entry that produced the output and was billed: the requested model, or one of its fallbacks when its upstream was down. Absent on outputs made before fallbacks existed. */
+            model?: string;
         };
         CodeResult: {
             /** @constant */
@@ -370,6 +372,8 @@ export interface components {
             structuredOutput: unknown;
             /** @description Billed cost in microdollars. */
             costMicros: number;
+            /** @description The catalog entry that produced the output and was billed: the requested model, or one of its fallbacks when its upstream was down. Absent on outputs made before fallbacks existed. */
+            model?: string;
         };
         GenerationStatus: {
             /** Format: uuid */
@@ -391,7 +395,7 @@ export interface components {
             supports_image_input: boolean;
             input_modalities: string[];
             output_modalities: string[];
-            /** @description Marked-up price billed to the caller, in microdollars (per image, or per input/output token); null when unknown. */
+            /** @description Marked-up price billed to the caller, in microdollars (per image, per second of upstream run time, or per input/output token); null when unknown. */
             pricing: {
                 [key: string]: number;
             } | null;

@@ -14,15 +14,31 @@ import {
   outputKind,
   ProviderError,
   structuredOutput,
+  maxTokensFor,
+  type ImageInputData,
   type ImageOutput,
   type Provider,
+  type ProviderErrorCode,
 } from '../providers/index.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
+import { claimUpstream } from '../db/sql/claim_upstream.ts';
+import { recordUpstream } from '../db/sql/record_upstream.ts';
+import { errorFields } from '../log.ts';
 import type { ImageFormat } from '../storage/store.ts';
 import type { StoredRequest } from './service.ts';
 
-export type ExecutionOutput =
+export type ExecutionOutput = (
   | { type: 'image'; image: ImageOutput; format: ImageFormat; costMicros: number; providerRequestId: string | null }
-  | { type: 'code'; code: string; structuredOutput: unknown; costMicros: number; providerRequestId: string | null };
+  | { type: 'code'; code: string; structuredOutput: unknown; costMicros: number; providerRequestId: string | null }
+) & {
+  /** The catalog entry that produced the output: the requested one or one of its fallbacks. */
+  modelId: string;
+};
+
+/** Failures that mean the upstream is down or overloaded (after the adapter's retries): the next entry of the chain is tried. */
+const UPSTREAM_DOWN = new Set<ProviderErrorCode>(['rate_limited', 'upstream_error', 'timeout', 'network']);
+/** Failures that still prove the upstream answered (content errors): they never fall back and count as healthy. */
+const UPSTREAM_ANSWERED = new Set<ProviderErrorCode>(['rejected', 'bad_response', 'invalid_output']);
 
 const providers = new Map<string, Provider>();
 
@@ -43,15 +59,66 @@ const FORMATS: Record<string, ImageFormat> = {
 };
 
 /**
- * Runs the request once. Throws ProviderError (retryable or not) or InputError (never retryable);
- * the cost is never above `reservedMicros`.
+ * Runs the request once: the requested entry, then — when its upstream is down after its own
+ * retries (429, 5xx, timeout, network) — each fallback in order. An entry whose upstream failed
+ * repeatedly is skipped at once while another entry remains (kiln.claim_upstream); the last entry
+ * is always tried. Throws ProviderError (retryable or not) or InputError (never retryable); the
+ * cost, priced with the entry that produced the output, is never above `reservedMicros`.
  */
 export async function executeRequest(ctx: Context, req: StoredRequest, opts: { signal: AbortSignal; reservedMicros: number }): Promise<ExecutionOutput> {
-  const { model, type } = req;
-  const provider = providerFor(ctx, model.provider);
-  const images = await resolveImageInputs(req.images, { passUrls: acceptsImageUrls(model, type), signal: opts.signal });
+  const chain = [req.model, ...(req.fallbacks ?? [])];
+  const resolved = new Map<boolean, ReturnType<typeof resolveImageInputs>>();
+  const imagesFor = (model: CatalogModel) => {
+    const passUrls = acceptsImageUrls(model, req.type);
+    let p = resolved.get(passUrls);
+    if (!p) resolved.set(passUrls, (p = resolveImageInputs(req.images, { passUrls, signal: opts.signal })));
+    return p;
+  };
+  for (let i = 0; ; i++) {
+    const model = chain[i]!;
+    const last = i === chain.length - 1;
+    const watched = model.provider !== 'local';
+    if (watched && !last) {
+      const [{ verdict }] = await claimUpstream(ctx.sql, model.id, Math.ceil(ctx.config.generationTimeoutMs / 1000));
+      if (verdict === 'skip') {
+        ctx.log.debug('upstream skipped for its fallback', { model: model.id, fallback: chain[i + 1]!.id });
+        continue;
+      }
+    }
+    try {
+      const maxTokens = i === 0 ? req.maxTokens : maxTokensFor(model);
+      const out = await executeWith(ctx, req, model, await imagesFor(model), maxTokens, opts);
+      if (watched) await noteUpstream(ctx, model.id, true, null);
+      return out;
+    } catch (err) {
+      if (opts.signal.aborted || !(err instanceof ProviderError)) throw err;
+      if (watched && UPSTREAM_DOWN.has(err.code)) await noteUpstream(ctx, model.id, false, err.message);
+      else if (watched && UPSTREAM_ANSWERED.has(err.code)) await noteUpstream(ctx, model.id, true, null);
+      if (last || !UPSTREAM_DOWN.has(err.code)) throw err;
+      ctx.log.info('upstream failed; trying the fallback', { model: model.id, fallback: chain[i + 1]!.id, error: err.message });
+    }
+  }
+}
 
-  if (type === 'image') {
+/** Health bookkeeping never fails a generation: a lost write only delays a skip or a recovery. */
+async function noteUpstream(ctx: Context, modelId: string, ok: boolean, error: string | null): Promise<void> {
+  try {
+    await recordUpstream(ctx.sql, modelId, ok, error, ctx.config.upstreamFailureThreshold, ctx.config.upstreamSkipSeconds);
+  } catch (e) {
+    ctx.log.warn('could not record upstream health', { model: modelId, ...errorFields(e) });
+  }
+}
+
+async function executeWith(
+  ctx: Context,
+  req: StoredRequest,
+  model: CatalogModel,
+  images: ImageInputData[],
+  maxTokens: number,
+  opts: { signal: AbortSignal; reservedMicros: number },
+): Promise<ExecutionOutput> {
+  const provider = providerFor(ctx, model.provider);
+  if (req.type === 'image') {
     const image = await provider.generateImage({
       model, prompt: req.prompt, aspectRatio: req.aspectRatio, images, textInputs: req.textInputs, signal: opts.signal,
     });
@@ -62,12 +129,13 @@ export async function executeRequest(ctx: Context, req: StoredRequest, opts: { s
       format,
       costMicros: actualMicros(model, billedByTime(model) ? { seconds: image.billedSeconds ?? maxSecondsFor(model) } : { images: 1 }, opts.reservedMicros),
       providerRequestId: image.providerRequestId ?? null,
+      modelId: model.id,
     };
   }
 
   const textReq = {
     model, prompt: req.prompt, targetLanguage: req.targetLanguage, screenHtml: req.screenHtml,
-    images, textInputs: req.textInputs, maxTokens: req.maxTokens, signal: opts.signal,
+    images, textInputs: req.textInputs, maxTokens, signal: opts.signal,
   };
   const out = await generateCode(provider, textReq);
   let structured: unknown = null;
@@ -83,6 +151,7 @@ export async function executeRequest(ctx: Context, req: StoredRequest, opts: { s
     structuredOutput: structured,
     costMicros: actualMicros(model, out.usage, opts.reservedMicros),
     providerRequestId: out.providerRequestId ?? null,
+    modelId: model.id,
   };
 }
 

@@ -97,6 +97,9 @@ export const GenerationAccepted = v.object({
 });
 
 const costMicros = v.pipe(v.number(), v.description('Billed cost in microdollars.'));
+const producedBy = v.optional(
+  v.pipe(v.string(), v.description('The catalog entry that produced the output and was billed: the requested model, or one of its fallbacks when its upstream was down. Absent on outputs made before fallbacks existed.')),
+);
 
 export const ImageResult = v.object({
   type: v.literal('image'),
@@ -104,6 +107,7 @@ export const ImageResult = v.object({
   mediaType: v.pipe(v.nullable(v.string()), v.description('MIME type.')),
   aspectRatio: v.string(),
   costMicros,
+  model: producedBy,
 });
 
 export const CodeResult = v.object({
@@ -114,6 +118,7 @@ export const CodeResult = v.object({
     v.description('The parsed value when the output is JSON; for `glsl`, `{ uniforms: [...] }` parsed from the annotations; null otherwise.'),
   ),
   costMicros,
+  model: producedBy,
 });
 
 export const GenerationStatus = v.object({

@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import * as v from 'valibot';
 import type { CatalogModel } from '../billing/catalog.ts';
-import { rowToModel } from '../billing/catalog.ts';
+import { fallbackChain, rowToModel } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
 import { arrayTypesReady, type Sql } from '../db/pool.ts';
 import { cancelGeneration as cancelGenerationSql } from '../db/sql/cancel_generation.ts';
@@ -40,6 +40,11 @@ export interface StoredRequest {
   maxTokens: number;
   /** The catalog entry as priced at creation: the job runs and settles with exactly this. */
   model: CatalogModel;
+  /**
+   * Entries tried in order when `model`'s upstream fails after its retries, as priced at creation
+   * (the reservation covers the dearest of the chain). Absent on requests stored before fallbacks.
+   */
+  fallbacks?: CatalogModel[];
 }
 
 export interface PreparedGeneration {
@@ -181,6 +186,11 @@ export async function prepareGeneration(ctx: Context, input: unknown): Promise<P
     maxTokens,
     model,
   };
+  if (model.fallbacks?.length) {
+    const entries = await Promise.all(model.fallbacks.map((id) => catalogEntry(ctx, id)));
+    const chain = fallbackChain(model, entries.map((e) => e?.model), images.length);
+    if (chain.length) request.fallbacks = chain;
+  }
   let reserve: number;
   try {
     reserve = priceRequest(request);
@@ -195,10 +205,16 @@ export async function prepareGeneration(ctx: Context, input: unknown): Promise<P
  * (a POST at creation, a run output when its inputs are known). The one pricing function.
  */
 export function priceRequest(req: StoredRequest): number {
-  if (req.type === 'image') return reserveMicros(req.model, { type: 'image' });
-  return reserveMicros(req.model, {
+  let worst = priceWith(req, req.model, req.maxTokens);
+  for (const m of req.fallbacks ?? []) worst = Math.max(worst, priceWith(req, m, maxTokensFor(m)));
+  return worst;
+}
+
+function priceWith(req: StoredRequest, model: CatalogModel, maxTokens: number): number {
+  if (req.type === 'image') return reserveMicros(model, { type: 'image' });
+  return reserveMicros(model, {
     type: 'code', prompt: req.prompt, targetLanguage: req.targetLanguage, screenHtml: req.screenHtml,
-    textInputs: req.textInputs, imageCount: req.images.length, maxTokens: req.maxTokens,
+    textInputs: req.textInputs, imageCount: req.images.length, maxTokens,
   });
 }
 
@@ -357,9 +373,13 @@ export async function renderGeneration(ctx: Context, row: GenerationRow): Promis
         mediaType: row.result.mediaType ?? null,
         aspectRatio: row.result.aspectRatio ?? '1:1',
         costMicros,
+        ...(row.result.model ? { model: row.result.model } : {}),
       };
     } else {
-      result = { type: 'code', code: row.result.code ?? null, structuredOutput: row.result.structuredOutput ?? null, costMicros };
+      result = {
+        type: 'code', code: row.result.code ?? null, structuredOutput: row.result.structuredOutput ?? null, costMicros,
+        ...(row.result.model ? { model: row.result.model } : {}),
+      };
     }
   }
   return { id: row.id, status: row.status, result, error: row.status === 'failed' ? row.error ?? 'generation failed' : null };

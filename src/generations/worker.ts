@@ -18,6 +18,7 @@ import { purgeIdempotencyKeys } from '../db/sql/purge_idempotency_keys.ts';
 import { registerWorker } from '../db/sql/register_worker.ts';
 import { retireWorker } from '../db/sql/retire_worker.ts';
 import { sweepWorkers } from '../db/sql/sweep_workers.ts';
+import { trimUpstreamMinutes } from '../db/sql/trim_upstream_minutes.ts';
 import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
 import { watchCancels } from './cancel.ts';
 import type { Lease } from './lease.ts';
@@ -124,7 +125,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
 
   // Every sweepMs: unlock dead workers' jobs; every heartbeat interval also beat (which checks
   // that this session still holds the lease) and the full sweep (orphaned generations, expired
-  // Idempotency-Key records).
+  // Idempotency-Key records, old upstream counts).
   let sweeping: Promise<void> | null = null;
   let lastBeat = 0;
   const tick = (full = false) => {
@@ -146,6 +147,8 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
           if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
           // Expired Idempotency-Key records (a BRIN range scan when there are none).
           await purgeIdempotencyKeys(t.conn, IDEMPOTENCY_PURGE_LIMIT);
+          // Per-minute upstream counts older than the hour kiln.provider_health looks at.
+          await trimUpstreamMinutes(t.conn);
         } else {
           const [{ dead }] = await unlockDeadWorkers(t.conn, ctx.config.workerStaleSeconds);
           if (dead?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: dead });

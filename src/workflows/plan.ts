@@ -20,6 +20,8 @@ export interface UnitSpec {
   prompt: string;
   /** The catalog entry as it was at run start (null for video, which is skipped). */
   model: CatalogModel | null;
+  /** Entries tried when `model`'s upstream fails (as at run start); those unable to take the unit's images are dropped when it runs. */
+  fallbacks?: CatalogModel[];
   aspectRatio: AspectRatio;
   targetLanguage: TargetLanguage;
   screenHtml: boolean;
@@ -114,6 +116,7 @@ export function planRun(g: ValidGraph): PlannedUnit[] {
         type: p.output,
         prompt: p.prompt,
         model,
+        ...(g.fallbacksOf.get(p.id)?.length ? { fallbacks: g.fallbacksOf.get(p.id) } : {}),
         aspectRatio: p.aspectRatio ?? '1:1',
         targetLanguage: languageOf(p, model),
         screenHtml: p.output === 'screen',

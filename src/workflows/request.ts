@@ -1,6 +1,7 @@
 // Builds the generation request a run output executes: its prompt node's settings plus the values
 // of the nodes feeding it (text → textInputs, images → images, store images read as bytes).
 
+import { fallbackChain } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
 import type { StoredRequest } from '../generations/service.ts';
 import { InputError } from '../providers/inputs.ts';
@@ -45,15 +46,18 @@ export async function buildRequest(ctx: Context, accountId: string, spec: UnitSp
       }
     }
   }
+  const resolved = await Promise.all(images);
+  const fallbacks = spec.fallbacks?.length ? fallbackChain(model, spec.fallbacks, resolved.length) : [];
   return {
     type: spec.type === 'image' ? 'image' : 'code',
     prompt: spec.prompt,
-    images: await Promise.all(images),
+    images: resolved,
     textInputs,
     aspectRatio: spec.aspectRatio,
     targetLanguage: spec.targetLanguage,
     screenHtml: spec.screenHtml,
     maxTokens: maxTokensFor(model),
     model,
+    ...(fallbacks.length ? { fallbacks } : {}),
   };
 }

@@ -3,7 +3,7 @@
 // problem names the offending node or edge.
 
 import * as v from 'valibot';
-import type { CatalogModel, ModelCategory } from '../billing/catalog.ts';
+import { fallbackChain, type CatalogModel, type ModelCategory } from '../billing/catalog.ts';
 import { MAX_IMAGES } from '../generations/schemas.ts';
 import { Graph, type GraphValue, type NodeValue, type OutputType, type PromptNodeValue } from './graph.ts';
 
@@ -28,6 +28,8 @@ export interface ValidGraph {
   inputsOf: Map<string, string[]>;
   /** prompt node id → the catalog entry it runs with (null for video prompts). */
   modelOf: Map<string, CatalogModel | null>;
+  /** prompt node id → the entries its model falls back to (same category, enabled), in order. */
+  fallbacksOf: Map<string, CatalogModel[]>;
 }
 
 export type Validation = { ok: true; value: ValidGraph } | { ok: false; issues: string[] };
@@ -139,16 +141,19 @@ export function validateGraph(input: unknown, opts: ValidateOptions): Validation
   if (indegree.size) issues.push(`cycle: ${cyclePath(new Set(indegree.keys()), next).join(' → ')}`);
 
   const modelOf = new Map<string, CatalogModel | null>();
+  const fallbacksOf = new Map<string, CatalogModel[]>();
   for (const node of byId.values()) {
     if (node.kind === 'image' && opts.checkImage) {
       const problem = opts.checkImage(node.url);
       if (problem) issues.push(`node "${node.id}": ${problem}`);
     }
     if (node.kind !== 'prompt') continue;
-    modelOf.set(node.id, checkPrompt(node, byId, producer, inputsOf, opts, issues));
+    const model = checkPrompt(node, byId, producer, inputsOf, opts, issues);
+    modelOf.set(node.id, model);
+    if (model?.fallbacks?.length) fallbacksOf.set(node.id, fallbackChain(model, model.fallbacks.map((id) => opts.models.get(id)), 0));
   }
 
-  return issues.length ? { ok: false, issues } : { ok: true, value: { graph, byId, producer, outputsOf, inputsOf, modelOf } };
+  return issues.length ? { ok: false, issues } : { ok: true, value: { graph, byId, producer, outputsOf, inputsOf, modelOf, fallbacksOf } };
 }
 
 /** The value type a node hands to a prompt it feeds (null: no value, e.g. a skipped video). */

@@ -6,8 +6,8 @@ const TEXT = 25, UUID = 2950;
 
 /** A stored result (kiln_private.generations.result). */
 export type GenerationResult =
-  | { type: 'image'; path?: string | null; mediaType?: string | null; aspectRatio?: string | null; width?: number; height?: number }
-  | { type: 'code'; code?: string | null; structuredOutput?: unknown };
+  | { type: 'image'; path?: string | null; mediaType?: string | null; aspectRatio?: string | null; width?: number; height?: number; model?: string }
+  | { type: 'code'; code?: string | null; structuredOutput?: unknown; model?: string };
 
 /** kiln.get_generation's json: a generation's status. */
 export interface GenerationBody {
