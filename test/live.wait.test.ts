@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { generationStats } from '../src/generations/service.ts';
 import { hubOf } from '../src/live/hub.ts';
 import { createWorkflow } from '../src/workflows/saved.ts';
 import { spawnKiln, type Spawned } from './_live.ts';
@@ -164,4 +165,43 @@ test('a notification lost while the listening connection reconnects does not lea
   assert.equal(res.body.result.code, 'settled');
   assert.ok(hub.stats.listens > listens, 'the listener reconnected');
   assert.ok(ms < 5000, `answered after ${ms.toFixed(0)} ms of a 20 s wait`);
+});
+
+test('a terminal notice carries the body: waiters and streams answer without reading the generation again; a large result is read', async () => {
+  const srv = await startServer();
+  const a = await createAccount(srv.db.sql, { tier: 'pro' });
+  const k = (await createKey(srv.db.sql, a.id)).key;
+  const hub = hubOf(srv.ctx);
+  await hub.ready();
+  for (const [label, code] of [['small', 'settled small'], ['large', 'x'.repeat(20_000)]] as const) {
+    const created = await api(srv.base, k, '/generations', { body: { type: 'code', prompt: label } });
+    const id = created.body.id as string;
+    const size = hub.size;
+    const waiting = api(srv.base, k, `/generations/${id}`, { headers: { prefer: 'wait=20' } });
+    // The stream's first event (pending) is sent after its first read: wait for it.
+    let text = '';
+    let first!: () => void;
+    const opened = new Promise<void>((r) => (first = r));
+    const stream = fetch(`${srv.base}/generations/${id}/events`, { headers: { authorization: `Bearer ${k}` } }).then(async (r) => {
+      const decoder = new TextDecoder();
+      for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+        text += decoder.decode(chunk, { stream: true });
+        if (text.includes('id: 1\n')) first();
+      }
+      return text;
+    });
+    await opened;
+    while (hub.size < size + 2) await new Promise((r) => setTimeout(r, 10));
+    const reads = generationStats.reads;
+    await srv.db.sql`select kiln.complete_generation(${id}, ${srv.db.sql.json({ type: 'code', code, structuredOutput: null })}, 1, null)`;
+    const [res, events] = await Promise.all([waiting, stream]);
+    assert.equal(res.body.status, 'completed');
+    assert.equal(res.body.result.code, code);
+    const terminal = events.split('\n\n').find((e) => e.includes('id: 3'))!;
+    assert.equal(JSON.parse(terminal.split('\n').find((l) => l.startsWith('data: '))!.slice(6)).result.code, code);
+    // The waiter and the stream: no read for a body that fits in the notice, one each otherwise.
+    assert.equal(generationStats.reads - reads, label === 'small' ? 0 : 2, label);
+    const get = await api(srv.base, k, `/generations/${id}`);
+    assert.deepEqual(res.body, get.body, 'the carried body is the GET body');
+  }
 });

@@ -6,7 +6,7 @@ import type { Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
 import type { GenerationBody } from '../db/sql/get_generations.ts';
 import { readGeneration, renderGeneration } from '../generations/service.ts';
-import { keyOf } from './hub.ts';
+import { keyOf, type Notice } from './hub.ts';
 import type { Feed } from './stream.ts';
 import { isTerminal, waitUntil } from './wait.ts';
 
@@ -29,9 +29,19 @@ export function waitForGeneration(
     done: (row) => !row || isTerminal(row.status),
     // The notice carries the new status: `processing` is not worth a read.
     relevant: (n) => !n.s || isTerminal(n.s),
+    carried: carriedBody,
     ms: opts.seconds * 1000,
     signal: opts.signal,
   });
+}
+
+/**
+ * The body a terminal generation's notice carries (kiln_private.tg_generations__notify), so its
+ * waiters and streams answer without reading it again; undefined when the notice has none.
+ */
+export function carriedBody(n: Notice): GenerationBody | undefined {
+  const b = n.b as GenerationBody | undefined;
+  return b && typeof b === 'object' && b.id === n.id && isTerminal(b.status) ? b : undefined;
 }
 
 /** A freshly created generation as its waiter first sees it (nothing has been read yet). */
@@ -53,6 +63,7 @@ export function generationFeed(ctx: Context, caller: Caller, id: string, after: 
     key: keyOf('generation', id),
     cursor: Math.min(after ?? 0, GENERATION_LAST_EVENT_ID),
     read: () => readGeneration(ctx, caller, id),
+    carried: carriedBody,
     async step(row, cursor) {
       if (!row) return { events: [], cursor, done: true };
       const ord = ORDINAL[row.status];

@@ -27,6 +27,8 @@ export interface Notice {
   a?: string;
   /** A generation's new status. */
   s?: string;
+  /** A terminal generation's body as the API reads it, when it fits in a notification. */
+  b?: unknown;
 }
 
 /** Called with a notice for the watched key, or with null: "read again, something may have been missed". */

@@ -7,7 +7,7 @@ import { createEventStream, type EventStreamMessage, type H3Event } from 'h3';
 import type { Context } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import { errorFields } from '../log.ts';
-import { hubOf } from './hub.ts';
+import { hubOf, type Notice } from './hub.ts';
 import { onShutdown } from './wait.ts';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
@@ -20,6 +20,8 @@ export interface Feed<S, C> {
   cursor: C;
   /** The state now (no authorization: the stream was authorized once, when it opened). */
   read(): Promise<S>;
+  /** The state a notice carries, when it carries all of it: then no read is needed. */
+  carried?(notice: Notice): S | undefined;
   /** The events a state holds beyond `cursor`, the cursor after them, and whether nothing can follow. */
   step(state: S, cursor: C): Promise<{ events: EventStreamMessage[]; cursor: C; done: boolean }>;
 }
@@ -61,10 +63,13 @@ export function openEventStream<S, C>(ctx: Context, event: H3Event, accountId: s
 async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStream>, feed: Feed<S, C>): Promise<void> {
   const hub = hubOf(ctx);
   let dirty = true;
+  let given = null as { state: S } | null;
   let closed = false;
   let wake: (() => void) | null = null;
   // Registered before the first read: nothing that happens after it can be missed.
-  const off = hub.watch(feed.key, () => {
+  const off = hub.watch(feed.key, (n) => {
+    const carried = n && feed.carried ? feed.carried(n) : undefined;
+    if (carried !== undefined) given = { state: carried };
     dirty = true;
     wake?.();
   });
@@ -80,7 +85,9 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
     while (!closed && !ctx.shutdown.aborted) {
       if (dirty) {
         dirty = false;
-        const { events, cursor: next, done } = await feed.step(await feed.read(), cursor);
+        const state = given ? given.state : await feed.read();
+        given = null;
+        const { events, cursor: next, done } = await feed.step(state, cursor);
         cursor = next;
         if (events.length) await stream.push(events);
         if (done) break;

@@ -42,6 +42,8 @@ export interface WaitSpec<T> {
   done(state: T): boolean;
   /** Whether a notice can make `done` true (default: every notice is worth a read). */
   relevant?(notice: Notice): boolean;
+  /** The state a notice carries, when it carries all of it: then no read is needed. */
+  carried?(notice: Notice): T | undefined;
   ms: number;
   /** Ends the wait early with the state as last read (server shutdown, client gone). */
   signal?: AbortSignal;
@@ -58,9 +60,12 @@ export async function waitUntil<T>(ctx: Context, spec: WaitSpec<T>): Promise<{ s
   if (spec.done(state)) return { state, done: true };
   const hub = hubOf(ctx);
   let dirty = false;
+  let given = null as { state: T } | null;
   let wake: (() => void) | null = null;
   const off = hub.watch(spec.key, (n) => {
     if (n && spec.relevant && !spec.relevant(n)) return;
+    const carried = n && spec.carried ? spec.carried(n) : undefined;
+    if (carried !== undefined) given = { state: carried };
     dirty = true;
     wake?.();
   });
@@ -72,6 +77,11 @@ export async function waitUntil<T>(ctx: Context, spec: WaitSpec<T>): Promise<{ s
   try {
     if (hub.missed(spec.key, spec.mark)) dirty = true;
     for (;;) {
+      if (given) {
+        state = given.state;
+        if (spec.done(state)) return { state, done: true };
+        given = null;
+      }
       if (dirty) {
         dirty = false;
         try {
