@@ -3508,22 +3508,18 @@ CREATE OR REPLACE FUNCTION kiln_private.tg_generations__notify()
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
-  v_body json;
+  v_body json := kiln_private.generation_body(new);
 begin
-  -- The status rides along so that a waiter for a terminal state can skip `processing` without a read.
-  if new.status in ('completed', 'failed') then
-    v_body := kiln_private.generation_body(new);
-    -- NOTIFY payloads are limited to 8000 bytes: a large result is read by its waiters instead.
-    if octet_length(v_body::text) <= 7000 then
-      perform pg_notify('kiln_status', json_build_object('k', 'generation', 'id', new.id, 'a', new.account_id, 's', new.status, 'b', v_body)::text);
-      return null;
-    end if;
+  -- NOTIFY payloads are limited to 8000 bytes: a large result is read by its waiters instead.
+  if octet_length(v_body::text) <= 7000 then
+    perform pg_notify('kiln_status', json_build_object('k', 'generation', 'id', new.id, 'a', new.account_id, 's', new.status, 'b', v_body)::text);
+  else
+    perform pg_notify('kiln_status', json_build_object('k', 'generation', 'id', new.id, 'a', new.account_id, 's', new.status)::text);
   end if;
-  perform pg_notify('kiln_status', json_build_object('k', 'generation', 'id', new.id, 'a', new.account_id, 's', new.status)::text);
   return null;
 end;
 $function$;
-comment on function kiln_private.tg_generations__notify() is 'Trigger: NOTIFY kiln_status with {k: generation, id, a: account, s: status} when a generation''s status changes; a terminal status also carries b, the generation''s body as the API reads it (kiln_private.generation_body), when it fits in 7000 bytes.';
+comment on function kiln_private.tg_generations__notify() is 'Trigger: NOTIFY kiln_status with {k: generation, id, a: account, s: status} when a generation''s status changes, plus b, the generation''s body as the API reads it (kiln_private.generation_body), when that fits in 7000 bytes: waiters and event streams then answer without reading it.';
 
 CREATE OR REPLACE FUNCTION kiln_private.tg_workflow_runs__notify()
  RETURNS trigger

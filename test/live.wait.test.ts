@@ -167,7 +167,7 @@ test('a notification lost while the listening connection reconnects does not lea
   assert.ok(ms < 5000, `answered after ${ms.toFixed(0)} ms of a 20 s wait`);
 });
 
-test('a terminal notice carries the body: waiters and streams answer without reading the generation again; a large result is read', async () => {
+test('a status notice carries the body: waiters and streams answer without reading the generation again; a large result is read', async () => {
   const srv = await startServer();
   const a = await createAccount(srv.db.sql, { tier: 'pro' });
   const k = (await createKey(srv.db.sql, a.id)).key;
@@ -193,8 +193,11 @@ test('a terminal notice carries the body: waiters and streams answer without rea
     await opened;
     while (hub.size < size + 2) await new Promise((r) => setTimeout(r, 10));
     const reads = generationStats.reads;
+    await srv.db.sql`update kiln_private.generations set status = 'processing', started_at = now() where id = ${id}`;
+    while (!text.includes('id: 2\n')) await new Promise((r) => setTimeout(r, 10));
     await srv.db.sql`select kiln.complete_generation(${id}, ${srv.db.sql.json({ type: 'code', code, structuredOutput: null })}, 1, null)`;
     const [res, events] = await Promise.all([waiting, stream]);
+    assert.match(events, /id: 2\nevent: status\ndata: \{[^\n]*"status":"processing"/);
     assert.equal(res.body.status, 'completed');
     assert.equal(res.body.result.code, code);
     const terminal = events.split('\n\n').find((e) => e.includes('id: 3'))!;

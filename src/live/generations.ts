@@ -36,12 +36,12 @@ export function waitForGeneration(
 }
 
 /**
- * The body a terminal generation's notice carries (kiln_private.tg_generations__notify), so its
+ * The body a generation's status notice carries (kiln_private.tg_generations__notify), so its
  * waiters and streams answer without reading it again; undefined when the notice has none.
  */
 export function carriedBody(n: Notice): GenerationBody | undefined {
   const b = n.b as GenerationBody | undefined;
-  return b && typeof b === 'object' && b.id === n.id && isTerminal(b.status) ? b : undefined;
+  return b && typeof b === 'object' && b.id === n.id && b.status === n.s ? b : undefined;
 }
 
 /** A freshly created generation as its waiter first sees it (nothing has been read yet). */

@@ -135,7 +135,7 @@ function wait(f: Figures): string[] {
   return [
     '## Wait and live events',
     '',
-    `${n(f.waiters)} concurrent \`GET /generations/{id}\` with \`Prefer: wait=60\` and ${n(f.streams)} open event streams on pending jobs of the local model, then a \`kiln worker\` process settles them all (${f.settleSeconds} s). Latency runs from the moment the settling transaction's NOTIFY reaches a listener in the load generator to the moment the answer (or the stream's terminal event) arrives there.`,
+    `${n(f.waiters)} concurrent \`GET /generations/{id}\` with \`Prefer: wait=60\` on pending jobs of the local model, settled by a \`kiln worker\` process (${f.settleSeconds} s); then ${n(f.streams)} open event streams on other pending jobs, settled the same way (${f.streamSettleSeconds ?? '—'} s). Latency runs from the moment the settling transaction's NOTIFY reaches a listener in the load generator to the moment the answer (or the stream's terminal event) arrives there. RSS is read after a garbage collection.`,
     '',
     '| benchmark | measured | target | |',
     '|---|---|---|---|',
@@ -143,6 +143,7 @@ function wait(f: Figures): string[] {
     `| settlement → stream's terminal event | p50 ${st.p50} ms, p99 ${st.p99} ms, max ${st.max} ms | — | |`,
     `| \`finished_at\` (settling transaction's start) → waiting response | p50 ${f.finishedToResponse.p50} ms, p99 ${f.finishedToResponse.p99} ms | — | |`,
     `| API process RSS growth per open waiter / per open stream | ${f.rssPerWaiterKb} KB / ${f.rssPerStreamKb} KB | ≤ ${TARGETS.waiterKb} KB each | ${met(f.rssPerWaiterKb <= TARGETS.waiterKb && f.rssPerStreamKb <= TARGETS.waiterKb)} |`,
+    `| API process JS heap + external growth per open waiter / per open stream | ${f.heapPerWaiterKb ?? '—'} KB / ${f.heapPerStreamKb ?? '—'} KB | — | the streams' RSS baseline comes after the waiters' phase, whose freed pages the allocator keeps: the heap figure is the steadier one |`,
   ];
 }
 

@@ -24,7 +24,12 @@ server.listen(0, '127.0.0.1', () => {
     extend: [
       (a) => {
         a.get('/bench/auth-stats', async () => { const s = authStats(ctx); return { requests: s.items, batches: s.batches }; });
-        a.get('/bench/live-stats', async () => ({ watchers: hubOf(ctx).size, rss: process.memoryUsage().rss }));
+        // ?gc=1: collect garbage first (the server runs with --expose-gc), so RSS compares like for like.
+        a.get('/bench/live-stats', async (event) => {
+          if (event.url.searchParams.get('gc') === '1') (globalThis as { gc?: () => void }).gc?.();
+          const m = process.memoryUsage();
+          return { watchers: hubOf(ctx).size, rss: m.rss, heap: m.heapUsed + m.external };
+        });
         a.get('/bench/select1', async () => {
           const [row] = await sql`select 1 as one`;
           return row;

@@ -27,7 +27,7 @@ export interface BenchContext {
 const results: Record<string, Record<string, unknown>> = {};
 
 async function startBenchServer(dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
     env: { ...process.env, KILN_BENCH_DB: dbUrl, KILN_LOG: 'silent' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
