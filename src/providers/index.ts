@@ -4,6 +4,8 @@
 import type { CatalogModel } from '../billing/catalog.ts';
 import { generateGlsl } from './glsl.ts';
 import { localProvider } from './local.ts';
+import { createAnthropicProvider } from './anthropic.ts';
+import { createGeminiProvider } from './gemini.ts';
 import { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
 import { outputKind, ProviderError, upstreamSetting, type Provider, type TextOutput, type TextRequest } from './types.ts';
 
@@ -23,6 +25,8 @@ export type AdapterOptions = OpenAIOptions;
  */
 const adapters: Record<string, (options?: AdapterOptions) => Provider> = {
   openai: createOpenAIProvider,
+  anthropic: createAnthropicProvider,
+  gemini: createGeminiProvider,
 };
 
 export const PROVIDER_NAMES = ['local', ...Object.keys(adapters)] as const;
@@ -46,10 +50,10 @@ export function getProvider(name: string, options?: AdapterOptions): Provider {
 /**
  * Whether https image inputs may be handed to the upstream as URLs (see inputs.ts `passUrls`)
  * instead of being downloaded by us. Opt-in per model via `upstream.acceptImageUrls: true`,
- * because many OpenAI-compatible servers only take inline data.
+ * because many OpenAI-compatible servers only take inline data (Anthropic takes `url` sources).
  */
 export function acceptsImageUrls(model: CatalogModel, type: 'image' | 'code'): boolean {
-  return model.provider === 'openai' && type === 'code' && upstreamSetting(model, 'acceptImageUrls') === true;
+  return (model.provider === 'openai' || model.provider === 'anthropic') && type === 'code' && upstreamSetting(model, 'acceptImageUrls') === true;
 }
 
 /** generateText plus the output-kind rules that need a check (GLSL: validate, repair once). */

@@ -1,0 +1,214 @@
+// A real Anthropic Messages API server on loopback for adapter tests. It is as strict as Anthropic
+// about what it accepts (x-api-key, anthropic-version, max_tokens, the message and content block
+// shapes, no unknown fields) and answers in Anthropic's shapes; replies are scriptable (success,
+// refusals, 429/529/5xx, malformed bodies, hangs, resets) and every request is recorded.
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+
+export interface PeerRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  /** Parsed JSON body, or null when the body was not JSON. */
+  json: any;
+  receivedAt: number;
+  /** When the client went away before the reply was sent (Date.now()). */
+  abortedAt: number | null;
+  /** The 4xx the peer answered itself because the request broke the protocol, else null. */
+  invalid: { status: number; type: string; message: string } | null;
+}
+
+export type PeerReply =
+  | { status?: number; headers?: Record<string, string>; json?: unknown; body?: string | Buffer; delayMs?: number }
+  | { hang: true }
+  | { reset: true };
+
+export type Script = PeerReply[] | ((req: PeerRequest, index: number) => PeerReply | undefined | Promise<PeerReply | undefined>);
+
+export interface AnthropicPeer {
+  /** Base URL for a catalog entry's `upstream.baseUrl` (ends in /v1, like https://api.anthropic.com/v1). */
+  url: string;
+  origin: string;
+  requests: PeerRequest[];
+  /** Replies for the next valid requests: an array is consumed in order, then defaults apply. */
+  script(s: Script): void;
+  close(): Promise<void>;
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
+
+let seq = 0;
+
+/** A Messages API answer: one text block per string. */
+export function messageReply(text: string | string[], usage: Usage = { input_tokens: 12, output_tokens: 34 }, stopReason = 'end_turn'): PeerReply {
+  const n = ++seq;
+  return {
+    headers: { 'request-id': `req_peer${n}` },
+    json: {
+      id: `msg_peer${n}`,
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-peer',
+      content: (Array.isArray(text) ? text : [text]).map((t) => ({ type: 'text', text: t, citations: null })),
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard', ...usage },
+    },
+  };
+}
+
+/** Anthropic's error envelope. */
+export function errorReply(status: number, type: string, message = 'upstream says no', headers: Record<string, string> = {}): PeerReply {
+  return { status, headers: { 'request-id': `req_err${++seq}`, ...headers }, json: { type: 'error', error: { type, message }, request_id: `req_err${seq}` } };
+}
+
+const VERSIONS = new Set(['2023-01-01', '2023-06-01']);
+const TOP_LEVEL = new Set([
+  'model', 'max_tokens', 'messages', 'system', 'metadata', 'stop_sequences', 'stream', 'temperature', 'top_k', 'top_p',
+  'thinking', 'tools', 'tool_choice', 'service_tier', 'container', 'mcp_servers', 'output_config', 'context_management',
+]);
+const MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+
+type Invalid = { status: number; type: string; message: string };
+const invalid = (message: string): Invalid => ({ status: 400, type: 'invalid_request_error', message });
+
+function checkBlock(b: any, where: string): Invalid | null {
+  if (!b || typeof b !== 'object') return invalid(`${where}: Input should be a valid dictionary`);
+  if (b.type === 'text') {
+    if (typeof b.text !== 'string') return invalid(`${where}.text: Field required`);
+    if (b.text.trim() === '') return invalid(`${where}: text content blocks must contain non-whitespace text`);
+    return null;
+  }
+  if (b.type === 'image') {
+    const s = b.source;
+    if (s?.type === 'base64') {
+      if (!MEDIA_TYPES.has(s.media_type)) return invalid(`${where}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`);
+      if (typeof s.data !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(s.data)) return invalid(`${where}.source.base64.data: invalid base64 data`);
+      return null;
+    }
+    if (s?.type === 'url') return typeof s.url === 'string' && /^https:\/\//.test(s.url) ? null : invalid(`${where}.source.url.url: must be an https URL`);
+    return invalid(`${where}.source: Input tag '${String(s?.type)}' found using 'type' does not match any of the expected tags`);
+  }
+  return invalid(`${where}: Input tag '${String(b.type)}' found using 'type' does not match any of the expected tags`);
+}
+
+/** What Anthropic refuses before it runs a model. */
+function validate(req: IncomingMessage, path: string, json: any, key: string | null): Invalid | null {
+  if (req.method !== 'POST' || path !== '/v1/messages') return { status: 404, type: 'not_found_error', message: 'Not Found' };
+  const given = req.headers['x-api-key'];
+  if (!given) return { status: 401, type: 'authentication_error', message: 'x-api-key header is required' };
+  if (key !== null && given !== key) return { status: 401, type: 'authentication_error', message: 'invalid x-api-key' };
+  const version = req.headers['anthropic-version'];
+  if (!version) return invalid('anthropic-version: header is required');
+  if (!VERSIONS.has(String(version))) return invalid(`anthropic-version: invalid version ${String(version)}`);
+  if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) return invalid('Content-Type must be application/json');
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return invalid('There was an error parsing the body of your request');
+  for (const k of Object.keys(json)) if (!TOP_LEVEL.has(k)) return invalid(`${k}: Extra inputs are not permitted`);
+  if (typeof json.model !== 'string' || json.model === '') return invalid('model: Field required');
+  if (json.max_tokens === undefined) return invalid('max_tokens: Field required');
+  if (!Number.isInteger(json.max_tokens) || json.max_tokens < 1) return invalid('max_tokens: Input should be a valid integer greater than or equal to 1');
+  if (json.stream === true) return invalid('stream: this peer only answers non-streaming requests');
+  if (json.system !== undefined && typeof json.system !== 'string') {
+    if (!Array.isArray(json.system)) return invalid('system: Input should be a valid string or list');
+    for (const [i, b] of json.system.entries()) {
+      if (b?.type !== 'text') return invalid(`system.${i}: only text blocks are allowed`);
+      const e = checkBlock(b, `system.${i}`);
+      if (e) return e;
+    }
+  }
+  if (!Array.isArray(json.messages) || json.messages.length === 0) return invalid('messages: at least one message is required');
+  for (const [i, m] of json.messages.entries()) {
+    if (m?.role !== 'user' && m?.role !== 'assistant') return invalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    if (i === 0 && m.role !== 'user') return invalid('messages: first message must use the "user" role');
+    if (typeof m.content === 'string') {
+      if (m.content.trim() === '') return invalid(`messages.${i}: user messages must have non-empty content`);
+      continue;
+    }
+    if (!Array.isArray(m.content) || m.content.length === 0) return invalid(`messages.${i}: user messages must have non-empty content`);
+    for (const [j, b] of m.content.entries()) {
+      const e = checkBlock(b, `messages.${i}.content.${j}`);
+      if (e) return e;
+    }
+  }
+  return null;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** `key`: the only x-api-key accepted (null accepts any non-empty key, as a proxy would). */
+export async function startAnthropicPeer(opts: { key?: string | null } = {}): Promise<AnthropicPeer> {
+  const key = opts.key ?? null;
+  const requests: PeerRequest[] = [];
+  const sockets = new Set<Socket>();
+  let queue: PeerReply[] = [];
+  let fn: Exclude<Script, PeerReply[]> | null = null;
+  const closing = new AbortController();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://peer').pathname;
+    const raw = await readBody(req);
+    let json: any = null;
+    try {
+      json = JSON.parse(raw.toString('utf8'));
+    } catch { /* stays null */ }
+    const record: PeerRequest = { method: req.method ?? '', path, headers: req.headers, json, receivedAt: Date.now(), abortedAt: null, invalid: validate(req, path, json, key) };
+    res.on('close', () => {
+      if (!res.writableFinished && !closing.signal.aborted) record.abortedAt = Date.now();
+    });
+    requests.push(record);
+    let r: PeerReply;
+    if (record.invalid) {
+      r = errorReply(record.invalid.status, record.invalid.type, record.invalid.message);
+    } else {
+      const scripted = queue.length ? queue.shift() : fn ? await fn(record, requests.length - 1) : undefined;
+      r = scripted ?? messageReply('peer reply');
+    }
+    if ('hang' in r) return; // never answer; close() tears the socket down
+    if ('reset' in r) return void req.socket.destroy();
+    if (r.delayMs) await delay(r.delayMs, undefined, { signal: closing.signal });
+    if (res.destroyed) return;
+    res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
+    res.end(r.body ?? JSON.stringify(r.json ?? {}));
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => res.destroy());
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url: `${origin}/v1`,
+    origin,
+    requests,
+    script(s) {
+      if (Array.isArray(s)) {
+        queue = [...s];
+        fn = null;
+      } else {
+        queue = [];
+        fn = s;
+      }
+    },
+    close() {
+      closing.abort();
+      for (const s of sockets) s.destroy();
+      return new Promise((ok) => server.close(() => ok()));
+    },
+  };
+}

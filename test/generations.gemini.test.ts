@@ -1,0 +1,208 @@
+// The `gemini` adapter through the whole path — POST /generations, the worker, a strict Gemini API
+// peer on loopback: an image (with a reference image) lands in the store at the requested ratio
+// and serves, code with thoughts billed as output settles exactly, 429 with retry-after, 503 then
+// success, 5xx, malformed JSON, a safety block, timeout — and a cancel through the API reaching the
+// upstream.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import sharp from 'sharp';
+import { blockedReply, errorReply, finishReply, imageReply, png, startGeminiPeer, textReply, type GeminiPeer, type PeerReply } from './_gemini-peer.ts';
+import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+import { charges, generationRow, startTestWorker, waitFor } from './_generations.ts';
+
+let srv: TestServer;
+let peer: GeminiPeer;
+const SECRET = 'AIzaUpstreamSecret0123456789';
+process.env.KILN_TEST_GEMINI_KEY = SECRET;
+
+interface Case {
+  body: Record<string, unknown>;
+  /** undefined: the peer's default answer (an image at the requested ratio for image models). */
+  replies: (n: number) => PeerReply | Promise<PeerReply> | undefined;
+  key?: string;
+  id?: string;
+  final?: Promise<any>;
+}
+
+let refPng = '';
+
+const cases: Record<string, Case> = {
+  'ok-image': { body: { type: 'image', model: 'gemini/painter', aspectRatio: '16:9', images: [() => ({ url: refPng })] }, replies: () => undefined },
+  'ok-code': {
+    body: { type: 'code', model: 'gemini/coder', targetLanguage: 'tsx', textInputs: [{ content: 'context here', label: 'Brief' }] },
+    replies: () => textReply('```tsx\nexport default function A() { return null; }\n```', { promptTokenCount: 120, candidatesTokenCount: 40, thoughtsTokenCount: 60 }),
+  },
+  'retry-after': {
+    body: { type: 'image', model: 'gemini/painter', aspectRatio: '1:1' },
+    replies: (n) => (n === 0 ? errorReply(429, 'Resource has been exhausted (e.g. check quota).', { 'retry-after': '1' }) : undefined),
+  },
+  'unavailable-then-ok': {
+    body: { type: 'code', model: 'gemini/coder' },
+    replies: (n) => (n === 0 ? errorReply(503, 'The model is overloaded.') : textReply('recovered', { promptTokenCount: 10, candidatesTokenCount: 10 })),
+  },
+  'server-error': { body: { type: 'code', model: 'gemini/coder' }, replies: () => errorReply(500, `internal detail ${SECRET}`) },
+  malformed: { body: { type: 'image', model: 'gemini/painter' }, replies: () => ({ body: '{"candidates": [{"content": ' }) },
+  blocked: { body: { type: 'code', model: 'gemini/coder' }, replies: () => blockedReply('SAFETY') },
+  'image-safety': { body: { type: 'image', model: 'gemini/painter' }, replies: () => finishReply('IMAGE_SAFETY') },
+  timeout: { body: { type: 'image', model: 'gemini/painter' }, replies: () => ({ hang: true }) },
+};
+
+const seen = new Map<string, number>();
+const requestsOf = (name: string) => peer.requests.filter((r) => JSON.stringify(r.json).includes(`[case:${name}]`));
+
+async function newKey(on: TestServer = srv) {
+  const a = await createAccount(on.db.sql);
+  return (await createKey(on.db.sql, a.id)).key;
+}
+
+const upstream = (model: string) => ({ baseUrl: peer.url, model, apiKeyEnv: 'KILN_TEST_GEMINI_KEY' });
+const PAINTER = { id: 'gemini/painter', name: 'Gemini painter', category: 'image', provider: 'gemini', supports_image_input: true, cost: { micros_per_image: 39000 }, markup: 1.25 };
+const CODER = {
+  id: 'gemini/coder', name: 'Gemini coder', category: 'text', provider: 'gemini', supports_image_input: true,
+  cost: { input_micros_per_token: 0.3, output_micros_per_token: 2.5 }, maxOutputTokens: 2000, markup: 1,
+};
+
+before(async () => {
+  refPng = `data:image/png;base64,${(await png(8, 8, '#aa0000')).toString('base64')}`;
+  peer = await startGeminiPeer({ key: SECRET });
+  peer.script(async (req) => {
+    const m = /\[case:([a-z-]+)\]/.exec(JSON.stringify(req.json));
+    if (!m) return undefined;
+    if (m[1] === 'cancel') return { ...(await imageReply()), delayMs: 30_000 };
+    if (!cases[m[1]!]) return undefined;
+    const n = seen.get(m[1]!) ?? 0;
+    seen.set(m[1]!, n + 1);
+    return cases[m[1]!]!.replies(n);
+  });
+  srv = await startServer({ config: { providerTimeoutMs: 1500, providerAttempts: 2, generationMaxAttempts: 2 } });
+  await startTestWorker(srv);
+  for (const model of [{ ...PAINTER, upstream: upstream('gemini-up-image') }, { ...CODER, upstream: upstream('gemini-up-flash') }]) {
+    await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(model)})`;
+  }
+  await Promise.all(
+    Object.entries(cases).map(async ([name, c]) => {
+      c.key = await newKey();
+      const body = { ...c.body, images: (c.body.images as Array<() => unknown> | undefined)?.map((f) => f()) };
+      const res = await api(srv.base, c.key, '/generations', { body: { prompt: `[case:${name}] make something`, ...body } });
+      assert.equal(res.status, 202, `${name}: ${JSON.stringify(res.body)}`);
+      c.id = res.body.id;
+      c.final = waitFor(srv, c.key, c.id!, { timeoutMs: 40_000 });
+      c.final.catch(() => {});
+    }),
+  );
+});
+
+after(async () => {
+  await peer?.close();
+});
+
+async function settledOnce(name: string, micros: number) {
+  const ledger = await charges(srv.db.sql, cases[name]!.id!);
+  assert.equal(ledger.length, 1, name);
+  assert.equal(ledger[0].status, 'settled', name);
+  assert.equal(ledger[0].settled, String(micros), name);
+  assert.ok(Number(ledger[0].reserved) >= micros, `${name}: never above the reservation`);
+}
+
+async function released(name: string) {
+  const ledger = await charges(srv.db.sql, cases[name]!.id!);
+  assert.deepEqual(ledger.map((c) => [c.status, c.settled]), [['released', null]], name);
+}
+
+test('image: generateContent with the reference image inline → stored at the exact ratio, served, billed per image', async () => {
+  const done = await cases['ok-image']!.final!;
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  assert.equal(done.result.costMicros, 48750);
+  await settledOnce('ok-image', 48750);
+  const img = await fetch(done.result.url);
+  assert.equal(img.status, 200);
+  assert.equal(img.headers.get('content-type'), 'image/png');
+  const meta = await sharp(Buffer.from(await img.arrayBuffer())).metadata();
+  // The peer draws 1344×768 for 16:9 like gemini-2.5-flash-image; stored cropped to 1344×756.
+  assert.deepEqual([meta.width, meta.height], [1344, 756]);
+  const [req] = requestsOf('ok-image');
+  assert.equal(req!.invalid, null);
+  assert.equal(req!.path, '/v1beta/models/gemini-up-image:generateContent');
+  assert.equal(req!.headers['x-goog-api-key'], SECRET);
+  assert.deepEqual(req!.json.generationConfig, { responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '16:9' } });
+  assert.deepEqual(req!.json.contents[0].parts[1], { inlineData: { mimeType: 'image/png', data: refPng.split(',')[1] } });
+  assert.match((await generationRow(srv.db.sql, cases['ok-image']!.id!)).provider_request_id, /^resp_peer\d+$/);
+});
+
+test('code: thoughts billed at the output price, settled exactly', async () => {
+  const done = await cases['ok-code']!.final!;
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  assert.equal(done.result.code, 'export default function A() { return null; }');
+  const cost = Math.ceil(120 * 0.3 + (40 + 60) * 2.5); // 36 + 250
+  assert.equal(done.result.costMicros, cost);
+  await settledOnce('ok-code', cost);
+  const [req] = requestsOf('ok-code');
+  assert.equal(req!.json.generationConfig.maxOutputTokens, 2000);
+  assert.match(req!.json.systemInstruction.parts[0].text, /TSX/);
+  assert.match(req!.json.contents[0].parts[0].text, /context here/);
+});
+
+test('429 with retry-after and 503 then success: retried, completed, charged once', async () => {
+  const waited = await cases['retry-after']!.final!;
+  assert.equal(waited.status, 'completed', JSON.stringify(waited));
+  const [first, second] = requestsOf('retry-after');
+  assert.ok(second!.receivedAt - first!.receivedAt >= 950, 'waited out retry-after: 1');
+  await settledOnce('retry-after', 48750);
+  const recovered = await cases['unavailable-then-ok']!.final!;
+  assert.equal(recovered.status, 'completed', JSON.stringify(recovered));
+  assert.equal(requestsOf('unavailable-then-ok').length, 2);
+  await settledOnce('unavailable-then-ok', Math.ceil(10 * 0.3 + 10 * 2.5));
+});
+
+test('5xx: retried across job attempts, then failed with a summarised message; reservation released', async () => {
+  const done = await cases['server-error']!.final!;
+  assert.equal(done.status, 'failed');
+  assert.match(done.error, /^upstream provider returned 500 after 2 attempts/);
+  assert.doesNotMatch(done.error, /internal detail|AIza/);
+  assert.equal(requestsOf('server-error').length, 4);
+  await released('server-error');
+});
+
+test('malformed JSON, a blocked prompt and an IMAGE_SAFETY finish fail at once and release the reservation', async () => {
+  assert.match((await cases.malformed!.final!).error, /malformed JSON/);
+  assert.equal((await cases.blocked!.final!).error, 'upstream provider blocked the prompt (SAFETY)');
+  assert.equal((await cases['image-safety']!.final!).error, 'upstream model declined the request (IMAGE_SAFETY)');
+  for (const name of ['malformed', 'blocked', 'image-safety']) {
+    assert.equal((await cases[name]!.final!).status, 'failed', name);
+    assert.equal(requestsOf(name).length, 1, name);
+    await released(name);
+  }
+});
+
+test('an upstream that never answers times out, is retried, then fails; reservation released', async () => {
+  const done = await cases.timeout!.final!;
+  assert.equal(done.status, 'failed');
+  assert.match(done.error, /timed out/);
+  assert.equal(requestsOf('timeout').length, 4);
+  await released('timeout');
+});
+
+test('cancel through the API aborts the in-flight generateContent call within 2 s and releases the reservation', async (t) => {
+  // Its own database, server and worker with a long provider timeout: only the cancel can end the call.
+  const slow = await startServer({ config: { providerTimeoutMs: 60_000 } });
+  await startTestWorker(slow);
+  await slow.db.sql`select kiln.upsert_model(${slow.db.sql.json({ ...PAINTER, upstream: upstream('gemini-up-image') })})`;
+  const key = await newKey(slow);
+  const res = await api(slow.base, key, '/generations', { body: { type: 'image', model: 'gemini/painter', prompt: '[case:cancel] take your time' } });
+  assert.equal(res.status, 202, JSON.stringify(res.body));
+  const id = res.body.id;
+  let req;
+  for (let i = 0; i < 500 && !(req = requestsOf('cancel')[0]); i++) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(req, 'the worker called the peer');
+  assert.equal((await generationRow(slow.db.sql, id)).status, 'processing');
+  const canceledAt = Date.now();
+  const cancel = await api(slow.base, key, `/generations/${id}/cancel`, { method: 'POST' });
+  assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
+  for (let i = 0; i < 250 && req.abortedAt === null; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(req.abortedAt !== null, 'the peer saw the connection aborted');
+  t.diagnostic(`upstream call aborted ${req.abortedAt - canceledAt} ms after the cancel`);
+  assert.ok(req.abortedAt - canceledAt <= 2_000);
+  assert.deepEqual((await charges(slow.db.sql, id)).map((c) => [c.status, c.settled]), [['released', null]]);
+  assert.equal(requestsOf('cancel').length, 1);
+});
