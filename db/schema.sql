@@ -3171,6 +3171,16 @@ AS $function$
 $function$;
 comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed) and billed cost.';
 
+CREATE OR REPLACE FUNCTION kiln_private.idempotency_operation(p_origin text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select case when p_origin = 'mcp' then 'mcp generate' else 'POST /generations' end;
+$function$;
+comment on function kiln_private.idempotency_operation(text) is 'The Idempotency-Key operation of a generation created through p_origin: REST (api, app) and MCP keep separate keys.';
+
 CREATE OR REPLACE FUNCTION kiln_private.insert_generations(p_account_ids uuid[], p_key_ids uuid[], p_workspace_ids uuid[], p_origins text[], p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer, p_idem_keys text[] DEFAULT NULL::text[], p_fingerprints bytea[] DEFAULT NULL::bytea[], p_idem_ttl_seconds integer DEFAULT 86400)
  RETURNS TABLE(ord integer, id uuid, error_code text, error_message text, replayed boolean)
  LANGUAGE plpgsql
@@ -3228,7 +3238,7 @@ begin
            array_agg((c.response_body->>'id')::uuid order by c.ord)
       into c_claim, c_lead, c_stored
       from kiln_private.claim_idempotency_keys(
-        p_account_ids, array_fill('POST /generations'::text, array[cardinality(p_account_ids)]), p_idem_keys, p_fingerprints,
+        p_account_ids, array(select kiln_private.idempotency_operation(o) from unnest(p_origins) with ordinality u(o, i) order by i), p_idem_keys, p_fingerprints,
         array_fill(202, array[cardinality(p_account_ids)]),
         array(select jsonb_build_object('id', c_gid[s.i], 'status', 'pending') from generate_subscripts(p_account_ids, 1) as s(i) order by s.i),
         p_idem_ttl_seconds) c;
@@ -3285,7 +3295,7 @@ begin
     for v_n in 1 .. cardinality(p_account_ids) loop
       if c_claim[v_n] = 'claimed' and c_charge[v_n] is null then
         delete from kiln_private.idempotency_keys
-          where account_id = p_account_ids[v_n] and operation = 'POST /generations' and key = p_idem_keys[v_n];
+          where account_id = p_account_ids[v_n] and operation = kiln_private.idempotency_operation(p_origins[v_n]) and key = p_idem_keys[v_n];
       end if;
     end loop;
   end if;

@@ -202,7 +202,7 @@ test('POST /workflows/{id}/runs: concurrent retries with one key start one run; 
   assert.equal((await made(a.id)).runs, 2);
 });
 
-test('MCP: generate_image, generate_code and run_workflow take idempotencyKey; REST and MCP share the account\'s keys', async () => {
+test('MCP: generate_image, generate_code and run_workflow take idempotencyKey; run keys are shared with REST, generation keys kept per surface', async () => {
   const a = await account();
   await link(srv.db.sql, srv.iss.issuer, `idem-${a.id}`, a.id);
   const client = await connectV2(srv.mcpUrl, await srv.iss.sign({ sub: `idem-${a.id}` }));
@@ -219,10 +219,16 @@ test('MCP: generate_image, generate_code and run_workflow take idempotencyKey; R
   assert.equal(new Set(img.map((g) => g.id)).size, 1);
   const again = await client.callTool({ name: 'generate_image', arguments: { prompt: 'an agent fox', idempotencyKey: 'agent-1' } });
   assert.match(again.content[0].text, /already started with this idempotencyKey/);
-  // The same request over REST (the tool's type made explicit) is a replay of the MCP one.
+  // The same key over REST is another surface's key: REST could not read the MCP generation, so
+  // it starts its own (readable) one, and a REST retry replays that.
   const rest = await post(a.key, { prompt: 'an agent fox', type: 'image' }, 'agent-1');
-  assert.equal(rest.headers.get('idempotent-replayed'), 'true');
-  assert.equal(rest.body.id, img[0].id);
+  assert.equal(rest.status, 202);
+  assert.equal(rest.headers.get('idempotent-replayed'), null);
+  assert.notEqual(rest.body.id, img[0].id);
+  assert.equal((await api(srv.base, a.key, `/generations/${rest.body.id}`)).status, 200);
+  const restAgain = await post(a.key, { prompt: 'an agent fox', type: 'image' }, 'agent-1');
+  assert.equal(restAgain.headers.get('idempotent-replayed'), 'true');
+  assert.equal(restAgain.body.id, rest.body.id);
   const conflict = await toolError(client, 'generate_code', { prompt: 'an agent fox', idempotencyKey: 'agent-1' });
   assert.equal(conflict.type, 'idempotency_conflict');
   const bad = await toolError(client, 'generate_code', { prompt: 'x', idempotencyKey: '' });
@@ -237,7 +243,7 @@ test('MCP: generate_image, generate_code and run_workflow take idempotencyKey; R
   assert.equal(new Set(runs.map((r) => r.id)).size, 1);
   const restRun = await api(srv.base, a.key, `/workflows/${wf}/runs`, { method: 'POST', headers: { 'idempotency-key': 'agent-run' } });
   assert.equal(restRun.body.id, runs[0].id);
-  assert.deepEqual(await made(a.id), { generations: 3, charges: 2, jobs: 3, runs: 1 });
+  assert.deepEqual(await made(a.id), { generations: 4, charges: 3, jobs: 4, runs: 1 });
 });
 
 test('records expire: past KILN_IDEMPOTENCY_TTL_SECONDS a key is new again, and the purge deletes expired records', async () => {
