@@ -59,7 +59,10 @@ export async function models(argv: string[]): Promise<number> {
   }
   const width = Math.max(...data.map((m) => m.id.length), 2);
   for (const m of data) {
-    const price = m.pricing ? Object.entries(m.pricing).map(([k, v]) => `${k} ${dollars(v)}`).join(', ') : 'price unknown';
+    // Prices are microdollars, per-token ones often fractions of one: shown as they are.
+    const price = m.pricing
+      ? Object.entries(m.pricing).map(([k, v]) => `${k.replace(/_?micros_per_/, ' per ').trim()} ${v} µ$`).join(', ')
+      : 'price unknown';
     process.stdout.write(`${m.id.padEnd(width)}  ${m.category.padEnd(5)}  ${m.name}  ${dim(price)}\n`);
   }
   return EXIT.ok;

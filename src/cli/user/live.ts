@@ -36,11 +36,12 @@ export class LiveBlock {
     }, tickMs);
   }
 
-  draw(): void {
+  draw(final = false): void {
     if (this.closed) return;
     const width = Math.max(20, (this.out.columns || 80) - 1);
-    // Lines longer than the terminal would wrap and break the cursor arithmetic: cut them.
-    const lines = this.render(FRAMES[this.frame]!).map((l) => truncate(l, width));
+    // Lines longer than the terminal would wrap and break the cursor arithmetic of the next
+    // redraw: cut them. The last drawing is never redrawn, so it is shown whole.
+    const lines = this.render(FRAMES[this.frame]!).map((l) => (final ? l : truncate(l, width)));
     let text = this.drawn ? `\x1b[${this.drawn}A` : '';
     for (const line of lines) text += `\r\x1b[2K${line}\n`;
     // A shorter block than last time: clear what is left below it.
@@ -53,7 +54,7 @@ export class LiveBlock {
   /** Draws once more (the final state) and stops redrawing; the lines stay on screen. */
   close(): void {
     if (this.closed) return;
-    this.draw();
+    this.draw(true);
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.out.write('\x1b[?25h');
