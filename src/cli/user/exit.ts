@@ -61,7 +61,10 @@ export function clientFromEnv(): KilnClient {
 export function interruptible(): { signal: AbortSignal; dispose(): void } {
   const ac = new AbortController();
   const handler = () => {
-    if (ac.signal.aborted) process.exit(EXIT.interrupted);
+    if (ac.signal.aborted) {
+      if (process.stdout.isTTY) process.stdout.write('\x1b[?25h\n'); // the live block hid the cursor
+      process.exit(EXIT.interrupted);
+    }
     ac.abort(new Interrupted());
   };
   process.on('SIGINT', handler);

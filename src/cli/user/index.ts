@@ -23,6 +23,10 @@ export const userCommands: Record<string, UserCommand> = {
 
 export async function runUserCommand(name: string, argv: string[]): Promise<number> {
   const command = userCommands[name]!;
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`usage: kiln ${name} ${command.help}\n`);
+    return 0;
+  }
   try {
     return await command.run(argv);
   } catch (e) {
