@@ -69,12 +69,17 @@ test('generate image --aspect 16:9 --out FILE: the PNG at FILE; --out DIR: <id>.
   assert.deepEqual(entries(dir), ['banner.png', `${two.lines.at(-1).id}.png`].sort());
 });
 
-test('exit codes 2 (arguments), 3 (auth), 4 (quota), 5 (job failed), 6 (unavailable) — and no file left by any of them', async () => {
+test('exit codes 2 (arguments), 3 (auth), 4 (quota, payment), 5 (job failed), 6 (unavailable) — and no file left by any of them', async () => {
   const dir = tempDir();
   const out = path.join(dir, 'out.png');
   const readKey = (await createKey(srv.db.sql, accountId, { scopes: ['read'] })).key;
   const poor = await createAccount(srv.db.sql, { budgetMicros: 500 });
   const poorKey = (await createKey(srv.db.sql, poor.id)).key;
+  // A key billing a workspace whose Team plan lapsed: 402 payment_required.
+  const [ws] = await srv.db.sql`select * from kiln.create_workspace('Lapsed', ${accountId})`;
+  await srv.db.sql`select kiln.set_workspace_plan(${ws.id}, 'active', 1000000, true)`;
+  const teamKey = (await createKey(srv.db.sql, accountId, { workspaceId: ws.id })).key;
+  await srv.db.sql`select kiln.set_workspace_plan(${ws.id}, 'lapsed', null, false)`;
   // A port nothing listens on: bound, then closed.
   const closed = await new Promise<number>((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
@@ -91,6 +96,7 @@ test('exit codes 2 (arguments), 3 (auth), 4 (quota), 5 (job failed), 6 (unavaila
     { name: 'wrong key (401)', args: gen(), env: { KILN_API_KEY: 'kiln_live_not_a_key' }, code: 3, stderr: /unauthorized 401/, type: 'unauthorized' },
     { name: 'read-only key (403)', args: gen(), env: { KILN_API_KEY: readKey }, code: 3, stderr: /insufficient_scope 403/, type: 'insufficient_scope' },
     { name: 'budget spent (429 insufficient_quota)', args: gen(), env: { KILN_API_KEY: poorKey }, code: 4, stderr: /insufficient_quota 429/, type: 'insufficient_quota' },
+    { name: 'Team plan lapsed (402)', args: gen(), env: { KILN_API_KEY: teamKey }, code: 4, stderr: /payment_required 402/, type: 'payment_required' },
     // The image input's host never resolves (.invalid, RFC 2606): the worker fails the job for good.
     { name: 'the job failed', args: gen(['--image', 'https://kiln-cli-test.invalid/in.png']), code: 5, stderr: /^$/ },
     { name: 'nothing listening', args: gen(), env: { KILN_URL: `http://127.0.0.1:${closed}`, KILN_CLIENT_ATTEMPTS: '2' }, code: 6, stderr: /network_error: could not reach/, type: 'network_error' },
