@@ -52,7 +52,7 @@ test('on a terminal: one live line redrawn in place; the final screen shows the 
   assert.equal(failed.code, 5, failed.raw);
   const failedScreen = finalScreen(failed.raw);
   assert.equal(failedScreen.length, 1, failedScreen.join('\n'));
-  assert.match(failedScreen[0]!, /^✖ failed in \d+\.\ds · nothing charged · images\[0\]: image URL host could not be resolved$/);
+  assert.match(failedScreen[0]!, /^✖ failed in \d+\.\ds · nothing charged · images\[0\]: (image URL host could not be resolved|timed out fetching image URL)$/);
   assert.deepEqual(fs.readdirSync(dir), [file]);
 });
 
