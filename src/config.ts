@@ -129,3 +129,17 @@ export function loadConfig() {
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/**
+ * The user CLI's settings (`kiln generate`, `kiln run`, …; src/cli/user/): it talks to a Kiln
+ * service over HTTP with an API key, never to the database, so none of the above applies to it.
+ */
+export function loadClientConfig() {
+  return {
+    /** The service's URL; a trailing `/api/v1` is accepted. */
+    url: str('KILN_URL', 'http://127.0.0.1:8787'),
+    apiKey: opt('KILN_API_KEY'),
+    /** Attempts per request (503 and network errors are retried with backoff), the first included. */
+    attempts: int('KILN_CLIENT_ATTEMPTS', 5, 1, 20),
+  };
+}

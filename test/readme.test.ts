@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { commands } from '../src/cli/commands.ts';
+import { userCommands } from '../src/cli/user/index.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
@@ -24,7 +25,7 @@ test('every environment variable read in src/config.ts is documented', () => {
 });
 
 test('every CLI command is documented', () => {
-  for (const name of Object.keys(commands)) {
+  for (const name of [...Object.keys(commands), ...Object.keys(userCommands)]) {
     // Table cells escape the pipe: `member add\|remove` documents both.
     const alt = name.replace(/ (add|remove)$/, ' add\\|remove');
     assert.ok(readme.includes(`kiln ${name}`) || readme.includes(`kiln ${alt}`), `kiln ${name} is documented`);

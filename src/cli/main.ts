@@ -1,27 +1,44 @@
-// CLI entry: `kiln <command>`. Every command prints JSON on stdout; errors go to stderr
-// with a non-zero exit code.
+// CLI entry: `kiln <command>`. Two groups: user commands call a Kiln service's API with an API
+// key (src/cli/user/); operator commands work on the database and run the service (commands.ts),
+// print JSON on stdout, and report errors on stderr with a non-zero exit code.
 
-import { loadConfig } from '../config.ts';
 import { UsageError } from './args.ts';
-import { commands } from './commands.ts';
+import type { Command } from './command.ts';
+import { runUserCommand, userCommands } from './user/index.ts';
 
-const HELP = `kiln — self-hostable AI image and code generation service
+const HEADER = `kiln — self-hostable AI image and code generation service
 
 Usage: kiln <command> [options]
+`;
 
-${'' /* filled in below */}`;
+function help(operator: Record<string, Command>): string {
+  const line = (name: string, text: string) => `  kiln ${name.padEnd(24)} ${text}`;
+  return [
+    HEADER,
+    'User commands (call the API: KILN_URL, KILN_API_KEY):',
+    ...Object.keys(userCommands).map((n) => line(n, userCommands[n]!.help)),
+    '',
+    'Operator commands (the database: DATABASE_URL, or the embedded cluster under KILN_DATA_DIR):',
+    ...Object.keys(operator).sort().map((n) => line(n, operator[n]!.help)),
+    '',
+    'Exit codes of the user commands: 0 ok, 2 bad arguments, 3 auth (401/403), 4 quota or payment,',
+    '5 the job failed, 6 service unavailable after retries, 130 interrupted (the job is canceled).',
+    '',
+  ].join('\n');
+}
 
 export async function main(argv: string[]): Promise<number> {
-  const names = Object.keys(commands).sort();
+  if (argv[0] && Object.hasOwn(userCommands, argv[0])) return runUserCommand(argv[0], argv.slice(1));
+  // Operator commands load the database layer: only when one is asked for.
+  const { commands } = await import('./commands.ts');
   // Longest matching command name (e.g. "workspace member add" before "workspace").
   let match: string | undefined;
   for (let n = Math.min(3, argv.length); n > 0 && !match; n--) {
     const candidate = argv.slice(0, n).join(' ');
-    if (commands[candidate]) match = candidate;
+    if (Object.hasOwn(commands, candidate)) match = candidate;
   }
   if (!match || argv[0] === 'help' || argv[0] === '--help') {
-    const lines = names.map((n) => `  kiln ${n.padEnd(24)} ${commands[n].help}`);
-    const text = HELP + lines.join('\n') + '\n';
+    const text = help(commands);
     if (!match && argv.length && argv[0] !== 'help' && argv[0] !== '--help') {
       process.stderr.write(`kiln: unknown command ${JSON.stringify(argv.join(' '))}\n\n${text}`);
       return 2;
@@ -30,15 +47,16 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const rest = argv.slice(match.split(' ').length);
+  const { loadConfig } = await import('../config.ts');
   try {
     const config = loadConfig();
-    const result = await commands[match].run(rest, config);
+    const result = await commands[match]!.run(rest, config);
     if (result !== undefined) process.stdout.write(JSON.stringify(result, jsonReplacer, 2) + '\n');
     return 0;
   } catch (err) {
     const e = err as { code?: unknown; message?: string } | null;
     if (err instanceof UsageError) {
-      process.stderr.write(`kiln ${match}: ${err.message}\n  ${commands[match].help}\n`);
+      process.stderr.write(`kiln ${match}: ${err.message}\n  ${commands[match]!.help}\n`);
       return 2;
     }
     const msg = typeof e?.code === 'string' && /^K[A-Z]\d{3}$/.test(e.code) ? e.message : e?.message ?? String(err);

@@ -4,11 +4,13 @@
 
 import createClient from 'openapi-fetch';
 import { KilnError } from './errors.ts';
-import { retryingFetch, type RetryOptions } from './retry.ts';
+import { follow, type SseMessage, type WatchOptions } from './events.ts';
+import { retryingFetch, retryOptions, type RetryOptions } from './retry.ts';
 import type { components, operations, paths } from './schema.ts';
 
 export { KilnError } from './errors.ts';
 export type { RetryOptions } from './retry.ts';
+export type { WatchOptions } from './events.ts';
 export type { components, operations, paths } from './schema.ts';
 
 type Schemas = components['schemas'];
@@ -23,6 +25,8 @@ export type WorkflowSummary = Schemas['WorkflowSummary'];
 export type RunAccepted = Schemas['RunAccepted'];
 export type WorkflowRun = Schemas['WorkflowRun'];
 export type WorkflowRunSummary = Schemas['WorkflowRunSummary'];
+export type WorkflowRunResult = Schemas['WorkflowRunResult'];
+export type RunProgress = WorkflowRun['progress'];
 export type ListQuery = NonNullable<operations['listWorkflows']['parameters']['query']>;
 export type RunListQuery = NonNullable<operations['listWorkflowRuns']['parameters']['query']>;
 
@@ -55,6 +59,28 @@ export interface RunOptions extends CallOptions {
   wait?: number;
 }
 
+/**
+ * An event of `generations.watch`: one `status` event per status the generation reaches (`data`
+ * = the GET body); the one with `terminal: true` (completed or failed) is the last.
+ */
+export interface GenerationEvent {
+  /** The event id (what `lastEventId` resumes after). */
+  id: string;
+  event: 'status';
+  data: Generation;
+  terminal: boolean;
+}
+
+/**
+ * An event of `runs.watch`: `status` while the run is pending or running (`data` = the GET
+ * body); per settled output, `output` (its `results` entry) then `progress`; last, `status` with
+ * the completed or failed run and `terminal: true`.
+ */
+export type RunEvent =
+  | { id: string; event: 'status'; data: WorkflowRun; terminal: boolean }
+  | { id: string; event: 'output'; data: WorkflowRunResult; terminal: false }
+  | { id: string; event: 'progress'; data: RunProgress; terminal: false };
+
 const API_PREFIX = '/api/v1';
 const SETTLED = new Set(['completed', 'failed']);
 
@@ -68,10 +94,11 @@ export function apiRoot(baseUrl: string): string {
 export function createKilnClient(options: KilnClientOptions) {
   if (!options.baseUrl) throw new TypeError('createKilnClient: baseUrl is required');
   if (!options.apiKey) throw new TypeError('createKilnClient: apiKey is required');
+  const retry = retryOptions(options.retry);
   const raw = createClient<paths>({
     baseUrl: apiRoot(options.baseUrl),
     headers: { authorization: `Bearer ${options.apiKey}` },
-    fetch: retryingFetch(options.fetch ?? ((r) => globalThis.fetch(r)), options.retry),
+    fetch: retryingFetch(options.fetch ?? ((r) => globalThis.fetch(r)), retry),
   });
 
   /** The body of a successful answer, or a KilnError built from the error answer. */
@@ -81,6 +108,15 @@ export function createKilnClient(options: KilnClientOptions) {
     return data as T;
   }
   const prefer = (wait?: number) => (wait ? { Prefer: `wait=${Math.round(wait)}` } : {});
+  /** The body of an event-stream answer, or a KilnError built from the error answer. */
+  async function stream(call: Promise<{ data?: ReadableStream<Uint8Array> | unknown; error?: unknown; response: Response }>) {
+    const { data, error, response } = await call;
+    if (!response.ok) throw KilnError.from(response, error);
+    if (!(data instanceof ReadableStream)) throw new KilnError({ status: response.status, type: 'server_error', message: 'The event stream answer had no body.', requestId: response.headers.get('x-request-id') });
+    return data;
+  }
+  const resume = (lastEventId: string | null) => (lastEventId === null ? {} : { 'Last-Event-ID': lastEventId });
+  const eventStreamHeaders = { accept: 'text/event-stream' };
   const newKey = () => globalThis.crypto.randomUUID();
 
   const generations = {
@@ -118,6 +154,26 @@ export function createKilnClient(options: KilnClientOptions) {
       }
       return current as Generation;
     },
+    /**
+     * The generation's events (GET /generations/{id}/events) as an async iterator: each status it
+     * reaches, the terminal one last, then the iterator ends. A dropped connection is reopened
+     * with Last-Event-ID (no repeat, no gap). Breaking out of the loop or aborting `signal`
+     * closes the stream; neither cancels the job.
+     */
+    watch(id: string, opts: WatchOptions = {}): AsyncGenerator<GenerationEvent, void, undefined> {
+      return follow<GenerationEvent>({
+        retry,
+        options: opts,
+        open: (last, signal) => stream(raw.GET('/generations/{id}/events', {
+          params: { path: { id }, header: resume(last) }, headers: eventStreamHeaders, parseAs: 'stream', signal,
+        })),
+        toEvent(m: SseMessage) {
+          if (m.event !== 'status' || m.id === null) return null;
+          const data = JSON.parse(m.data) as Generation;
+          return { id: m.id, event: 'status', data, terminal: SETTLED.has(data.status) };
+        },
+      });
+    },
   };
 
   const runs = {
@@ -139,6 +195,32 @@ export function createKilnClient(options: KilnClientOptions) {
     },
     cancel(workflowId: string, runId: string, opts: CallOptions = {}) {
       return unwrap(raw.POST('/workflows/{id}/runs/{runId}/cancel', { params: { path: { id: workflowId, runId } }, signal: opts.signal }));
+    },
+    /**
+     * The run's events (GET /workflows/{id}/runs/{runId}/events) as an async iterator — status,
+     * each output as it settles with the progress after it, and last the terminal status — that
+     * ends after the terminal event. A dropped connection is reopened with Last-Event-ID, so no
+     * event is missed or repeated. Breaking out of the loop or aborting `signal` closes the
+     * stream; neither cancels the run.
+     */
+    watch(workflowId: string, runId: string, opts: WatchOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+      return follow<RunEvent>({
+        retry,
+        options: opts,
+        open: (last, signal) => stream(raw.GET('/workflows/{id}/runs/{runId}/events', {
+          params: { path: { id: workflowId, runId }, header: resume(last) }, headers: eventStreamHeaders, parseAs: 'stream', signal,
+        })),
+        toEvent(m: SseMessage): RunEvent | null {
+          if (m.id === null) return null;
+          const data = JSON.parse(m.data);
+          switch (m.event) {
+            case 'status': return { id: m.id, event: 'status', data, terminal: SETTLED.has((data as WorkflowRun).status) };
+            case 'output': return { id: m.id, event: 'output', data, terminal: false };
+            case 'progress': return { id: m.id, event: 'progress', data, terminal: false };
+            default: return null;
+          }
+        },
+      });
     },
     /** A new run of a failed run's snapshot (no Idempotency-Key on this endpoint: retried on 503 only). */
     retry(workflowId: string, runId: string, opts: CallOptions = {}) {

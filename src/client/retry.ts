@@ -17,10 +17,15 @@ export interface RetryOptions {
 
 export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterSeconds: 60 };
 
+/** The defaults with the caller's overrides. */
+export function retryOptions(options: Partial<RetryOptions> = {}): RetryOptions {
+  return { ...DEFAULT_RETRY, ...options };
+}
+
 type Fetch = (request: Request) => Promise<Response>;
 
 export function retryingFetch(inner: Fetch, options: Partial<RetryOptions> = {}): Fetch {
-  const o = { ...DEFAULT_RETRY, ...options };
+  const o = retryOptions(options);
   return async (request) => {
     const signal = request.signal;
     for (let attempt = 1; ; attempt++) {
@@ -66,7 +71,8 @@ function resendable(request: Request): boolean {
   return request.method === 'GET' || request.method === 'HEAD' || request.headers.has('idempotency-key') || new URL(request.url).pathname.endsWith('/cancel');
 }
 
-function backoff(o: RetryOptions, attempt: number): number {
+/** A random delay in [0, min(maxDelayMs, baseDelayMs · 2^attempt)] ("full jitter"). */
+export function backoff(o: RetryOptions, attempt: number): number {
   return Math.random() * Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** attempt);
 }
 

@@ -1,0 +1,68 @@
+// Writing results: a temporary file in the target directory renamed over the target once it is
+// complete, so a command that fails or is interrupted leaves no partial file behind.
+
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { KilnError } from '../../client/index.ts';
+
+/** Writes `data` to `file` all at once or not at all; returns the absolute path. */
+export async function writeAtomically(file: string, data: string | Uint8Array): Promise<string> {
+  const target = path.resolve(file);
+  const temp = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(4).toString('hex')}.part`);
+  try {
+    await fs.writeFile(temp, data, { flag: 'wx' });
+    await fs.rename(temp, target);
+  } catch (e) {
+    await fs.rm(temp, { force: true }).catch(() => {});
+    throw e;
+  }
+  return target;
+}
+
+/**
+ * Where a result goes: `--out` as given (a directory: the default name inside it), else the
+ * default name in the current directory.
+ */
+export async function targetPath(out: string | undefined, defaultName: string): Promise<string> {
+  if (out === undefined) return path.resolve(defaultName);
+  const stat = await fs.stat(out).catch(() => null);
+  return stat?.isDirectory() ? path.resolve(out, defaultName) : path.resolve(out);
+}
+
+/** The bytes behind a result URL (a signed or public URL of the service's store). */
+export async function download(url: string, signal?: AbortSignal): Promise<Uint8Array> {
+  let lastError: unknown;
+  // A short retry of its own: the file route answers from the same service the client retries.
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      const res = await fetch(url, { signal });
+      if (res.ok) return new Uint8Array(await res.arrayBuffer());
+      lastError = new KilnError({ status: res.status, type: res.status === 503 ? 'server_error' : 'not_found', message: `downloading the result answered ${res.status}`, requestId: res.headers.get('x-request-id') });
+      if (res.status !== 503) break;
+    } catch (e) {
+      signal?.throwIfAborted();
+      lastError = new KilnError({ status: 0, type: 'network_error', message: `downloading the result failed: ${(e as Error).message}`, cause: e });
+    }
+    await new Promise((r) => setTimeout(r, 200 * attempt));
+  }
+  throw lastError;
+}
+
+const IMAGE_EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/avif': 'avif', 'image/gif': 'gif', 'image/svg+xml': 'svg' };
+const CODE_EXT: Record<string, string> = {
+  text: 'txt', tsx: 'tsx', jsx: 'jsx', css: 'css', svg: 'svg', json: 'json', typescript: 'ts',
+  javascript: 'js', mdx: 'mdx', markdown: 'md', glsl: 'glsl',
+};
+
+export function imageExtension(mediaType: string | null | undefined, format?: string | null): string {
+  if (format) return format === 'jpeg' ? 'jpg' : format;
+  return IMAGE_EXT[mediaType ?? ''] ?? 'png';
+}
+
+/** The extension for generated code: the requested language, HTML for a screen, SVG when the text is one. */
+export function codeExtension(code: string, opts: { lang?: string; screen?: boolean }): string {
+  if (opts.screen) return 'html';
+  if (opts.lang) return CODE_EXT[opts.lang] ?? 'txt';
+  return /^\s*(<\?xml[^>]*>\s*)?<svg[\s>]/i.test(code) ? 'svg' : 'txt';
+}

@@ -1,0 +1,162 @@
+// `kiln generate image|code`: creates the generation, follows its events, writes the image or
+// code to a file. Ctrl-C cancels the job on the server before exiting.
+
+import type { Generation, GenerationAccepted, GenerationRequest, KilnClient } from '../../client/index.ts';
+import { UsageError } from '../args.ts';
+import { oneOf, parseArgs } from './args.ts';
+import { clientFromEnv, describe, EXIT, exitCodeOf, interruptible } from './exit.ts';
+import { codeExtension, download, imageExtension, targetPath, writeAtomically } from './files.ts';
+import { dim, dollars, elapsed, green, interactive, jsonLine, LiveBlock, red } from './live.ts';
+
+export const GENERATE_HELP = 'image|code --prompt TEXT [--model ID] [--aspect R] [--lang L] [--screen] [--image URL]… [--out FILE] [--json]';
+
+const ASPECTS = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3'] as const;
+const LANGS = ['text', 'tsx', 'jsx', 'css', 'svg', 'json', 'typescript', 'javascript', 'mdx', 'markdown', 'glsl'] as const;
+
+type State = Generation | GenerationAccepted;
+interface Outcome {
+  status: string;
+  error: string | null;
+  costMicros: number | null;
+  file: string | null;
+  url: string | null;
+  canceled: boolean;
+}
+
+export async function generate(argv: string[]): Promise<number> {
+  const { flags, args } = parseArgs(argv, {
+    prompt: 'string', model: 'string', aspect: 'string', lang: 'string', screen: 'boolean', image: 'list', out: 'string', json: 'boolean',
+  }, { min: 1, max: 1, names: 'what to generate: image or code' });
+  const type = args[0];
+  if (type !== 'image' && type !== 'code') throw new UsageError(`generate image or code, not ${JSON.stringify(type)}`);
+  if (!flags.prompt) throw new UsageError('--prompt is required');
+  if (type === 'image' && (flags.lang || flags.screen)) throw new UsageError('--lang and --screen are for code');
+  if (type === 'code' && flags.aspect) throw new UsageError('--aspect is for images');
+  const body: GenerationRequest = {
+    type,
+    prompt: flags.prompt,
+    ...(flags.model && { model: flags.model }),
+    ...(flags.aspect && { aspectRatio: oneOf(flags.aspect, 'aspect', ASPECTS) }),
+    ...(flags.lang && { targetLanguage: oneOf(flags.lang, 'lang', LANGS) }),
+    ...(flags.screen && { screenHtml: true }),
+    ...(flags.image?.length && { images: flags.image.map((url) => ({ url })) }),
+  };
+  const client = clientFromEnv();
+  const view = interactive(flags.json) ? ttyView(type, flags.model) : jsonView();
+  const stop = interruptible();
+  try {
+    const outcome = await follow(client, body, stop.signal, view, { out: flags.out, lang: flags.lang, screen: flags.screen });
+    view.done(outcome);
+    if (outcome.canceled) return EXIT.interrupted;
+    return outcome.status === 'completed' ? EXIT.ok : EXIT.failed;
+  } catch (e) {
+    view.fail(e);
+    return exitCodeOf(e);
+  } finally {
+    stop.dispose();
+  }
+}
+
+async function follow(client: KilnClient, body: GenerationRequest, signal: AbortSignal, view: View, opts: { out?: string; lang?: string; screen?: boolean }): Promise<Outcome> {
+  // Not aborted by Ctrl-C: once the POST is sent the job may exist, and only its id lets us cancel it.
+  const accepted = await client.generations.create(body);
+  view.status(accepted);
+  let final: Generation | null = null;
+  try {
+    signal.throwIfAborted();
+    for await (const e of client.generations.watch(accepted.id, { signal })) {
+      view.status(e.data);
+      if (e.terminal) final = e.data;
+    }
+    if (!final) throw new Error('the event stream ended without a settled state');
+    if (final.status !== 'completed' || !final.result) {
+      return { status: final.status, error: final.error, costMicros: 0, file: null, url: null, canceled: false };
+    }
+    const r = final.result;
+    if (r.type === 'image') {
+      if (!r.url) throw new Error('the completed image has no URL');
+      const file = await targetPath(opts.out, `${final.id}.${imageExtension(r.mediaType)}`);
+      const written = await writeAtomically(file, await download(r.url, signal));
+      return { status: 'completed', error: null, costMicros: r.costMicros, file: written, url: r.url, canceled: false };
+    }
+    const code = r.code ?? '';
+    const file = await targetPath(opts.out, `${final.id}.${codeExtension(code, opts)}`);
+    const written = await writeAtomically(file, code);
+    return { status: 'completed', error: null, costMicros: r.costMicros, file: written, url: null, canceled: false };
+  } catch (e) {
+    if (!signal.aborted) throw e;
+    return cancel(client, accepted.id);
+  }
+}
+
+/** Ctrl-C: cancel on the server (bounded), then report the state it left. */
+async function cancel(client: KilnClient, id: string): Promise<Outcome> {
+  const bounded = { signal: AbortSignal.timeout(15_000) };
+  let state: Generation;
+  try {
+    state = await client.generations.cancel(id, bounded);
+  } catch (e) {
+    // 409: it settled first (then it stays as it is); anything else is reported as is.
+    if ((e as { status?: number }).status !== 409) throw e;
+    state = await client.generations.get(id, bounded);
+  }
+  const cost = state.status === 'completed' ? state.result?.costMicros ?? null : 0;
+  return { status: state.status, error: state.error, costMicros: cost, file: null, url: null, canceled: true };
+}
+
+interface View {
+  status(state: State): void;
+  done(outcome: Outcome): void;
+  fail(error: unknown): void;
+}
+
+function jsonView(): View {
+  const started = Date.now();
+  let id = '';
+  let seen = '';
+  return {
+    status(s) {
+      id = s.id;
+      if (s.status === seen) return;
+      seen = s.status;
+      jsonLine(process.stdout, { event: 'status', id: s.id, status: s.status, elapsed_ms: Date.now() - started });
+    },
+    done(o) {
+      jsonLine(process.stdout, {
+        event: 'result', id, status: o.status, error: o.error, cost_micros: o.costMicros, file: o.file,
+        ...(o.url && { url: o.url }), ...(o.canceled && { canceled: true }), elapsed_ms: Date.now() - started,
+      });
+    },
+    fail(e) {
+      const k = e as { type?: string; status?: number; requestId?: string | null };
+      jsonLine(process.stdout, { event: 'error', ...(id && { id }), type: k.type ?? 'error', status: k.status ?? null, message: describe(e), request_id: k.requestId ?? null });
+      process.stderr.write(`kiln generate: ${describe(e)}\n`);
+    },
+  };
+}
+
+function ttyView(type: string, model: string | undefined): View {
+  const started = Date.now();
+  let state: State | null = null;
+  let last: string[] | null = null;
+  const what = dim(`${type}${model ? ` · ${model}` : ''}`);
+  const block = new LiveBlock(process.stdout, (spin) => last ?? [`${spin} ${(state?.status ?? 'sending').padEnd(10)} ${elapsed(Date.now() - started).padStart(6)}  ${what}${state ? dim(`  ${state.id}`) : ''}`]);
+  return {
+    status(s) {
+      state = s;
+      block.draw();
+    },
+    done(o) {
+      const took = elapsed(Date.now() - started);
+      const cost = o.status === 'completed' ? `cost ${dollars(o.costMicros)}` : 'nothing charged';
+      last = o.status === 'completed'
+        ? [`${green('✔')} completed in ${took} · ${cost}`, o.file ?? '']
+        : [`${red('✖')} ${o.canceled ? 'canceled' : o.status} in ${took} · ${cost}${o.error && !o.canceled ? ` · ${o.error}` : ''}`];
+      block.close();
+    },
+    fail(e) {
+      last = [`${red('✖')} ${describe(e)}`];
+      block.close();
+    },
+  };
+}
