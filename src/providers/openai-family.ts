@@ -133,6 +133,7 @@ export function openaiEntryProblem(entry: FamilyEntry): string | null {
     const k = NOT_FOR_REASONING.find(set);
     if (k) return `upstream.params.${k} is not supported by reasoning models`;
   }
+  if (family === 'chat' && set('reasoning_effort')) return 'upstream.params.reasoning_effort is only for reasoning models';
   if (family === 'gpt-image') {
     const k = NOT_FOR_GPT_IMAGE.find(set);
     if (k) return `upstream params cannot set ${k} for gpt-image models${k === 'response_format' ? ' (they always return base64)' : ''}`;
