@@ -177,7 +177,7 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
           choice.refusal || choice.finish === 'content_filter'
             ? 'upstream model declined the request'
             : choice.finish === 'length'
-              ? 'upstream model reached its output token limit before answering (raise maxOutputTokens or lower reasoning_effort)'
+              ? `upstream model reached its output token limit before answering (raise maxOutputTokens${family === 'reasoning' ? ' or lower reasoning_effort' : ''})`
               : 'upstream model returned no content',
         );
       }
