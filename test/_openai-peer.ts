@@ -1,5 +1,9 @@
 // A real OpenAI-protocol HTTP server on loopback for adapter tests: scriptable replies (success,
 // delays, 429, 5xx, malformed bodies, hangs, resets) and a record of every request it received.
+// For OpenAI's own model names it is as strict as OpenAI about their documented parameters
+// (gpt-image rejects response_format and unknown sizes, reasoning models reject max_tokens, …),
+// answering with OpenAI's 400 error shape before any scripted reply; other names are served like
+// a lenient compatible server.
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -38,14 +42,22 @@ export interface OpenAIPeer {
   close(): Promise<void>;
 }
 
-export function chatReply(content: string, usage = { prompt_tokens: 12, completion_tokens: 34 }): PeerReply {
+export interface PeerUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens?: number;
+  completion_tokens_details?: { reasoning_tokens: number };
+}
+
+/** A chat completion; total_tokens defaults to prompt + completion, as OpenAI reports it. */
+export function chatReply(content: string, usage: PeerUsage = { prompt_tokens: 12, completion_tokens: 34 }, finish = 'stop'): PeerReply {
   return {
     headers: { 'x-request-id': 'req_peer_chat' },
     json: {
       id: 'chatcmpl-peer',
       object: 'chat.completion',
-      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: finish }],
+      usage: { total_tokens: usage.prompt_tokens + usage.completion_tokens, ...usage },
     },
   };
 }
@@ -59,8 +71,198 @@ export async function imageReply(width = 1536, height = 1024): Promise<PeerReply
   return { headers: { 'x-request-id': 'req_peer_image' }, json: { created: 1, data: [{ b64_json: data.toString('base64') }] } };
 }
 
-export function errorReply(status: number, type: string, code: string | null, message = 'upstream says no', headers: Record<string, string> = {}): PeerReply {
-  return { status, headers, json: { error: { message, type, code, param: null } } };
+export function errorReply(status: number, type: string, code: string | null, message = 'upstream says no', headers: Record<string, string> = {}, param: string | null = null): PeerReply {
+  return { status, headers, json: { error: { message, type, code, param } } };
+}
+
+/** OpenAI's 400 for a request its model does not accept. */
+export function invalidRequest(message: string, param: string | null, code: string): PeerReply {
+  return errorReply(400, 'invalid_request_error', code, message, {}, param);
+}
+
+// ---- OpenAI's documented parameters per model family (by OpenAI's model names) ----
+
+export type PeerFamily = 'reasoning' | 'chat' | 'gpt-image' | 'dall-e-2' | 'dall-e-3' | null;
+
+export function peerFamily(model: unknown): PeerFamily {
+  const m = typeof model === 'string' ? model.toLowerCase() : '';
+  if (/^(gpt-image-|chatgpt-image)/.test(m)) return 'gpt-image';
+  if (m === 'dall-e-2' || m === 'dall-e-3') return m;
+  if (/^(o[1-9](-|$)|codex-mini|gpt-5)/.test(m) && !m.includes('-chat')) return 'reasoning';
+  if (/^(gpt-4|gpt-3\.5|chatgpt-|gpt-5)/.test(m)) return 'chat';
+  return null;
+}
+
+const list = (xs: readonly string[]) => xs.length === 1 ? `'${xs[0]}'` : `${xs.slice(0, -1).map((x) => `'${x}'`).join(', ')}, and '${xs.at(-1)}'`;
+
+function oneOf(fields: Record<string, unknown>, param: string, allowed: readonly string[]): PeerReply | null {
+  if (!(param in fields) || fields[param] === null) return null;
+  const v = fields[param];
+  return typeof v === 'string' && allowed.includes(v) ? null : invalidRequest(`Invalid value: '${String(v)}'. Supported values are: ${list(allowed)}.`, param, 'invalid_value');
+}
+
+const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+
+function chatRules(body: any): PeerReply | null {
+  if (!body || typeof body !== 'object') return null;
+  const family = peerFamily(body.model);
+  if (family === 'reasoning') {
+    if ('max_tokens' in body) {
+      return invalidRequest("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", 'max_tokens', 'unsupported_parameter');
+    }
+    for (const p of ['temperature', 'top_p']) {
+      if (p in body && body[p] !== 1) {
+        return invalidRequest(`Unsupported value: '${p}' does not support ${JSON.stringify(body[p])} with this model. Only the default (1) value is supported.`, p, 'unsupported_value');
+      }
+    }
+    const effort = oneOf(body, 'reasoning_effort', REASONING_EFFORTS);
+    if (effort) return effort;
+    if (/^o1-(mini|preview)/.test(String(body.model))) {
+      const i = (body.messages ?? []).findIndex((m: any) => m?.role === 'system' || m?.role === 'developer');
+      if (i >= 0) return invalidRequest(`Unsupported value: 'messages[${i}].role' does not support '${body.messages[i].role}' with this model.`, `messages[${i}].role`, 'unsupported_value');
+    }
+  } else if (family === 'chat' && 'reasoning_effort' in body) {
+    return invalidRequest("Unsupported parameter: 'reasoning_effort' is not supported with this model.", 'reasoning_effort', 'unsupported_parameter');
+  }
+  return null;
+}
+
+const SIZES = {
+  'gpt-image': ['1024x1024', '1024x1536', '1536x1024', 'auto'],
+  'dall-e-3': ['1024x1024', '1024x1792', '1792x1024'],
+  'dall-e-2': ['256x256', '512x512', '1024x1024'],
+} as const;
+const QUALITY = { 'gpt-image': ['low', 'medium', 'high', 'auto'], 'dall-e-3': ['standard', 'hd', 'auto'], 'dall-e-2': ['standard', 'auto'] } as const;
+const PROMPT_MAX = { 'gpt-image': 32_000, 'dall-e-3': 4_000, 'dall-e-2': 1_000 } as const;
+const GPT_IMAGE_COMMON = ['prompt', 'model', 'n', 'quality', 'size', 'background', 'moderation', 'output_format', 'output_compression', 'partial_images', 'stream', 'user'];
+const PARAMS = {
+  generations: {
+    'gpt-image': GPT_IMAGE_COMMON,
+    'dall-e-3': ['prompt', 'model', 'n', 'quality', 'response_format', 'size', 'style', 'user'],
+    'dall-e-2': ['prompt', 'model', 'n', 'quality', 'response_format', 'size', 'user'],
+  },
+  edits: {
+    'gpt-image': [...GPT_IMAGE_COMMON, 'image', 'image[]', 'mask', 'input_fidelity'],
+    'dall-e-2': ['prompt', 'model', 'n', 'quality', 'response_format', 'size', 'user', 'image', 'mask'],
+  },
+} as const;
+
+/** JSON body or multipart fields, flattened: one value per field, files counted. */
+function imageFields(req: PeerRequest): { fields: Record<string, unknown>; files: number } {
+  if (req.form) {
+    const fields: Record<string, unknown> = {};
+    let files = 0;
+    for (const [k, vs] of Object.entries(req.form)) {
+      fields[k] = typeof vs[0] === 'string' ? vs[0] : '<file>';
+      if (k === 'image' || k === 'image[]') files += vs.length;
+    }
+    return { fields, files };
+  }
+  return { fields: req.json && typeof req.json === 'object' ? req.json : {}, files: 0 };
+}
+
+function imageRules(req: PeerRequest, edits: boolean): PeerReply | null {
+  const { fields, files } = imageFields(req);
+  const family = peerFamily(fields.model);
+  if (family !== 'gpt-image' && family !== 'dall-e-2' && family !== 'dall-e-3') return null;
+  if (edits && family === 'dall-e-3') {
+    return invalidRequest("Invalid value: 'dall-e-3'. Supported values are: 'dall-e-2' and 'gpt-image-1'.", 'model', 'invalid_value');
+  }
+  const known: readonly string[] = edits ? PARAMS.edits[family as 'gpt-image' | 'dall-e-2'] : PARAMS.generations[family];
+  for (const k of Object.keys(fields)) {
+    if (!known.includes(k)) return invalidRequest(`Unknown parameter: '${k}'.`, k, 'unknown_parameter');
+  }
+  const prompt = typeof fields.prompt === 'string' ? fields.prompt : '';
+  if (!prompt) return invalidRequest("Missing required parameter: 'prompt'.", 'prompt', 'missing_required_parameter');
+  if (prompt.length > PROMPT_MAX[family]) {
+    return invalidRequest(`Invalid 'prompt': string too long. Expected a string with maximum length ${PROMPT_MAX[family]}, but got a string with length ${prompt.length} instead.`, 'prompt', 'string_above_max_length');
+  }
+  if (edits && files === 0) return invalidRequest("Missing required parameter: 'image'.", 'image', 'missing_required_parameter');
+  if (edits && family === 'dall-e-2' && files > 1) return invalidRequest("Invalid 'image': dall-e-2 takes a single image.", 'image', 'invalid_value');
+  if (family === 'dall-e-3' && 'n' in fields && Number(fields.n) !== 1) {
+    return invalidRequest("Invalid 'n': dall-e-3 only supports n=1.", 'n', 'invalid_value');
+  }
+  return (
+    oneOf(fields, 'size', SIZES[family]) ??
+    oneOf(fields, 'quality', QUALITY[family]) ??
+    (family === 'gpt-image'
+      ? oneOf(fields, 'background', ['transparent', 'opaque', 'auto']) ??
+        oneOf(fields, 'moderation', ['low', 'auto']) ??
+        oneOf(fields, 'output_format', ['png', 'jpeg', 'webp']) ??
+        oneOf(fields, 'input_fidelity', ['high', 'low'])
+      : oneOf(fields, 'response_format', ['url', 'b64_json']) ?? oneOf(fields, 'style', ['vivid', 'natural']))
+  );
+}
+
+/** The 400 OpenAI would give this request, or null when OpenAI would accept it. */
+export function openaiRules(req: PeerRequest): PeerReply | null {
+  if (req.method !== 'POST') return null;
+  if (req.path.endsWith('/chat/completions')) return chatRules(req.json);
+  if (req.path.endsWith('/images/generations')) return imageRules(req, false);
+  if (req.path.endsWith('/images/edits')) return imageRules(req, true);
+  return null;
+}
+
+/** gpt-image-1 output image tokens by quality and size (auto billed as high here: the worst case). */
+export const GPT_IMAGE_OUTPUT_TOKENS: Record<string, Record<string, number>> = {
+  low: { '1024x1024': 272, '1024x1536': 408, '1536x1024': 400 },
+  medium: { '1024x1024': 1056, '1024x1536': 1584, '1536x1024': 1568 },
+  high: { '1024x1024': 4160, '1024x1536': 6240, '1536x1024': 6208 },
+};
+
+/**
+ * A reasoning model thinks before it answers: REASONING_TOKENS hidden tokens, then 34 visible
+ * ones, all inside max_completion_tokens — when that runs out first the answer is empty with
+ * finish_reason "length" and the whole budget billed, as OpenAI does.
+ */
+export const REASONING_TOKENS = 64;
+
+function defaultChat(body: any): PeerReply {
+  if (peerFamily(body?.model) !== 'reasoning') return chatReply('peer reply');
+  const cap = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : Infinity;
+  if (cap < REASONING_TOKENS + 34) {
+    return chatReply('', { prompt_tokens: 12, completion_tokens: cap, completion_tokens_details: { reasoning_tokens: cap } }, 'length');
+  }
+  return chatReply('peer reply', { prompt_tokens: 12, completion_tokens: REASONING_TOKENS + 34, completion_tokens_details: { reasoning_tokens: REASONING_TOKENS } });
+}
+
+/** What OpenAI answers to a valid Images API request for one of its own models. */
+async function familyImage(req: PeerRequest, file: (name: string, data: Buffer, type: string) => string, n: number): Promise<PeerReply | null> {
+  const { fields, files } = imageFields(req);
+  const family = peerFamily(fields.model);
+  if (family !== 'gpt-image' && family !== 'dall-e-2' && family !== 'dall-e-3') return null;
+  const size = typeof fields.size === 'string' && fields.size !== 'auto' ? fields.size : '1024x1024';
+  const [w, h] = size.split('x').map(Number) as [number, number];
+  const format = family === 'gpt-image' && typeof fields.output_format === 'string' ? fields.output_format : 'png';
+  const data = await sharp({ create: { width: w, height: h, channels: 3, background: '#2a7f62' } }).toFormat(format as 'png').toBuffer();
+  const headers = { 'x-request-id': 'req_peer_image' };
+  if (family !== 'gpt-image') {
+    const item = fields.response_format === 'b64_json'
+      ? { b64_json: data.toString('base64') }
+      : { url: file(`gen-${n}.png`, data, 'image/png') };
+    return { headers, json: { created: 1, data: [{ ...item, ...(family === 'dall-e-3' ? { revised_prompt: String(fields.prompt) } : {}) }] } };
+  }
+  const quality = typeof fields.quality === 'string' && fields.quality !== 'auto' ? fields.quality : 'high';
+  const output = GPT_IMAGE_OUTPUT_TOKENS[quality]![size]!;
+  const text = Math.ceil(Buffer.byteLength(String(fields.prompt), 'utf8') / 4) + 6;
+  const image = files * 194;
+  return {
+    headers,
+    json: {
+      created: 1,
+      background: fields.background ?? 'opaque',
+      output_format: format,
+      quality,
+      size,
+      data: [{ b64_json: data.toString('base64') }],
+      usage: {
+        input_tokens: text + image,
+        input_tokens_details: { text_tokens: text, image_tokens: image },
+        output_tokens: output,
+        total_tokens: text + image + output,
+      },
+    },
+  };
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -87,7 +289,9 @@ async function parse(req: IncomingMessage, raw: Buffer): Promise<Pick<PeerReques
   }
 }
 
-export async function startOpenAIPeer(): Promise<OpenAIPeer> {
+/** `strict: false` serves every model like a lenient compatible server. */
+export async function startOpenAIPeer(opts: { strict?: boolean } = {}): Promise<OpenAIPeer> {
+  const strict = opts.strict ?? true;
   const requests: PeerRequest[] = [];
   const files = new Map<string, { data: Buffer; type: string }>();
   const sockets = new Set<Socket>();
@@ -95,12 +299,20 @@ export async function startOpenAIPeer(): Promise<OpenAIPeer> {
   let fn: Exclude<Script, PeerReply[]> | null = null;
   const closing = new AbortController(); // cancels scripted delays so close() is prompt
   const defaultImage = await imageReply();
+  const serve = (name: string, data: Buffer, type: string) => {
+    files.set(name, { data, type });
+    return `${origin}/files/${name}`;
+  };
 
   async function reply(req: PeerRequest, index: number): Promise<PeerReply> {
+    const refused = strict ? openaiRules(req) : null;
+    if (refused) return refused;
     const scripted = queue.length ? queue.shift() : fn ? await fn(req, index) : undefined;
     if (scripted) return scripted;
-    if (req.path.endsWith('/chat/completions')) return chatReply('peer reply');
-    if (req.path.endsWith('/images/generations') || req.path.endsWith('/images/edits')) return defaultImage;
+    if (req.path.endsWith('/chat/completions')) return defaultChat(req.json);
+    if (req.path.endsWith('/images/generations') || req.path.endsWith('/images/edits')) {
+      return (await familyImage(req, (name, data, type) => serve(name, data, type), index)) ?? defaultImage;
+    }
     return errorReply(404, 'invalid_request_error', 'unknown_url');
   }
 
@@ -151,8 +363,7 @@ export async function startOpenAIPeer(): Promise<OpenAIPeer> {
       }
     },
     file(name, data, type = 'image/png') {
-      files.set(name, { data, type });
-      return `${origin}/files/${name}`;
+      return serve(name, data, type);
     },
     close() {
       closing.abort();

@@ -1,13 +1,20 @@
 // The `openai` adapter through the whole path — POST /generations, the worker, a real
 // OpenAI-protocol peer on loopback — in every upstream behaviour: success, slow, 429 with
 // retry-after, 5xx (retried across jobs, then failed), malformed JSON, 4xx, timeout. Each ends
-// in the right state, and the ledger shows exactly one settled charge or a released one.
+// in the right state, and the ledger shows exactly one settled charge or a released one. The
+// shipped catalog entries (catalog/openai-*.json, catalog/openrouter-*.json) go through
+// `kiln model upsert`'s validation, are pointed at the peer — strict like OpenAI about each
+// family's parameters — and run a real generation whose settled cost is checked on the ledger.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import sharp from 'sharp';
-import { chatReply, errorReply, imageReply, png, startOpenAIPeer, type OpenAIPeer, type PeerReply } from './_openai-peer.ts';
-import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+import { commands } from '../src/cli/commands.ts';
+import { chatReply, errorReply, GPT_IMAGE_OUTPUT_TOKENS, imageReply, png, startOpenAIPeer, type OpenAIPeer, type PeerReply } from './_openai-peer.ts';
+import { api, createAccount, createKey, startServer, testConfig, type TestServer } from './_setup.ts';
 import { charges, generationRow, startTestWorker, waitFor } from './_generations.ts';
 
 let srv: TestServer;
@@ -15,9 +22,15 @@ let peer: OpenAIPeer;
 const SECRET = 'sk-upstream-secret-123';
 process.env.KILN_TEST_PEER_KEY = SECRET;
 
+const CATALOG = path.resolve(import.meta.dirname, '..', 'catalog');
+const shipped = fs.readdirSync(CATALOG).filter((f) => /^(openai|openrouter)-.*\.json$/.test(f)).sort();
+const entryOf = (file: string) => JSON.parse(fs.readFileSync(path.join(CATALOG, file), 'utf8'));
+const MARKUP = 1.25; // entries without a markup use KILN_DEFAULT_MARKUP, pinned here
+
 interface Case {
   body: Record<string, unknown>;
-  replies: (n: number) => PeerReply | Promise<PeerReply>;
+  /** undefined: the peer answers as OpenAI would. */
+  replies: (n: number) => PeerReply | undefined | Promise<PeerReply | undefined>;
   key?: string;
   id?: string;
   final?: Promise<any>;
@@ -50,6 +63,21 @@ const cases: Record<string, Case> = {
   malformed: { body: { type: 'code', model: 'peer/coder' }, replies: () => ({ body: 'this is {not json', headers: { 'content-type': 'application/json' } }) },
   rejected: { body: { type: 'code', model: 'peer/coder' }, replies: () => errorReply(400, 'invalid_request_error', 'bad_param', `rejected ${SECRET}`) },
   timeout: { body: { type: 'code', model: 'peer/coder' }, replies: () => ({ hang: true }) },
+  // The shipped catalog entries.
+  'catalog-gpt-image': { body: { type: 'image', model: 'openai/gpt-image-1', aspectRatio: '2:3' }, replies: () => undefined },
+  'catalog-gpt-5': {
+    body: { type: 'code', model: 'openai/gpt-5', targetLanguage: 'tsx' },
+    replies: () => chatReply('export default function App() { return <main/>; }', { prompt_tokens: 1234, completion_tokens: 5678, completion_tokens_details: { reasoning_tokens: 5000 } }),
+  },
+  // Reasoning ate nearly all of max_completion_tokens: billed in full, still within the reservation.
+  'catalog-gpt-5-full': {
+    body: { type: 'code', model: 'openai/gpt-5', targetLanguage: 'css' },
+    replies: () => chatReply('main { color: red }', { prompt_tokens: 50, completion_tokens: 16000, completion_tokens_details: { reasoning_tokens: 15990 } }, 'length'),
+  },
+  'catalog-openrouter': {
+    body: { type: 'code', model: 'openrouter/claude-sonnet-4', targetLanguage: 'json' },
+    replies: () => chatReply('{"ok": true}', { prompt_tokens: 100, completion_tokens: 200 }),
+  },
 };
 
 const seen = new Map<string, number>();
@@ -58,7 +86,7 @@ const requestsOf = (name: string) => peer.requests.filter((r) => JSON.stringify(
 before(async () => {
   peer = await startOpenAIPeer();
   peer.script(async (req) => {
-    const m = /\[case:([a-z-]+)\]/.exec(JSON.stringify(req.json ?? req.form));
+    const m = /\[case:([a-z0-9-]+)\]/.exec(JSON.stringify(req.json ?? req.form));
     if (!m || !cases[m[1]!]) return undefined;
     const n = seen.get(m[1]!) ?? 0;
     seen.set(m[1]!, n + 1);
@@ -66,7 +94,7 @@ before(async () => {
   });
   // Small timeouts and attempt counts so every path finishes in seconds (the attempt count is
   // fixed when the generation is created, the timeouts are the worker's).
-  srv = await startServer({ config: { providerTimeoutMs: 1500, providerAttempts: 2, generationMaxAttempts: 2 } });
+  srv = await startServer({ config: { providerTimeoutMs: 1500, providerAttempts: 2, generationMaxAttempts: 2, defaultMarkup: MARKUP } });
   await startTestWorker(srv);
   for (const model of [
     { id: 'peer/coder', name: 'Peer coder', category: 'text', provider: 'openai',
@@ -78,6 +106,16 @@ before(async () => {
   ]) {
     await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(model)})`;
   }
+  // The shipped entries through `kiln model upsert --file` (its validation included), aimed at the peer.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-catalog-'));
+  for (const file of shipped) {
+    const entry = entryOf(file);
+    process.env[entry.upstream.apiKeyEnv] = SECRET;
+    fs.writeFileSync(path.join(dir, file), JSON.stringify({ ...entry, upstream: { ...entry.upstream, baseUrl: peer.url } }));
+    const out = await commands['model upsert']!.run(['--file', path.join(dir, file)], testConfig({ databaseUrl: srv.db.url }));
+    assert.equal((out as { id: string }).id, entry.id);
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
   await Promise.all(
     Object.entries(cases).map(async ([name, c]) => {
       const a = await createAccount(srv.db.sql);
@@ -209,4 +247,99 @@ test('an upstream that never answers times out, is retried, then fails; reservat
   assert.match(done.error, /timed out/);
   assert.equal(requestsOf('timeout').length, 4);
   await released('timeout');
+});
+
+const microsOf = (cost: number) => Math.ceil(cost * MARKUP - 1e-9);
+
+test('the shipped OpenAI and OpenRouter catalog entries are ready: real upstream URLs, keys by name', () => {
+  assert.deepEqual(shipped, ['openai-gpt-5.json', 'openai-gpt-image-1.json', 'openrouter-claude-sonnet-4.json']);
+  for (const file of shipped) {
+    const e = entryOf(file);
+    assert.match(e.upstream.baseUrl, /^https:\/\/(api\.openai\.com\/v1|openrouter\.ai\/api\/v1)$/, file);
+    assert.match(e.upstream.apiKeyEnv, /^(OPENAI|OPENROUTER)_API_KEY$/, file);
+  }
+});
+
+test('the README shows the shipped gpt-image-1 entry as it is in catalog/', () => {
+  const readme = fs.readFileSync(path.resolve(import.meta.dirname, '..', 'README.md'), 'utf8');
+  const block = /```json\n(\{"id":"openai\/gpt-image-1"[\s\S]*?)```/.exec(readme);
+  assert.ok(block, 'README has the gpt-image-1 entry');
+  const { description: _, ...file } = entryOf('openai-gpt-image-1.json');
+  assert.deepEqual(JSON.parse(block[1]!), file);
+});
+
+test('catalog gpt-image-1: no response_format, medium quality, 1024x1536 for 2:3; the per-image price covers the upstream\'s token bill', async () => {
+  const done = await cases['catalog-gpt-image']!.final!;
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  const [req] = requestsOf('catalog-gpt-image');
+  assert.equal(req!.path, '/v1/images/generations');
+  assert.equal(req!.headers.authorization, `Bearer ${SECRET}`);
+  assert.deepEqual([req!.json.model, req!.json.size, req!.json.quality, req!.json.n], ['gpt-image-1', '1024x1536', 'medium', 1]);
+  assert.equal('response_format' in req!.json, false);
+  const img = await fetch(done.result.url);
+  const meta = await sharp(Buffer.from(await img.arrayBuffer())).metadata();
+  assert.deepEqual([meta.format, meta.width, meta.height], ['png', 1024, 1536]);
+
+  const entry = entryOf('openai-gpt-image-1.json');
+  const price = entry.cost.micros_per_image;
+  assert.equal(done.result.costMicros, microsOf(price));
+  await settledOnce('catalog-gpt-image', String(microsOf(price)));
+  // True worst case at the stated quality: the largest size's output tokens at $40/1M plus the
+  // longest prompt maxPromptBytes allows (+100 framing tokens) at $5/1M.
+  const worstOutput = Math.max(...Object.values(GPT_IMAGE_OUTPUT_TOKENS[entry.upstream.params.quality]!));
+  assert.ok(worstOutput * 40 + (entry.upstream.maxPromptBytes + 100) * 5 <= price);
+  const upstreamCost = await (async () => {
+    const r = await fetch(`${peer.url}/images/generations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...req!.json, prompt: 'x'.repeat(entry.upstream.maxPromptBytes) }) });
+    const usage = ((await r.json()) as any).usage;
+    return usage.input_tokens_details.text_tokens * 5 + usage.output_tokens * 40;
+  })();
+  assert.ok(upstreamCost <= price, `${upstreamCost} ≤ ${price}`);
+});
+
+test('catalog gpt-5: max_completion_tokens, developer message, reasoning_effort; reasoning tokens billed within the reservation', async () => {
+  for (const name of ['catalog-gpt-5', 'catalog-gpt-5-full']) {
+    const done = await cases[name]!.final!;
+    assert.equal(done.status, 'completed', `${name}: ${JSON.stringify(done)}`);
+    const [req] = requestsOf(name);
+    assert.equal(req!.json.model, 'gpt-5');
+    assert.equal(req!.json.max_completion_tokens, 16000);
+    assert.equal('max_tokens' in req!.json, false);
+    assert.equal('temperature' in req!.json, false);
+    assert.equal(req!.json.reasoning_effort, 'low');
+    assert.deepEqual(req!.json.messages.map((m: any) => m.role), ['developer', 'user']);
+  }
+  // (1234 × 1.25 + 5678 × 10) × 1.25: the 5000 reasoning tokens are inside completion_tokens.
+  await settledOnce('catalog-gpt-5', String(microsOf(1234 * 1.25 + 5678 * 10)));
+  const full = microsOf(50 * 1.25 + 16000 * 10);
+  await settledOnce('catalog-gpt-5-full', String(full));
+  const [ledger] = await charges(srv.db.sql, cases['catalog-gpt-5-full']!.id!);
+  assert.ok(Number(ledger.reserved) >= full, `reserved ${ledger.reserved} covers a full max_completion_tokens budget (${full})`);
+});
+
+test('catalog OpenRouter entry: the compatible dialect (max_tokens, system message, vendor-prefixed model)', async () => {
+  const done = await cases['catalog-openrouter']!.final!;
+  assert.equal(done.status, 'completed', JSON.stringify(done));
+  assert.deepEqual(done.result.structuredOutput, { ok: true });
+  const [req] = requestsOf('catalog-openrouter');
+  assert.equal(req!.json.model, 'anthropic/claude-sonnet-4');
+  assert.equal(req!.json.max_tokens, 8192);
+  assert.equal('max_completion_tokens' in req!.json, false);
+  assert.equal(req!.json.messages[0].role, 'system');
+  assert.equal(req!.headers.authorization, `Bearer ${SECRET}`);
+  await settledOnce('catalog-openrouter', String(microsOf(100 * 3 + 200 * 15)));
+});
+
+test('kiln model upsert refuses a shipped entry changed to send what its family rejects', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-catalog-'));
+  const cfg = testConfig({ databaseUrl: srv.db.url });
+  const tryUpsert = async (entry: unknown) => {
+    const file = path.join(dir, 'entry.json');
+    fs.writeFileSync(file, JSON.stringify(entry));
+    return commands['model upsert']!.run(['--file', file], cfg).then(() => null, (e: Error) => e.message);
+  };
+  const image = entryOf('openai-gpt-image-1.json');
+  assert.match((await tryUpsert({ ...image, upstream: { ...image.upstream, params: { response_format: 'b64_json' } } }))!, /response_format/);
+  const gpt5 = entryOf('openai-gpt-5.json');
+  assert.match((await tryUpsert({ ...gpt5, upstream: { ...gpt5.upstream, params: { temperature: 0.3 } } }))!, /temperature/);
+  fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -1,6 +1,7 @@
 // The catalog entry file format of `kiln model upsert` (documented in README "Model catalog").
 
 import * as v from 'valibot';
+import { OPENAI_FAMILIES, openaiEntryProblem } from '../providers/openai-family.ts';
 
 const nonNeg = v.pipe(v.number(), v.minValue(0));
 
@@ -25,6 +26,8 @@ export const ModelEntry = v.pipe(v.strictObject({
         acceptImageUrls: v.optional(v.boolean()),
         imageSizes: v.optional(v.record(v.string(), v.string())),
         imageParams: v.optional(v.record(v.string(), v.unknown())),
+        family: v.optional(v.picklist(OPENAI_FAMILIES)),
+        maxPromptBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000))),
       }),
     ),
   ),
@@ -55,6 +58,7 @@ export const ModelEntry = v.pipe(v.strictObject({
   ),
   v.check((m) => !m.cost || !('micros_per_second' in m.cost) || m.provider === 'replicate', 'cost: micros_per_second is for replicate models (billed by run time)'),
   v.check((m) => m.provider !== 'openai' || !!m.upstream?.baseUrl, 'upstream.baseUrl is required for openai models'),
+  v.check((m) => m.provider !== 'openai' || openaiEntryProblem(m) === null, (issue) => openaiEntryProblem(issue.input as Parameters<typeof openaiEntryProblem>[0]) ?? 'invalid openai entry'),
   v.check((m) => m.provider !== 'fal' || !!m.upstream?.app, 'upstream.app is required for fal models'),
   v.check((m) => m.provider !== 'anthropic' || m.category !== 'image', 'anthropic models serve text and svg only (the Messages API makes no images)'),
   v.check((m) => m.provider !== 'replicate' || !!(m.upstream?.model || m.upstream?.version), 'upstream.model or upstream.version is required for replicate models'),

@@ -1,5 +1,7 @@
-// The `openai` adapter for any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM, …):
-// Chat Completions for text, the Images API for pictures.
+// The `openai` adapter for OpenAI and any OpenAI-compatible endpoint (OpenRouter, Ollama, vLLM, …):
+// Chat Completions for text, the Images API for pictures — in the dialect of the entry's model
+// family (openai-family.ts): gpt-image, dall-e-2/3, reasoning and chat models on OpenAI take
+// different parameters than compatible servers do.
 
 import { providerKey } from '../config.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
@@ -7,6 +9,7 @@ import { IMAGE_INPUT_TOKENS } from './costs.ts';
 import { stripCodeFences } from './fences.ts';
 import { postJson, type RetryOptions } from './http.ts';
 import { decodeBase64Image, downloadImage, toImageOutput } from './images.ts';
+import { entryParams, FAMILY_SIZES, openaiEntryProblem, openaiFamily, PROMPT_CHAR_LIMITS, type OpenAIFamily } from './openai-family.ts';
 import { imagePrompt, systemPrompt, userPrompt } from './prompts.ts';
 import {
   outputKind,
@@ -19,6 +22,7 @@ import {
   type Provider,
   type TextOutput,
   type TextRequest,
+  type TokenUsage,
 } from './types.ts';
 
 export interface OpenAIOptions extends RetryOptions {
@@ -30,14 +34,9 @@ export interface OpenAIOptions extends RetryOptions {
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
-/** Sizes the current OpenAI image models accept; results are centre-cropped to the exact ratio. */
-const DEFAULT_SIZES: Record<AspectRatio, string> = {
-  '1:1': '1024x1024',
-  '16:9': '1536x1024', '4:3': '1536x1024', '3:2': '1536x1024',
-  '9:16': '1024x1536', '3:4': '1024x1536', '2:3': '1024x1536',
-};
-
 const bad = (message: string) => new ProviderError(message, { code: 'bad_response', retryable: false });
+const config = (message: string) => new ProviderError(message, { code: 'config', retryable: false });
+const rejected = (message: string) => new ProviderError(message, { code: 'rejected', retryable: false });
 
 function endpoint(model: CatalogModel, path: string): string {
   const base = model.upstream?.baseUrl ?? DEFAULT_BASE_URL;
@@ -58,36 +57,85 @@ function dataUrl(img: ImageInputData): string {
   return 'data' in img ? `data:${img.mediaType};base64,${img.data.toString('base64')}` : img.url;
 }
 
-/** `upstream.imageParams` is merged into the Images API body; a null value removes a default. */
-function withParams(body: Record<string, unknown>, model: CatalogModel): Record<string, unknown> {
-  const extra = upstreamSetting(model, 'imageParams');
-  if (!extra || typeof extra !== 'object') return body;
-  const out = { ...body };
-  for (const [k, v] of Object.entries(extra)) {
+/** The entry's family, after the same checks `kiln model upsert` makes (entries may predate them). */
+function familyOf(model: CatalogModel): OpenAIFamily {
+  const problem = openaiEntryProblem(model);
+  if (problem) throw config(`catalog entry ${model.id} is invalid: ${problem}`);
+  return openaiFamily(model);
+}
+
+/** Request defaults, then the entry's params (a null value removes a default), then Kiln's own fields. */
+function body(defaults: Record<string, unknown>, model: CatalogModel, own: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...defaults };
+  for (const [k, v] of Object.entries(entryParams(model))) {
     if (v === null) delete out[k];
     else out[k] = v;
   }
-  return out;
+  return { ...out, ...own };
 }
 
 function nonNegInt(v: unknown): number | null {
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
 }
 
-function messageText(json: unknown): { text: string; finish: unknown } {
-  const choice = (json as { choices?: Array<{ message?: { content?: unknown }; finish_reason?: unknown }> })?.choices?.[0];
+interface Choice {
+  text: string;
+  /** Reasoning text some compatible servers return beside the answer (vLLM, OpenRouter). */
+  reasoning: string;
+  refusal: boolean;
+  finish: unknown;
+}
+
+function firstChoice(json: unknown): Choice {
+  const choice = (json as { choices?: Array<{ message?: Record<string, unknown>; finish_reason?: unknown }> })?.choices?.[0];
   if (!choice) {
     if ((json as { error?: unknown })?.error) throw new ProviderError('upstream provider returned an error', { code: 'upstream_error', retryable: true });
     throw bad('upstream provider returned no choices');
   }
-  const content = choice.message?.content;
+  const msg = choice.message ?? {};
+  const content = msg.content;
   const text = typeof content === 'string'
     ? content
     : Array.isArray(content)
       ? content.map((p: { type?: unknown; text?: unknown }) => (p?.type === 'text' && typeof p.text === 'string' ? p.text : '')).join('')
       : '';
-  return { text, finish: choice.finish_reason };
+  const reasoning = [msg.reasoning_content, msg.reasoning].filter((x): x is string => typeof x === 'string').join('');
+  return { text, reasoning, refusal: typeof msg.refusal === 'string' && msg.refusal !== '', finish: choice.finish_reason };
 }
+
+interface UpstreamUsage {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  total_tokens?: unknown;
+  completion_tokens_details?: { reasoning_tokens?: unknown };
+}
+
+/**
+ * Billed tokens. OpenAI counts reasoning inside completion_tokens
+ * (completion_tokens_details.reasoning_tokens is a breakdown); a server that reports them beside
+ * it instead is caught by reasoning > completion or by total − prompt. Without usage the
+ * output is estimated from the text — for a reasoning model, whose hidden reasoning cannot be
+ * seen, it is the whole max_completion_tokens budget.
+ */
+function billedUsage(json: unknown, sent: { inputChars: number; images: number; maxTokens: number; family: OpenAIFamily }, choice: Choice): TokenUsage {
+  const usage = (json as { usage?: UpstreamUsage }).usage;
+  const prompt = nonNegInt(usage?.prompt_tokens);
+  const inputTokens = prompt ?? Math.ceil(sent.inputChars / 4) + sent.images * IMAGE_INPUT_TOKENS;
+  const completion = nonNegInt(usage?.completion_tokens);
+  if (completion === null) {
+    const outputTokens = sent.family === 'reasoning' ? sent.maxTokens : Math.ceil((choice.text.length + choice.reasoning.length) / 4);
+    return { inputTokens, outputTokens };
+  }
+  let outputTokens = completion;
+  const reasoning = nonNegInt(usage?.completion_tokens_details?.reasoning_tokens) ?? 0;
+  if (reasoning > completion) outputTokens = completion + reasoning;
+  const total = nonNegInt(usage?.total_tokens);
+  if (total !== null && prompt !== null && total - prompt > outputTokens) outputTokens = total - prompt;
+  return { inputTokens, outputTokens };
+}
+
+/** o1-mini and o1-preview take neither system nor developer messages: instructions go first in the user turn. */
+const NO_INSTRUCTION_ROLE = /^o1-(mini|preview)/;
 
 export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
   const env = options.env;
@@ -95,80 +143,98 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
 
   return {
     async generateText(req: TextRequest): Promise<TextOutput> {
+      const family = familyOf(req.model);
+      const name = upstreamModel(req.model);
       const kind = outputKind(req);
       const system = systemPrompt(kind);
       const prompt = userPrompt(req.prompt, req.textInputs);
+      const fold = family === 'reasoning' && NO_INSTRUCTION_ROLE.test(name.toLowerCase());
+      const userText = fold ? `${system}\n\n${prompt}` : prompt;
       // Text-only models never see images; the reservation does not count them either.
       const images = req.model.supports_image_input ? req.images : [];
       const user = images.length
-        ? [{ type: 'text', text: prompt }, ...images.map((img) => ({ type: 'image_url', image_url: { url: dataUrl(img) } }))]
-        : prompt;
+        ? [{ type: 'text', text: userText }, ...images.map((img) => ({ type: 'image_url', image_url: { url: dataUrl(img) } }))]
+        : userText;
+      // OpenAI: "with o1 models and newer, developer messages replace the previous system messages".
+      const messages = fold
+        ? [{ role: 'user', content: user }]
+        : [{ role: family === 'reasoning' ? 'developer' : 'system', content: system }, { role: 'user', content: user }];
+      // max_completion_tokens bounds visible output and reasoning together; compatible servers
+      // (OpenRouter, Ollama, vLLM, llama.cpp) document max_tokens.
+      const cap = family === 'compatible' ? 'max_tokens' : 'max_completion_tokens';
       const { json, requestId } = await postJson(
         {
           url: endpoint(req.model, '/chat/completions'),
           headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(req.model, keyOf) },
-          body: JSON.stringify({
-            model: upstreamModel(req.model),
-            messages: [{ role: 'system', content: system }, { role: 'user', content: user }],
-            max_tokens: req.maxTokens,
-          }),
+          body: JSON.stringify(body({}, req.model, { model: name, messages, [cap]: req.maxTokens })),
           signal: req.signal,
         },
         options,
       );
-      const { text, finish } = messageText(json);
-      if (text.trim() === '') {
-        throw new ProviderError(
-          finish === 'content_filter' ? 'upstream model declined the request' : 'upstream model returned no content',
-          { code: 'rejected', retryable: false },
+      const choice = firstChoice(json);
+      if (choice.text.trim() === '') {
+        throw rejected(
+          choice.refusal || choice.finish === 'content_filter'
+            ? 'upstream model declined the request'
+            : choice.finish === 'length'
+              ? `upstream model reached its output token limit before answering (raise maxOutputTokens${family === 'reasoning' ? ' or lower reasoning_effort' : ''})`
+              : 'upstream model returned no content',
         );
       }
-      const usage = (json as { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } }).usage;
-      // Some compatible servers omit usage; estimate rather than bill nothing.
-      const inputTokens = nonNegInt(usage?.prompt_tokens) ??
-        Math.ceil((system.length + prompt.length) / 4) + images.length * IMAGE_INPUT_TOKENS;
-      const outputTokens = nonNegInt(usage?.completion_tokens) ?? Math.ceil(text.length / 4);
+      const usage = billedUsage(json, { inputChars: system.length + prompt.length, images: images.length, maxTokens: req.maxTokens, family }, choice);
       const id = (json as { id?: unknown }).id;
       return {
-        text: stripCodeFences(text, kind),
-        usage: { inputTokens, outputTokens },
+        text: stripCodeFences(choice.text, kind),
+        usage,
         providerRequestId: requestId ?? (typeof id === 'string' ? id.slice(0, 128) : null),
       };
     },
 
     async generateImage(req: ImageRequest): Promise<ImageOutput> {
+      const family = familyOf(req.model);
+      if (family === 'chat' || family === 'reasoning') throw config(`catalog entry ${req.model.id} is invalid: upstream.family ${family} is for text and svg entries`);
+      const prompt = imagePrompt(req.prompt, req.textInputs);
+      const maxChars = PROMPT_CHAR_LIMITS[family];
+      if (maxChars !== undefined && [...prompt].length > maxChars) {
+        throw rejected(`the prompt is too long for this model (at most ${maxChars} characters, text inputs included)`);
+      }
+      // An operator's bound on the text tokens a token-billed image model can consume (README).
+      const maxBytes = upstreamSetting(req.model, 'maxPromptBytes');
+      if (typeof maxBytes === 'number' && Buffer.byteLength(prompt, 'utf8') > maxBytes) {
+        throw rejected(`the prompt is too long for this model (at most ${maxBytes} bytes of UTF-8, text inputs included)`);
+      }
       const sizes = upstreamSetting(req.model, 'imageSizes') as Partial<Record<AspectRatio, string>> | undefined;
-      const fields = withParams(
-        {
-          model: upstreamModel(req.model),
-          prompt: imagePrompt(req.prompt, req.textInputs),
-          n: 1,
-          size: sizes?.[req.aspectRatio] ?? DEFAULT_SIZES[req.aspectRatio],
-          response_format: 'b64_json',
-        },
+      // gpt-image models always return base64 and reject response_format; dall-e and compatible
+      // servers default to a URL, so base64 is asked for.
+      const fields = body(
+        family === 'gpt-image' ? {} : { response_format: 'b64_json' },
         req.model,
+        { model: upstreamModel(req.model), prompt, n: 1, size: sizes?.[req.aspectRatio] ?? FAMILY_SIZES[family].byRatio[req.aspectRatio] },
       );
       const images = req.model.supports_image_input ? req.images : [];
-      let body: string | FormData;
+      if (family === 'dall-e-2' && images.length > 1) throw rejected('this model edits one reference image at a time');
+      let payload: string | FormData;
       let path: string;
       const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(req.model, keyOf) };
       if (images.length) {
-        // Reference images go to the edits endpoint, which only takes multipart uploads.
+        // Reference images go to the edits endpoint, which takes multipart uploads: gpt-image
+        // models an `image[]` array, dall-e-2 a single `image`.
         path = '/images/edits';
+        const field = family === 'gpt-image' || (family === 'compatible' && images.length > 1) ? 'image[]' : 'image';
         const form = new FormData();
         for (const [k, v] of Object.entries(fields)) form.append(k, typeof v === 'string' ? v : JSON.stringify(v));
         images.forEach((img, i) => {
-          if (!('data' in img)) throw new ProviderError('image inputs must be uploaded for this model', { code: 'config', retryable: false });
+          if (!('data' in img)) throw config('image inputs must be uploaded for this model');
           const ext = img.mediaType.split('/')[1] ?? 'png';
-          form.append(images.length > 1 ? 'image[]' : 'image', new Blob([new Uint8Array(img.data)], { type: img.mediaType }), `input-${i + 1}.${ext}`);
+          form.append(field, new Blob([new Uint8Array(img.data)], { type: img.mediaType }), `input-${i + 1}.${ext}`);
         });
-        body = form;
+        payload = form;
       } else {
         path = '/images/generations';
         headers['content-type'] = 'application/json';
-        body = JSON.stringify(fields);
+        payload = JSON.stringify(fields);
       }
-      const { json, requestId } = await postJson({ url: endpoint(req.model, path), headers, body, signal: req.signal }, options);
+      const { json, requestId } = await postJson({ url: endpoint(req.model, path), headers, body: payload, signal: req.signal }, options);
       const item = (json as { data?: Array<{ b64_json?: unknown; url?: unknown }> })?.data?.[0];
       let data: Buffer;
       if (typeof item?.b64_json === 'string' && item.b64_json.length > 0) {
