@@ -5,6 +5,8 @@ import type { CatalogModel } from '../billing/catalog.ts';
 import { generateGlsl } from './glsl.ts';
 import { localProvider } from './local.ts';
 import { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
+import { createFalProvider } from './fal.ts';
+import { createReplicateProvider } from './replicate.ts';
 import { outputKind, ProviderError, upstreamSetting, type Provider, type TextOutput, type TextRequest } from './types.ts';
 
 export * from './types.ts';
@@ -23,6 +25,8 @@ export type AdapterOptions = OpenAIOptions;
  */
 const adapters: Record<string, (options?: AdapterOptions) => Provider> = {
   openai: createOpenAIProvider,
+  fal: createFalProvider,
+  replicate: createReplicateProvider,
 };
 
 export const PROVIDER_NAMES = ['local', ...Object.keys(adapters)] as const;
