@@ -154,7 +154,7 @@ export function createReplicateProvider(options: QueueAdapterOptions = {}): Prov
         const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...auth };
         // The held-open create must end well inside the job (a timed-out create is retried, and
         // a retried create is a second prediction).
-        const held = wait === null ? 0 : Math.min(wait, Math.floor(job.remainingMs() / 1000) - 2, Math.floor(timeoutMs / 1000) - 2);
+        const held = wait === null ? 0 : Math.min(wait, Math.floor((job.remainingMs() - 1500) / 1000));
         if (held >= 1) headers.prefer = `wait=${held}`;
         const created = await requestJson(
           { method: 'POST', url: base + path, headers, body: JSON.stringify(version ? { version, input } : { input }), signal: job.signal },
