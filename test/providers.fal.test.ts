@@ -4,8 +4,12 @@
 // key that never leaves the configured origin.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import sharp from 'sharp';
+import * as v from 'valibot';
+import { ModelEntry } from '../src/cli/model-entry.ts';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { createFalProvider } from '../src/providers/fal.ts';
 import { ProviderError, type ImageRequest } from '../src/providers/index.ts';
@@ -155,6 +159,21 @@ describe('fal adapter: the queue protocol', () => {
     assert.equal(out.width, 1024);
     assert.equal(elsewhere.requests.length, 0, 'nothing was sent to the other origin');
     assert.equal(peer.requests.filter((r) => r.path.endsWith('/status')).length, 3);
+  });
+
+  it('the shipped catalog entry is valid and speaks to the peer as documented', async () => {
+    const parsed = v.safeParse(ModelEntry, JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '..', 'catalog', 'fal-flux-schnell.json'), 'utf8')));
+    assert.ok(parsed.success, JSON.stringify(parsed.issues));
+    const entry = parsed.output as unknown as CatalogModel;
+    assert.equal(entry.provider, 'fal');
+    peer.plan(() => ({ queued: 1, running: 1 }));
+    const p = createFalProvider({ timeoutMs: 5000, baseDelayMs: 5, env: { FAL_KEY: SECRET } });
+    const out = await p.generateImage(req({ aspectRatio: '1:1', model: { ...entry, upstream: { ...entry.upstream, baseUrl: peer.url, pollIntervalMs: 20 } } }));
+    const submit = peer.requests[0]!;
+    assert.equal(submit.path, '/fal-ai/flux/schnell');
+    assert.equal(submit.headers.authorization, `Key ${SECRET}`);
+    assert.deepEqual([submit.json.image_size, submit.json.num_inference_steps, submit.json.num_images], ['square_hd', 4, 1]);
+    assert.deepEqual([out.width, out.height], [1024, 1024]);
   });
 
   it('generateText and a malformed app id are configuration errors (nothing sent)', async () => {

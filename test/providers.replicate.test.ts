@@ -5,8 +5,12 @@
 // prediction), and a key that never leaves the configured origin.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import sharp from 'sharp';
+import * as v from 'valibot';
+import { ModelEntry } from '../src/cli/model-entry.ts';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { createReplicateProvider } from '../src/providers/replicate.ts';
 import { ProviderError, type ImageRequest } from '../src/providers/index.ts';
@@ -110,6 +114,45 @@ describe('replicate adapter: predictions', () => {
     create = peer.requests[0]!;
     assert.equal(create.path, '/v1/predictions');
     assert.equal(create.json.version, '39ed52f2');
+  });
+
+  it('upstream.imageSizes turns the ratio into width/height for models that take pixel sizes', async () => {
+    peer.plan(() => ({ starting: 0, processing: 0, final: { status: 'succeeded', output: async (p) => peer.file(`${p.id}.png`, await png(p.input.width, p.input.height)) } }));
+    const out = await provider().generateImage(req({ aspectRatio: '2:3', model: model({ imageSizes: { '2:3': '832x1216' } }) }));
+    const input = peer.requests[0]!.json.input;
+    assert.deepEqual([input.width, input.height, 'aspect_ratio' in input], [832, 1216, false]);
+    assert.deepEqual([out.width, out.height], [811, 1216], 'cropped to exactly 2:3');
+  });
+
+  it('the shipped catalog entries are valid and speak to the peer as documented', async () => {
+    const root = path.resolve(import.meta.dirname, '..', 'catalog');
+    const entry = (f: string) => {
+      const parsed = v.safeParse(ModelEntry, JSON.parse(fs.readFileSync(path.join(root, f), 'utf8')));
+      assert.ok(parsed.success, `${f}: ${JSON.stringify(parsed.issues)}`);
+      const e = parsed.output as unknown as CatalogModel;
+      assert.equal(e.provider, 'replicate');
+      return { ...e, upstream: { ...e.upstream, baseUrl: peer.url, pollIntervalMs: 20 } } as CatalogModel;
+    };
+    const p = createReplicateProvider({ timeoutMs: 5000, baseDelayMs: 5, env: { REPLICATE_API_TOKEN: SECRET } });
+    peer.plan(() => ({ starting: 0, processing: 1, final: { status: 'succeeded', predictTime: 3.5 } }));
+
+    let out = await p.generateImage(req({ model: entry('replicate-flux-schnell.json') }));
+    let create = peer.requests[0]!;
+    assert.equal(create.path, '/v1/models/black-forest-labs/flux-schnell/predictions');
+    assert.equal(create.json.input.aspect_ratio, '16:9');
+    assert.equal(create.json.input.output_format, 'png');
+    assert.equal(out.billedSeconds, 3.5);
+
+    peer.requests.length = 0;
+    const sdxl = entry('replicate-sdxl.json');
+    assert.equal(sdxl.cost?.micros_per_second, 975);
+    out = await p.generateImage(req({ model: sdxl, images: [{ data: await png(16, 16), mediaType: 'image/png' }] }));
+    create = peer.requests[0]!;
+    assert.equal(create.path, '/v1/predictions');
+    assert.equal(create.json.version, sdxl.upstream!.version);
+    assert.deepEqual([create.json.input.width, create.json.input.height, 'aspect_ratio' in create.json.input], [1344, 768, false]);
+    assert.match(create.json.input.image, /^data:image\/png;base64,/);
+    assert.equal(out.billedSeconds, 3.5);
   });
 
   it('image inputs go as `image` (one) or `input_images` (several) data URIs', async () => {

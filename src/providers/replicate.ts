@@ -13,6 +13,7 @@ import { sleep } from './sleep.ts';
 import {
   ProviderError,
   upstreamSetting,
+  type AspectRatio,
   type ImageInputData,
   type ImageOutput,
   type ImageRequest,
@@ -56,6 +57,17 @@ function target(model: CatalogModel): { path: string; version: string | null } {
 
 function dataUrl(img: ImageInputData): string {
   return 'data' in img ? `data:${img.mediaType};base64,${img.data.toString('base64')}` : img.url;
+}
+
+/**
+ * Models that take `aspect_ratio` (FLUX, Imagen, …) get the requested ratio; for models that take
+ * pixel sizes (SDXL, …) `upstream.imageSizes` maps a ratio to `WxH`, sent as width and height.
+ */
+function sizeInput(model: CatalogModel, ratio: AspectRatio): Record<string, unknown> {
+  const sizes = upstreamSetting(model, 'imageSizes') as Partial<Record<AspectRatio, unknown>> | undefined;
+  const configured = sizes?.[ratio];
+  const m = typeof configured === 'string' ? /^(\d{2,5})x(\d{2,5})$/.exec(configured) : null;
+  return m ? { width: Number(m[1]), height: Number(m[2]) } : { aspect_ratio: ratio };
 }
 
 /** `upstream.params` merged last; a null value removes one of Kiln's defaults (e.g. aspect_ratio). */
@@ -141,7 +153,7 @@ export function createReplicateProvider(options: QueueAdapterOptions = {}): Prov
       const input = withParams(
         {
           prompt: imagePrompt(req.prompt, req.textInputs),
-          aspect_ratio: req.aspectRatio,
+          ...sizeInput(req.model, req.aspectRatio),
           ...(images.length === 1 ? { image: dataUrl(images[0]!) } : {}),
           ...(images.length > 1 ? { input_images: images.map(dataUrl) } : {}),
         },
