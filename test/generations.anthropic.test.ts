@@ -137,7 +137,7 @@ test('code: the Messages API request is well-formed, fences stripped, tokens (ca
   assert.equal(inline.source.type, 'base64');
   assert.equal(inline.source.media_type, 'image/png');
   assert.deepEqual(byUrl.source, { type: 'url', url: 'https://images.example.com/ref.png' });
-  assert.match((await generationRow(srv.db.sql, cases['ok-code']!.id!)).provider_request_id, /^msg_peer\d+$/);
+  assert.match((await generationRow(srv.db.sql, cases['ok-code']!.id!)).provider_request_id, /^req_peer\d+$/);
 });
 
 test('svg: an svg entry draws SVG and is charged its tokens', async () => {

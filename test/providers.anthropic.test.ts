@@ -105,7 +105,8 @@ describe('anthropic adapter', () => {
     }));
     assert.equal(out.text, 'export default function Card() { return <div/>; }');
     assert.deepEqual(out.usage, { inputTokens: 101, outputTokens: 202 });
-    assert.match(out.providerRequestId!, /^msg_peer\d+$/);
+    // Anthropic's request id header (`request-id`), as its SDK reports it.
+    assert.match(out.providerRequestId!, /^req_peer\d+$/);
 
     assert.equal(peer.requests.length, 1);
     const r = peer.requests[0]!;

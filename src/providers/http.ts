@@ -1,5 +1,7 @@
 // One JSON-over-HTTP call to an upstream model API with per-attempt timeout, cancellation and
-// retries (429 honouring retry-after, 408/409/5xx, network errors) — errors made client-safe.
+// retries (429 honouring retry-after, 408/409/5xx, network errors) — errors made client-safe —
+// and the frame of a queued upstream job (submit, poll, fetch) under one deadline that cancels
+// the upstream job when it is abandoned.
 
 import { readCapped as readStream } from '../http/streams.ts';
 import { abortedError, sleep, throwIfAborted } from './sleep.ts';
@@ -28,7 +30,17 @@ export interface Call {
   signal: AbortSignal;
 }
 
+export interface JsonCall {
+  method: 'GET' | 'POST' | 'PUT';
+  url: string;
+  headers: Record<string, string>;
+  body?: string | FormData;
+  signal: AbortSignal;
+}
+
 const TIMEOUT = Symbol('timeout');
+
+const duration = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`);
 const ERROR_BODY_BYTES = 64 * 1024;
 
 /**
@@ -44,12 +56,19 @@ function requestId(v: string | null): string | null {
   return v !== null && /^[A-Za-z0-9_.:-]{1,128}$/.test(v) ? v : null;
 }
 
-/** Only OpenAI's machine-readable `error.type`/`error.code` survive; free text may echo secrets. */
+/**
+ * Only machine-readable error categories survive; free text may echo secrets or prompts: OpenAI's
+ * `error.type`/`error.code`, fal's request-error `error_type` and model-error `detail[0].type`.
+ */
 function errorDetail(body: string): { detail: string; code: string | null } {
   try {
-    const e = (JSON.parse(body) as { error?: { type?: unknown; code?: unknown } }).error;
+    const parsed = JSON.parse(body) as { error?: { type?: unknown; code?: unknown }; error_type?: unknown; detail?: unknown };
+    const e = parsed?.error;
     const type = errorToken(e?.type), code = errorToken(e?.code);
-    const uniq = [...new Set([type, code].filter((x): x is string => x !== null))];
+    const falType = errorToken(parsed?.error_type);
+    const first = Array.isArray(parsed?.detail) ? (parsed.detail[0] as { type?: unknown } | undefined) : undefined;
+    const detailType = typeof first === 'object' && first !== null ? errorToken(first.type) : null;
+    const uniq = [...new Set([type, code, falType, detailType].filter((x): x is string => x !== null))];
     return { detail: uniq.length ? ` (${uniq.join('/')})` : '', code };
   } catch {
     return { detail: '', code: null };
@@ -93,10 +112,16 @@ function statusError(status: number, body: string, headers: Headers): ProviderEr
 }
 
 /** POSTs and returns the parsed JSON body plus the upstream request id. */
-export async function postJson(
-  call: Call,
+export async function postJson(call: Call, opts: RetryOptions = {}): Promise<{ json: unknown; requestId: string | null }> {
+  const { json, requestId } = await requestJson({ ...call, method: 'POST' }, opts);
+  return { json, requestId };
+}
+
+/** One JSON call (any method) with postJson's timeout, retry and error rules; also returns the 2xx status. */
+export async function requestJson(
+  call: JsonCall,
   opts: RetryOptions = {},
-): Promise<{ json: unknown; requestId: string | null }> {
+): Promise<{ json: unknown; requestId: string | null; status: number }> {
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const random = opts.random ?? Math.random;
@@ -110,9 +135,9 @@ export async function postJson(
     call.signal.addEventListener('abort', onAbort, { once: true });
     try {
       const res = await fetch(call.url, {
-        method: 'POST',
+        method: call.method,
         headers: call.headers,
-        body: call.body,
+        ...(call.body === undefined ? {} : { body: call.body }),
         signal: ctl.signal,
         redirect: 'manual', // a redirect would re-send the Authorization header elsewhere
       });
@@ -124,7 +149,7 @@ export async function postJson(
         } catch {
           throw new ProviderError('upstream provider returned malformed JSON', { code: 'bad_response', retryable: false });
         }
-        return { json, requestId: requestId(res.headers.get('x-request-id')) };
+        return { json, requestId: requestId(res.headers.get('x-request-id') ?? res.headers.get('request-id')), status: res.status };
       }
       const body = await readCapped(res, ERROR_BODY_BYTES).then((b) => b.toString('utf8'), () => '');
       last = res.status >= 300 && res.status < 400
@@ -134,7 +159,7 @@ export async function postJson(
       if (err instanceof ProviderError) throw err;
       if (call.signal.aborted) throw abortedError(call.signal.reason);
       last = ctl.signal.reason === TIMEOUT
-        ? new ProviderError(`upstream provider timed out after ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`}`, { code: 'timeout', retryable: true, cause: err })
+        ? new ProviderError(`upstream provider timed out after ${duration(timeoutMs)}`, { code: 'timeout', retryable: true, cause: err })
         : new ProviderError('could not reach upstream provider', { code: 'network', retryable: true, cause: err });
     } finally {
       clearTimeout(timer);
@@ -156,4 +181,88 @@ export async function postJson(
     retryAfterMs: last!.retryAfterMs,
     cause: last,
   });
+}
+
+/**
+ * A call whose outcome does not matter (cancelling an abandoned upstream job): one attempt under
+ * its own short timeout — never the caller's signal, which has usually fired already — and no
+ * error ever escapes.
+ */
+export async function bestEffort(call: Omit<JsonCall, 'signal'>, timeoutMs = 5_000): Promise<void> {
+  try {
+    const res = await fetch(call.url, {
+      method: call.method,
+      headers: call.headers,
+      ...(call.body === undefined ? {} : { body: call.body }),
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: 'manual',
+    });
+    await res.body?.cancel().catch(() => {});
+  } catch {
+    // Best effort: the upstream may have finished or be unreachable; nothing else to do.
+  }
+}
+
+/** `url` when it is an absolute URL on `origin` (where the key may go), else null. */
+export function onOrigin(url: unknown, origin: string): string | null {
+  if (typeof url !== 'string') return null;
+  try {
+    const u = new URL(url);
+    return u.origin === origin && (u.protocol === 'https:' || u.protocol === 'http:') ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Bytes and media type of a base64 `data:` URL (fal's sync mode, Replicate's data outputs), else null. */
+export function decodeDataUrl(url: string): { data: Buffer; mediaType: string } | null {
+  const m = /^data:([a-z]+\/[a-z0-9.+-]+)?(?:;[a-z0-9-]+=[^;,]*)*;base64,/i.exec(url.slice(0, 200));
+  if (!m) return null;
+  const b64 = url.slice(m[0].length);
+  if (!/^[A-Za-z0-9+/=\s]*$/.test(b64)) {
+    throw new ProviderError('upstream provider returned malformed image data', { code: 'bad_response', retryable: false });
+  }
+  return { data: Buffer.from(b64, 'base64'), mediaType: (m[1] ?? 'application/octet-stream').toLowerCase() };
+}
+
+export interface UpstreamJob {
+  /** Fires on the caller's signal and at the job deadline: every call of the job uses it. */
+  signal: AbortSignal;
+  /** Milliseconds left before the deadline. */
+  remainingMs(): number;
+  /**
+   * Once the upstream accepted the job: how to cancel it if the job is abandoned (abort, deadline,
+   * or an error while it still runs upstream). Pass null once the upstream job has ended.
+   */
+  cancelWith(cancel: (() => Promise<void>) | null): void;
+}
+
+/**
+ * Runs a queued upstream job (submit, poll, fetch) under one deadline of `timeoutMs`. When the
+ * caller's signal fires the upstream job is cancelled and the error is `aborted`; at the deadline
+ * it is cancelled and the error is a retryable `timeout`; any other failure while the upstream
+ * job still runs cancels it too, so nothing keeps running (and billing) that no one will collect.
+ */
+export async function runUpstreamJob<T>(
+  opts: { signal: AbortSignal; timeoutMs: number },
+  run: (job: UpstreamJob) => Promise<T>,
+): Promise<T> {
+  const deadline = new AbortController();
+  const ends = Date.now() + opts.timeoutMs;
+  const timer = setTimeout(() => deadline.abort(TIMEOUT), opts.timeoutMs);
+  const signal = AbortSignal.any([opts.signal, deadline.signal]);
+  let cancel: (() => Promise<void>) | null = null;
+  try {
+    return await run({ signal, remainingMs: () => Math.max(0, ends - Date.now()), cancelWith: (c) => void (cancel = c) });
+  } catch (err) {
+    const pending = cancel as (() => Promise<void>) | null;
+    if (pending) await pending();
+    if (opts.signal.aborted) throw abortedError(opts.signal.reason);
+    if (deadline.signal.aborted) {
+      throw new ProviderError(`upstream provider timed out after ${duration(opts.timeoutMs)}`, { code: 'timeout', retryable: true, cause: err });
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
 }

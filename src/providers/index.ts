@@ -7,6 +7,8 @@ import { localProvider } from './local.ts';
 import { createAnthropicProvider } from './anthropic.ts';
 import { createGeminiProvider } from './gemini.ts';
 import { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
+import { createFalProvider } from './fal.ts';
+import { createReplicateProvider } from './replicate.ts';
 import { outputKind, ProviderError, upstreamSetting, type Provider, type TextOutput, type TextRequest } from './types.ts';
 
 export * from './types.ts';
@@ -27,6 +29,8 @@ const adapters: Record<string, (options?: AdapterOptions) => Provider> = {
   openai: createOpenAIProvider,
   anthropic: createAnthropicProvider,
   gemini: createGeminiProvider,
+  fal: createFalProvider,
+  replicate: createReplicateProvider,
 };
 
 export const PROVIDER_NAMES = ['local', ...Object.keys(adapters)] as const;

@@ -1,0 +1,210 @@
+// The `replicate` adapter: Replicate's predictions API for image models. Create a prediction (an
+// official model by name, or any model by version; `Prefer: wait` for short ones), poll its
+// `urls.get` until it ends, download its output; cancel via `urls.cancel` when abandoned. Models
+// billed by run time report the prediction's `metrics.predict_time`.
+
+import { providerKey } from '../config.ts';
+import type { CatalogModel } from '../billing/catalog.ts';
+import { type QueueAdapterOptions } from './fal.ts';
+import { bestEffort, decodeDataUrl, onOrigin, requestJson, runUpstreamJob } from './http.ts';
+import { downloadImage, toImageOutput } from './images.ts';
+import { imagePrompt } from './prompts.ts';
+import { sleep } from './sleep.ts';
+import {
+  ProviderError,
+  upstreamSetting,
+  type AspectRatio,
+  type ImageInputData,
+  type ImageOutput,
+  type ImageRequest,
+  type Provider,
+  type TextOutput,
+} from './types.ts';
+
+export type { QueueAdapterOptions } from './fal.ts';
+
+const DEFAULT_BASE_URL = 'https://api.replicate.com/v1';
+const DEFAULT_POLL_MS = 1000;
+/** Replicate holds a `Prefer: wait` request open for at most 60 s. */
+const MAX_WAIT_SECONDS = 60;
+
+const bad = (message: string) => new ProviderError(message, { code: 'bad_response', retryable: false });
+const config = (message: string) => new ProviderError(message, { code: 'config', retryable: false });
+
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+const VERSION = /^[A-Za-z0-9]{1,128}$/;
+const PREDICTION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * Which create endpoint: `upstream.version` → POST /predictions with the version (any model);
+ * else `upstream.model` `owner/name` → POST /models/{owner}/{name}/predictions (official models);
+ * an `owner/name:version` model is called by its version.
+ */
+function target(model: CatalogModel): { path: string; version: string | null } {
+  const u = model.upstream;
+  const [name, pinned] = typeof u?.model === 'string' ? u.model.split(':', 2) : [undefined, undefined];
+  const version = u?.version ?? pinned ?? null;
+  if (version !== null) {
+    if (!VERSION.test(version)) throw config('model is not available (upstream.version must be a version id)');
+    return { path: '/predictions', version };
+  }
+  const parts = name?.split('/') ?? [];
+  if (parts.length !== 2 || !parts.every((p) => NAME.test(p))) {
+    throw config('model is not available (upstream.model must look like owner/name)');
+  }
+  return { path: `/models/${parts[0]}/${parts[1]}/predictions`, version: null };
+}
+
+function dataUrl(img: ImageInputData): string {
+  return 'data' in img ? `data:${img.mediaType};base64,${img.data.toString('base64')}` : img.url;
+}
+
+/**
+ * Models that take `aspect_ratio` (FLUX, Imagen, …) get the requested ratio; for models that take
+ * pixel sizes (SDXL, …) `upstream.imageSizes` maps a ratio to `WxH`, sent as width and height.
+ */
+function sizeInput(model: CatalogModel, ratio: AspectRatio): Record<string, unknown> {
+  const sizes = upstreamSetting(model, 'imageSizes') as Partial<Record<AspectRatio, unknown>> | undefined;
+  const configured = sizes?.[ratio];
+  const m = typeof configured === 'string' ? /^(\d{2,5})x(\d{2,5})$/.exec(configured) : null;
+  return m ? { width: Number(m[1]), height: Number(m[2]) } : { aspect_ratio: ratio };
+}
+
+/** `upstream.params` merged last; a null value removes one of Kiln's defaults (e.g. aspect_ratio). */
+function withParams(input: Record<string, unknown>, model: CatalogModel): Record<string, unknown> {
+  const params = model.upstream?.params;
+  if (!params || typeof params !== 'object') return input;
+  const out = { ...input };
+  for (const [k, v] of Object.entries(params)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+function pollInterval(model: CatalogModel): number {
+  const ms = model.upstream?.pollIntervalMs;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 10 ? ms : DEFAULT_POLL_MS;
+}
+
+/** `upstream.waitSeconds` (1–60): create with `Prefer: wait=N`, for models that finish in seconds. */
+function waitSeconds(model: CatalogModel): number | null {
+  const n = upstreamSetting(model, 'waitSeconds');
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? Math.min(n, MAX_WAIT_SECONDS) : null;
+}
+
+interface Prediction {
+  id?: unknown;
+  status?: unknown;
+  output?: unknown;
+  error?: unknown;
+  metrics?: { predict_time?: unknown } | null;
+  started_at?: unknown;
+  completed_at?: unknown;
+  urls?: { get?: unknown; cancel?: unknown } | null;
+}
+
+/**
+ * Replicate's error codes (E####, see its "Error codes" reference) are the only part of a failed
+ * prediction's free-text `error` that is kept. E1000 (unknown) and E6716 (timeout starting) are the
+ * documented transient ones; an error that asks to be retried is too. Other failures (bad input,
+ * out of memory, the model refusing) fail the same way again.
+ */
+function failure(p: Prediction): ProviderError {
+  const text = typeof p.error === 'string' ? p.error : '';
+  const code = /\bE\d{4}\b/.exec(text)?.[0] ?? null;
+  const retryable = code === 'E1000' || code === 'E6716' || /\bplease retry\b/i.test(text);
+  return new ProviderError(`upstream prediction failed${code ? ` (${code})` : ''}`, { code: retryable ? 'upstream_error' : 'rejected', retryable });
+}
+
+/** The first output file: `output` is a URL (or data URL), or an array of them. */
+function firstOutput(output: unknown): string | null {
+  const first = Array.isArray(output) ? output[0] : output;
+  return typeof first === 'string' && first !== '' ? first : null;
+}
+
+/** Billed run time: `metrics.predict_time`, else the span from started_at to completed_at. */
+function runSeconds(p: Prediction): number | undefined {
+  const t = p.metrics?.predict_time;
+  if (typeof t === 'number' && Number.isFinite(t) && t >= 0) return t;
+  const start = typeof p.started_at === 'string' ? Date.parse(p.started_at) : NaN;
+  const end = typeof p.completed_at === 'string' ? Date.parse(p.completed_at) : NaN;
+  return Number.isFinite(start) && Number.isFinite(end) && end >= start ? (end - start) / 1000 : undefined;
+}
+
+export function createReplicateProvider(options: QueueAdapterOptions = {}): Provider {
+  const env = options.env;
+  const keyOf = env ? (name: string) => env[name] : providerKey;
+  const timeoutMs = options.timeoutMs ?? 120_000;
+
+  return {
+    async generateText(): Promise<TextOutput> {
+      throw config('model is not available (replicate serves image models only)');
+    },
+
+    async generateImage(req: ImageRequest): Promise<ImageOutput> {
+      const { path, version } = target(req.model);
+      const base = (req.model.upstream?.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+      const origin = new URL(base).origin;
+      const keyName = req.model.upstream?.apiKeyEnv;
+      const key = keyName ? keyOf(keyName) : undefined;
+      const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+      const images = req.model.supports_image_input ? req.images : [];
+      const input = withParams(
+        {
+          prompt: imagePrompt(req.prompt, req.textInputs),
+          ...sizeInput(req.model, req.aspectRatio),
+          ...(images.length === 1 ? { image: dataUrl(images[0]!) } : {}),
+          ...(images.length > 1 ? { input_images: images.map(dataUrl) } : {}),
+        },
+        req.model,
+      );
+      const interval = pollInterval(req.model);
+      const wait = waitSeconds(req.model);
+
+      return runUpstreamJob({ signal: req.signal, timeoutMs }, async (job) => {
+        const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...auth };
+        // The held-open create must end well inside the job (a timed-out create is retried, and
+        // a retried create is a second prediction).
+        const held = wait === null ? 0 : Math.min(wait, Math.floor((job.remainingMs() - 1500) / 1000));
+        if (held >= 1) headers.prefer = `wait=${held}`;
+        const created = await requestJson(
+          { method: 'POST', url: base + path, headers, body: JSON.stringify(version ? { version, input } : { input }), signal: job.signal },
+          options,
+        );
+        let p = created.json as Prediction | null;
+        const id = p?.id;
+        if (typeof id !== 'string' || !PREDICTION_ID.test(id)) throw bad('upstream provider returned no prediction id');
+        // urls.get / urls.cancel are used only on the configured origin: the key never goes elsewhere.
+        const getUrl = onOrigin(p?.urls?.get, origin) ?? `${base}/predictions/${id}`;
+        const cancelUrl = onOrigin(p?.urls?.cancel, origin) ?? `${base}/predictions/${id}/cancel`;
+        job.cancelWith(() => bestEffort({ method: 'POST', url: cancelUrl, headers: { accept: 'application/json', ...auth } }));
+
+        // Sync mode may answer with files while the status is still `processing`; the prediction
+        // is only done (and its run time known) once it has succeeded.
+        while (p?.status === 'starting' || p?.status === 'processing') {
+          await sleep(interval, job.signal);
+          p = (await requestJson({ method: 'GET', url: getUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal }, options)).json as Prediction | null;
+        }
+        const status = p?.status;
+        if (status === 'succeeded' || status === 'failed' || status === 'canceled' || status === 'aborted') job.cancelWith(null);
+        if (status === 'failed') throw failure(p!);
+        if (status === 'canceled') throw new ProviderError('upstream prediction was canceled', { code: 'upstream_error', retryable: false });
+        // `aborted`: ended upstream before it ran (e.g. its deadline passed in the queue).
+        if (status === 'aborted') throw new ProviderError('upstream prediction was aborted', { code: 'upstream_error', retryable: true });
+        if (status !== 'succeeded') throw bad('upstream provider returned an unknown prediction status');
+
+        const url = firstOutput(p!.output);
+        if (url === null) throw bad('upstream provider returned no image');
+        const data = decodeDataUrl(url)?.data ??
+          (await downloadImage(url, { trustedOrigin: origin, maxBytes: options.maxImageBytes, timeoutMs: Math.max(1, job.remainingMs()), signal: job.signal }));
+        const billedSeconds = runSeconds(p!);
+        return {
+          ...(await toImageOutput(data, req.aspectRatio)),
+          providerRequestId: id,
+          ...(billedSeconds === undefined ? {} : { billedSeconds }),
+        };
+      });
+    },
+  };
+}
