@@ -82,7 +82,7 @@ test('every analyst view exists in kiln and carries a comment', async () => {
 test('the example file has every query the README shows', () => {
   assert.deepEqual([...queries.keys()], [
     'spend-per-day', 'top-accounts-this-month', 'spend-by-key', 'spend-by-workspace', 'model-mix',
-    'origin-share', 'latency-per-day', 'latency-last-7-days', 'slowest-generations',
+    'origin-share', 'latency-per-day', 'latency-last-7-days', 'slowest-generations', 'upstream-health',
   ]);
 });
 
@@ -147,4 +147,20 @@ test('latency queries report queued and processing percentiles', async () => {
   assert.equal(slow.length, 6);
   assert.equal(Number(slow[0]!.processing_ms), 800);
   assert.ok(slow.every((r, i) => i === 0 || Number(r.processing_ms) <= Number(slow[i - 1]!.processing_ms)));
+});
+
+test('upstream-health lists network models, the unhealthy first, with their recent error rate', async () => {
+  const sql = srv.db.sql;
+  for (const id of ['up/steady', 'up/flaky']) {
+    await sql`select kiln.upsert_model(${sql.json({ id, name: id, category: 'text', provider: 'openai', upstream: { baseUrl: 'http://127.0.0.1:9/v1' } })})`;
+  }
+  await sql`select kiln.record_upstream('up/steady', true, null, 5, 30)`;
+  await sql`select kiln.record_upstream('up/flaky', true, null, 5, 30)`;
+  for (let i = 0; i < 5; i++) await sql`select kiln.record_upstream('up/flaky', false, 'upstream provider returned 503', 5, 30)`;
+  const rows = await run('upstream-health');
+  assert.deepEqual(rows.slice(0, 2).map((r) => [r.model_id, r.state, Number(r.consecutive_failures), Number(r.calls_15m), Number(r.error_rate_15m)]), [
+    ['up/flaky', 'skipped', 5, 6, 0.833],
+    ['up/steady', 'healthy', 0, 1, 0],
+  ]);
+  assert.equal(rows.some((r) => r.provider === 'local'), false);
 });

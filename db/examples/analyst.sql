@@ -102,3 +102,11 @@ from kiln.generation_timings
 where status = 'completed' and created_at >= now() - interval '1 day'
 order by processing_ms desc
 limit 20;
+
+-- name: upstream-health
+-- Each network model's upstream as the workers see it: skipped ones send their jobs to the
+-- fallbacks; the error rate covers the last 15 minutes.
+select model_id, provider, state, consecutive_failures, skipped_until, last_error, calls_15m, error_rate_15m
+from kiln.provider_health
+order by state <> 'healthy' desc, error_rate_15m desc nulls last, model_id;
+
