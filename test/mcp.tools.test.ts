@@ -16,6 +16,8 @@ import {
 const TOOLS = [
   'get_usage', 'list_models', 'generate_image', 'generate_code', 'get_generation',
   'transform_image', 'list_workflows', 'run_workflow', 'get_workflow_run',
+  // Additive to the SPEC's nine.
+  'cancel_generation', 'cancel_workflow_run',
 ];
 
 const GRAPH = {
@@ -51,7 +53,7 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
     });
     after(() => client.close());
 
-    test('tools/list: the nine tools with input and output schemas and honest annotations', async () => {
+    test('tools/list: the nine tools of the SPEC and the cancel tools, with input and output schemas and honest annotations', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name), TOOLS);
       for (const t of tools) {
@@ -64,6 +66,10 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
       for (const name of ['get_usage', 'list_models', 'get_generation', 'list_workflows', 'get_workflow_run']) assert.equal(byName[name].annotations.readOnlyHint, true, name);
       for (const name of ['generate_image', 'generate_code', 'transform_image', 'run_workflow']) assert.equal(byName[name].annotations.readOnlyHint, false, name);
       assert.equal(byName.generate_image.annotations.openWorldHint, true);
+      for (const name of ['cancel_generation', 'cancel_workflow_run']) {
+        assert.equal(byName[name].annotations.readOnlyHint, false, name);
+        assert.equal(byName[name].annotations.destructiveHint, true, name);
+      }
       assert.equal(byName.run_workflow.annotations.destructiveHint, true, 'a completed run overwrites the saved output nodes');
       // Input schemas come from the REST valibot schemas.
       assert.deepEqual(byName.generate_image.inputSchema.required, ['prompt']);
@@ -325,7 +331,7 @@ describe('identities and tokens', () => {
   test('an unlinked identity gets a tool error saying how to link; linking takes effect on the next call', async () => {
     const client = await connectV1(srv.mcpUrl, await srv.iss.sign({ sub: 'newcomer' }));
     try {
-      assert.equal((await client.listTools()).tools.length, 9, 'listing needs no account');
+      assert.equal((await client.listTools()).tools.length, TOOLS.length, 'listing needs no account');
       const e = await toolError(client, 'get_usage');
       assert.equal(e.type, 'unauthorized');
       assert.match(e.message, new RegExp(`kiln identity link --user <USER_ID> --issuer ${srv.iss.issuer} --subject newcomer`));

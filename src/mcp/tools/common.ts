@@ -79,6 +79,8 @@ export const IdempotencyKeyArg = v.optional(v.pipe(
 ));
 
 export const READ_ONLY = { readOnlyHint: true, destructiveHint: false, openWorldHint: false, idempotentHint: true } as const;
+/** Ends a job for good: not read-only, destructive (its provider call is aborted), and a repeat changes nothing more. */
+export const CANCELS = { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false } as const;
 
 /**
  * A tool definition built from valibot schemas (the single source shared with REST and OpenAPI).

@@ -3,7 +3,7 @@
 import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
-import { getGeneration, readGeneration, renderGeneration, startGeneration } from '../../generations/service.ts';
+import { cancelGeneration, getGeneration, readGeneration, renderGeneration, startGeneration } from '../../generations/service.ts';
 import { idempotencyOf } from '../../http/idempotency.ts';
 import { Uuid } from '../../http/schemas.ts';
 import { pendingRow, waitForGeneration } from '../../live/generations.ts';
@@ -12,7 +12,7 @@ import { WaitSeconds } from '../../live/schemas.ts';
 import type { Caller } from '../../auth/access.ts';
 import { errors } from '../../errors.ts';
 import type { ToolDef } from '../tools.ts';
-import { defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
+import { CANCELS, defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
 const ImageArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']).entries, waitSeconds: v.optional(WaitSeconds), idempotencyKey: IdempotencyKeyArg });
 const CodeArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'aspectRatio']).entries, waitSeconds: v.optional(WaitSeconds), idempotencyKey: IdempotencyKeyArg });
@@ -94,6 +94,26 @@ export function getGenerationTool(ctx: Context): ToolDef {
     async handler(caller, args: v.InferOutput<typeof GetArgs>) {
       const g = args.waitSeconds ? await waitedGeneration(ctx, caller, args.id, args.waitSeconds) : await getGeneration(ctx, caller, args.id);
       return { structuredContent: g, text: generationText(g) };
+    },
+  });
+}
+
+const CancelArgs = v.object({ id: v.pipe(Uuid, v.description('Generation id returned by generate_image or generate_code.')) });
+
+export function cancelGenerationTool(ctx: Context): ToolDef {
+  return defineTool(ctx, {
+    name: 'cancel_generation',
+    title: 'Cancel a generation',
+    description:
+      'Cancel a pending or processing generation (POST /generations/{id}/cancel): it ends failed with error "canceled", its reserved cost is released ' +
+      '(nothing is charged) and a provider call in progress is aborted. A generation that already completed or failed cannot be canceled (a conflict error).',
+    input: CancelArgs,
+    output: GenerationStatus,
+    annotations: CANCELS,
+    bucket: 'read',
+    async handler(caller, args: v.InferOutput<typeof CancelArgs>) {
+      const g = await cancelGeneration(ctx, caller, args.id);
+      return { structuredContent: g, text: `Generation ${g.id} was canceled; nothing was charged.` };
     },
   });
 }

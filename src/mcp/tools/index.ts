@@ -1,10 +1,11 @@
-// The nine Kiln MCP tools, in SPEC order. Each calls the same service function as its REST twin.
+// The nine Kiln MCP tools of the SPEC, in its order, then the cancel tools (additive). Each calls
+// the same service function as its REST twin.
 import type { Context } from '../../context.ts';
 import type { ToolDef } from '../tools.ts';
-import { generateCodeTool, generateImageTool, getGenerationTool } from './generations.ts';
+import { cancelGenerationTool, generateCodeTool, generateImageTool, getGenerationTool } from './generations.ts';
 import { transformImageTool } from './transforms.ts';
 import { modelsTool, usageTool } from './usage.ts';
-import { getWorkflowRunTool, listWorkflowsTool, runWorkflowTool } from './workflows.ts';
+import { cancelWorkflowRunTool, getWorkflowRunTool, listWorkflowsTool, runWorkflowTool } from './workflows.ts';
 
 export { resolveIdentity } from './common.ts';
 
@@ -19,5 +20,7 @@ export function kilnTools(ctx: Context): ToolDef[] {
     listWorkflowsTool(ctx),
     runWorkflowTool(ctx),
     getWorkflowRunTool(ctx),
+    cancelGenerationTool(ctx),
+    cancelWorkflowRunTool(ctx),
   ];
 }

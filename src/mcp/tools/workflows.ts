@@ -8,11 +8,11 @@ import { hubOf } from '../../live/hub.ts';
 import { waitForRun } from '../../live/runs.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
 import { idempotencyOf } from '../../http/idempotency.ts';
-import { getRun, listWorkflows, readRun, renderRun, runIds, startRunOnce } from '../../workflows/service.ts';
+import { cancelRun, getRun, listWorkflows, readRun, renderRun, runIds, startRunOnce } from '../../workflows/service.ts';
 import { errors } from '../../errors.ts';
 import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';
 import type { ToolDef } from '../tools.ts';
-import { defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
+import { CANCELS, defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
 const ListArgs = v.object({ limit: v.optional(ListLimit), offset: v.optional(ListOffset) });
 
@@ -83,6 +83,30 @@ export function getWorkflowRunTool(ctx: Context): ToolDef {
     bucket: 'read',
     async handler(caller, args: v.InferOutput<typeof GetRunArgs>) {
       const run = args.waitSeconds ? await waitedRun(ctx, caller, args.workflowId, args.runId, args.waitSeconds) : await getRun(ctx, caller, args.workflowId, args.runId);
+      return { structuredContent: run, text: runText(run) };
+    },
+  });
+}
+
+const CancelRunArgs = v.object({
+  workflowId: v.pipe(Uuid, v.description('Workflow id.')),
+  runId: v.pipe(Uuid, v.description('Run id returned by run_workflow.')),
+});
+
+export function cancelWorkflowRunTool(ctx: Context): ToolDef {
+  return defineTool(ctx, {
+    name: 'cancel_workflow_run',
+    title: 'Cancel a workflow run',
+    description:
+      'Cancel a pending or running workflow run (POST /workflows/{id}/runs/{runId}/cancel): outputs not started are abandoned, running ones aborted and ' +
+      'their reservations released; completed outputs keep their results and charges. The run ends failed with error "canceled". ' +
+      'A run that already completed or failed cannot be canceled (a conflict error).',
+    input: CancelRunArgs,
+    output: WorkflowRun,
+    annotations: CANCELS,
+    bucket: 'read',
+    async handler(caller, args: v.InferOutput<typeof CancelRunArgs>) {
+      const run = await cancelRun(ctx, caller, args.workflowId, args.runId);
       return { structuredContent: run, text: runText(run) };
     },
   });
