@@ -3,38 +3,22 @@
 // shapes, no unknown fields) and answers in Anthropic's shapes; replies are scriptable (success,
 // refusals, 429/529/5xx, malformed bodies, hangs, resets) and every request is recorded.
 
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
+import type { IncomingMessage } from 'node:http';
+import { startLoopbackPeer, type LoopbackPeer, type PeerReply, type PeerRequest as LoopbackRequest, type Script as LoopbackScript } from './_peer.ts';
 
-export interface PeerRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-  /** Parsed JSON body, or null when the body was not JSON. */
-  json: any;
-  receivedAt: number;
-  /** When the client went away before the reply was sent (Date.now()). */
-  abortedAt: number | null;
+export type { PeerReply } from './_peer.ts';
+
+export interface PeerRequest extends LoopbackRequest {
   /** The 4xx the peer answered itself because the request broke the protocol, else null. */
   invalid: { status: number; type: string; message: string } | null;
 }
 
-export type PeerReply =
-  | { status?: number; headers?: Record<string, string>; json?: unknown; body?: string | Buffer; delayMs?: number }
-  | { hang: true }
-  | { reset: true };
+/** Replies for the next valid requests: an array is consumed in order, then defaults apply. */
+export type Script = LoopbackScript<PeerRequest>;
 
-export type Script = PeerReply[] | ((req: PeerRequest, index: number) => PeerReply | undefined | Promise<PeerReply | undefined>);
-
-export interface AnthropicPeer {
+export interface AnthropicPeer extends LoopbackPeer<PeerRequest> {
   /** Base URL for a catalog entry's `upstream.baseUrl` (ends in /v1, like https://api.anthropic.com/v1). */
   url: string;
-  origin: string;
-  requests: PeerRequest[];
-  /** Replies for the next valid requests: an array is consumed in order, then defaults apply. */
-  script(s: Script): void;
-  close(): Promise<void>;
 }
 
 export interface Usage {
@@ -140,75 +124,12 @@ function validate(req: IncomingMessage, path: string, json: any, key: string | n
   return null;
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
 /** `key`: the only x-api-key accepted (null accepts any non-empty key, as a proxy would). */
 export async function startAnthropicPeer(opts: { key?: string | null } = {}): Promise<AnthropicPeer> {
   const key = opts.key ?? null;
-  const requests: PeerRequest[] = [];
-  const sockets = new Set<Socket>();
-  let queue: PeerReply[] = [];
-  let fn: Exclude<Script, PeerReply[]> | null = null;
-  const closing = new AbortController();
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://peer').pathname;
-    const raw = await readBody(req);
-    let json: any = null;
-    try {
-      json = JSON.parse(raw.toString('utf8'));
-    } catch { /* stays null */ }
-    const record: PeerRequest = { method: req.method ?? '', path, headers: req.headers, json, receivedAt: Date.now(), abortedAt: null, invalid: validate(req, path, json, key) };
-    res.on('close', () => {
-      if (!res.writableFinished && !closing.signal.aborted) record.abortedAt = Date.now();
-    });
-    requests.push(record);
-    let r: PeerReply;
-    if (record.invalid) {
-      r = errorReply(record.invalid.status, record.invalid.type, record.invalid.message);
-    } else {
-      const scripted = queue.length ? queue.shift() : fn ? await fn(record, requests.length - 1) : undefined;
-      r = scripted ?? messageReply('peer reply');
-    }
-    if ('hang' in r) return; // never answer; close() tears the socket down
-    if ('reset' in r) return void req.socket.destroy();
-    if (r.delayMs) await delay(r.delayMs, undefined, { signal: closing.signal });
-    if (res.destroyed) return;
-    res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
-    res.end(r.body ?? JSON.stringify(r.json ?? {}));
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => res.destroy());
+  const peer = await startLoopbackPeer<PeerRequest>(() => messageReply('peer reply'), {
+    describe: (req, base) => ({ ...base, invalid: validate(req, base.path, base.json, key) }),
+    refuse: (r) => (r.invalid ? errorReply(r.invalid.status, r.invalid.type, r.invalid.message) : null),
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-  return {
-    url: `${origin}/v1`,
-    origin,
-    requests,
-    script(s) {
-      if (Array.isArray(s)) {
-        queue = [...s];
-        fn = null;
-      } else {
-        queue = [];
-        fn = s;
-      }
-    },
-    close() {
-      closing.abort();
-      for (const s of sockets) s.destroy();
-      return new Promise((ok) => server.close(() => ok()));
-    },
-  };
+  return { ...peer, url: `${peer.origin}/v1` };
 }

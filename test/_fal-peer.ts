@@ -2,118 +2,12 @@
 // status (IN_QUEUE with queue_position → IN_PROGRESS → COMPLETED), fetch the result, cancel — with
 // fal's URL rules (status/result/cancel drop the app's sub-path), `Authorization: Key …` checked,
 // every request recorded, and scriptable failures (429, 5xx, malformed bodies, hangs) that pre-empt
-// the protocol. Also the shared loopback machinery the Replicate peer uses.
+// the protocol.
 
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
-import sharp from 'sharp';
+import { png, startLoopbackPeer, type LoopbackPeer, type PeerReply, type PeerRequest } from './_peer.ts';
 
-export interface PeerRequest {
-  method: string;
-  path: string;
-  headers: IncomingMessage['headers'];
-  /** Parsed JSON body, or null when there was none or it was not JSON. */
-  json: any;
-  receivedAt: number;
-  /** When the client went away before the reply was sent. */
-  abortedAt: number | null;
-}
-
-export type PeerReply =
-  | { status?: number; headers?: Record<string, string>; json?: unknown; body?: string | Buffer; delayMs?: number }
-  | { hang: true }
-  | { reset: true };
-
-/** Consulted first for every request: a reply pre-empts the protocol, undefined lets it answer. */
-export type Script = (req: PeerRequest, index: number) => PeerReply | undefined | Promise<PeerReply | undefined>;
-
-export interface LoopbackPeer {
-  origin: string;
-  requests: PeerRequest[];
-  script(fn: Script | null): void;
-  /** Serves `data` at GET {origin}/files/{name}; returns its URL. */
-  file(name: string, data: Buffer, type?: string): string;
-  close(): Promise<void>;
-}
-
-export async function png(width: number, height: number, color = '#3366cc'): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
-/** An HTTP server on 127.0.0.1 answering with `route` unless the script pre-empts it. */
-export async function startLoopbackPeer(route: (req: PeerRequest, origin: string) => PeerReply | Promise<PeerReply>): Promise<LoopbackPeer> {
-  const requests: PeerRequest[] = [];
-  const files = new Map<string, { data: Buffer; type: string }>();
-  const sockets = new Set<Socket>();
-  let script: Script | null = null;
-  const closing = new AbortController();
-  let origin = '';
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://peer').pathname;
-    const raw = await readBody(req);
-    if (req.method === 'GET' && path.startsWith('/files/')) {
-      const f = files.get(path.slice('/files/'.length));
-      if (!f) return void res.writeHead(404).end();
-      return void res.writeHead(200, { 'content-type': f.type, 'content-length': f.data.length }).end(f.data);
-    }
-    let json: unknown = null;
-    try {
-      json = raw.length ? JSON.parse(raw.toString('utf8')) : null;
-    } catch {
-      json = null;
-    }
-    const record: PeerRequest = { method: req.method ?? '', path, headers: req.headers, json, receivedAt: Date.now(), abortedAt: null };
-    res.on('close', () => {
-      if (!res.writableFinished && !closing.signal.aborted) record.abortedAt = Date.now();
-    });
-    requests.push(record);
-    const r = (script ? await script(record, requests.length - 1) : undefined) ?? (await route(record, origin));
-    if ('hang' in r) return; // never answer; close() tears the socket down
-    if ('reset' in r) return void req.socket.destroy();
-    if (r.delayMs) await delay(r.delayMs, undefined, { signal: closing.signal });
-    if (res.destroyed) return;
-    const body = r.body ?? JSON.stringify(r.json ?? {});
-    res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers });
-    res.end(body);
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => res.destroy());
-  });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    origin,
-    requests,
-    script(fn) {
-      script = fn;
-    },
-    file(name, data, type = 'image/png') {
-      files.set(name, { data, type });
-      return `${origin}/files/${name}`;
-    },
-    close() {
-      closing.abort();
-      for (const s of sockets) s.destroy();
-      return new Promise((ok) => server.close(() => ok()));
-    },
-  };
-}
-
-// ------------------------------------------------------------------------------------------ fal
+export { png, type PeerReply, type PeerRequest } from './_peer.ts';
 
 /** How one submitted request behaves, decided from its submit. */
 export interface FalPlan {

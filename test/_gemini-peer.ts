@@ -5,38 +5,23 @@
 // inlineData image for image models (sized per the documented aspect-ratio table). Replies are
 // scriptable and every request is recorded.
 
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
-import sharp from 'sharp';
+import type { IncomingMessage } from 'node:http';
+import { png, startLoopbackPeer, type LoopbackPeer, type PeerReply, type PeerRequest as LoopbackRequest, type Script as LoopbackScript } from './_peer.ts';
 
-export interface PeerRequest {
-  method: string;
-  path: string;
+export { png, type PeerReply } from './_peer.ts';
+
+export interface PeerRequest extends LoopbackRequest {
   /** The `{model}` of the path, or null. */
   model: string | null;
-  headers: IncomingMessage['headers'];
-  json: any;
-  receivedAt: number;
-  abortedAt: number | null;
   /** The error the peer answered itself because the request broke the protocol, else null. */
   invalid: { code: number; status: string; message: string } | null;
 }
 
-export type PeerReply =
-  | { status?: number; headers?: Record<string, string>; json?: unknown; body?: string | Buffer; delayMs?: number }
-  | { hang: true }
-  | { reset: true };
+export type Script = LoopbackScript<PeerRequest>;
 
-export type Script = PeerReply[] | ((req: PeerRequest, index: number) => PeerReply | undefined | Promise<PeerReply | undefined>);
-
-export interface GeminiPeer {
+export interface GeminiPeer extends LoopbackPeer<PeerRequest> {
   /** Base URL for a catalog entry's `upstream.baseUrl` (ends in /v1beta). */
   url: string;
-  origin: string;
-  requests: PeerRequest[];
-  script(s: Script): void;
-  close(): Promise<void>;
 }
 
 export interface UsageMetadata {
@@ -62,10 +47,6 @@ function answer(parts: unknown[], finishReason: string | null, usage: UsageMetad
 
 export function textReply(text: string | string[], usage: UsageMetadata | null = { promptTokenCount: 12, candidatesTokenCount: 34 }, finishReason = 'STOP'): PeerReply {
   return answer((Array.isArray(text) ? text : [text]).map((t) => ({ text: t })), finishReason, usage);
-}
-
-export async function png(width: number, height: number, color = '#3366cc'): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
 }
 
 /** gemini-2.5-flash-image's output sizes per aspect ratio (Gemini API image generation docs). */
@@ -195,12 +176,6 @@ function validate(req: IncomingMessage, path: string, model: string | null, json
   return null;
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return Buffer.concat(chunks);
-}
-
 /**
  * `key`: the only API key accepted (null accepts any). Models whose name contains "image" are
  * image models: by default they answer with an image at the requested aspect ratio.
@@ -208,11 +183,6 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 export async function startGeminiPeer(opts: { key?: string | null } = {}): Promise<GeminiPeer> {
   const key = opts.key ?? null;
   const imageModel = (m: string) => m.includes('image');
-  const requests: PeerRequest[] = [];
-  const sockets = new Set<Socket>();
-  let queue: PeerReply[] = [];
-  let fn: Exclude<Script, PeerReply[]> | null = null;
-  const closing = new AbortController();
 
   async function defaultReply(r: PeerRequest): Promise<PeerReply> {
     if (!imageModel(r.model!)) return textReply('peer reply');
@@ -221,65 +191,14 @@ export async function startGeminiPeer(opts: { key?: string | null } = {}): Promi
     return imageReply(w, h, { caption: 'Here is your image.' });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://peer').pathname;
-    const m = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(path);
-    const model = m ? decodeURIComponent(m[1]!) : null;
-    const raw = await readBody(req);
-    let json: any = null;
-    try {
-      json = JSON.parse(raw.toString('utf8'));
-    } catch { /* stays null */ }
-    const record: PeerRequest = {
-      method: req.method ?? '', path, model, headers: req.headers, json, receivedAt: Date.now(), abortedAt: null,
-      invalid: validate(req, path, model, json, key, imageModel),
-    };
-    res.on('close', () => {
-      if (!res.writableFinished && !closing.signal.aborted) record.abortedAt = Date.now();
-    });
-    requests.push(record);
-    let r: PeerReply;
-    if (record.invalid) {
-      r = errorReply(record.invalid.code, record.invalid.message, {}, record.invalid.status);
-    } else {
-      const scripted = queue.length ? queue.shift() : fn ? await fn(record, requests.length - 1) : undefined;
-      r = scripted ?? (await defaultReply(record));
-    }
-    if ('hang' in r) return;
-    if ('reset' in r) return void req.socket.destroy();
-    if (r.delayMs) await delay(r.delayMs, undefined, { signal: closing.signal });
-    if (res.destroyed) return;
-    res.writeHead(r.status ?? 200, { 'content-type': 'application/json; charset=UTF-8', ...r.headers });
-    res.end(r.body ?? JSON.stringify(r.json ?? {}));
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => res.destroy());
-  });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-  return {
-    url: `${origin}/v1beta`,
-    origin,
-    requests,
-    script(s) {
-      if (Array.isArray(s)) {
-        queue = [...s];
-        fn = null;
-      } else {
-        queue = [];
-        fn = s;
-      }
+  const peer = await startLoopbackPeer<PeerRequest>(defaultReply, {
+    describe(req, base) {
+      const m = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(base.path);
+      const model = m ? decodeURIComponent(m[1]!) : null;
+      return { ...base, model, invalid: validate(req, base.path, model, base.json, key, imageModel) };
     },
-    close() {
-      closing.abort();
-      for (const s of sockets) s.destroy();
-      return new Promise((ok) => server.close(() => ok()));
-    },
-  };
+    refuse: (r) => (r.invalid ? errorReply(r.invalid.code, r.invalid.message, {}, r.invalid.status) : null),
+    contentType: 'application/json; charset=UTF-8',
+  });
+  return { ...peer, url: `${peer.origin}/v1beta` };
 }

@@ -4,9 +4,9 @@
 // scriptable failures (429, 5xx, malformed bodies, hangs) that pre-empt the protocol.
 
 import { randomUUID } from 'node:crypto';
-import { png, startLoopbackPeer, type LoopbackPeer, type PeerReply, type PeerRequest } from './_fal-peer.ts';
+import { png, startLoopbackPeer, type LoopbackPeer, type PeerReply, type PeerRequest } from './_peer.ts';
 
-export { png, type PeerReply, type PeerRequest } from './_fal-peer.ts';
+export { png, type PeerReply, type PeerRequest } from './_peer.ts';
 
 /** How one prediction behaves, decided from its create request. */
 export interface ReplicatePlan {

@@ -13,7 +13,8 @@ import { ModelEntry } from '../src/cli/model-entry.ts';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { createFalProvider } from '../src/providers/fal.ts';
 import { ProviderError, type ImageRequest } from '../src/providers/index.ts';
-import { png, startFalPeer, startLoopbackPeer, type FalPeer, type LoopbackPeer, type PeerReply } from './_fal-peer.ts';
+import { png, startFalPeer, type FalPeer, type PeerReply } from './_fal-peer.ts';
+import { startLoopbackPeer, type LoopbackPeer } from './_peer.ts';
 
 const SECRET = 'fal-key-secret-123:abc';
 let peer: FalPeer;

@@ -14,7 +14,7 @@ import { ModelEntry } from '../src/cli/model-entry.ts';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { createReplicateProvider } from '../src/providers/replicate.ts';
 import { ProviderError, type ImageRequest } from '../src/providers/index.ts';
-import { startLoopbackPeer, type LoopbackPeer } from './_fal-peer.ts';
+import { startLoopbackPeer, type LoopbackPeer } from './_peer.ts';
 import { png, startReplicatePeer, type PeerReply, type ReplicatePeer } from './_replicate-peer.ts';
 
 const SECRET = 'r8_secret_token_123';
