@@ -9,7 +9,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import * as v from 'valibot';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { ModelEntry } from '../src/cli/model-entry.ts';
-import { createAnthropicProvider, type AnthropicOptions } from '../src/providers/anthropic.ts';
+import { createAnthropicProvider } from '../src/providers/anthropic.ts';
+import type { AdapterOptions } from '../src/providers/upstream.ts';
 import { getProvider, ProviderError, type TextRequest } from '../src/providers/index.ts';
 import { errorReply, messageReply, startAnthropicPeer, type AnthropicPeer } from './_anthropic-peer.ts';
 import { png } from './_gemini-peer.ts';
@@ -35,7 +36,7 @@ function model(over: Partial<CatalogModel> = {}): CatalogModel {
   };
 }
 
-function provider(opts: AnthropicOptions = {}) {
+function provider(opts: AdapterOptions = {}) {
   return createAnthropicProvider({ timeoutMs: 1000, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, env: { KILN_TEST_ANTHROPIC_KEY: SECRET }, ...opts });
 }
 

@@ -11,7 +11,8 @@ import sharp from 'sharp';
 import * as v from 'valibot';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { ModelEntry } from '../src/cli/model-entry.ts';
-import { createGeminiProvider, type GeminiOptions } from '../src/providers/gemini.ts';
+import { createGeminiProvider } from '../src/providers/gemini.ts';
+import type { AdapterOptions } from '../src/providers/upstream.ts';
 import { getProvider, ProviderError, type ImageRequest, type TextRequest } from '../src/providers/index.ts';
 import { blockedReply, errorReply, finishReply, imageReply, png, startGeminiPeer, textReply, type GeminiPeer } from './_gemini-peer.ts';
 
@@ -41,7 +42,7 @@ const imageModel = (over: Partial<CatalogModel> = {}) => model({
   upstream: { baseUrl: peer.url, model: 'gemini-test-flash-image', apiKeyEnv: 'KILN_TEST_GEMINI_KEY' }, ...over,
 });
 
-function provider(opts: GeminiOptions = {}) {
+function provider(opts: AdapterOptions = {}) {
   return createGeminiProvider({ timeoutMs: 1000, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, env: { KILN_TEST_GEMINI_KEY: SECRET }, ...opts });
 }
 

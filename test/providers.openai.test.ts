@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import * as v from 'valibot';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { ModelEntry } from '../src/cli/model-entry.ts';
-import { createOpenAIProvider, ProviderError, type OpenAIOptions, type TextRequest, type ImageRequest } from '../src/providers/index.ts';
+import { createOpenAIProvider, ProviderError, type AdapterOptions, type TextRequest, type ImageRequest } from '../src/providers/index.ts';
 import { openaiFamily } from '../src/providers/openai-family.ts';
 import { chatReply, errorReply, imageReply, png, REASONING_TOKENS, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 
@@ -36,7 +36,7 @@ function model(over: Partial<CatalogModel> = {}): CatalogModel {
 const imageModel = (over: Partial<CatalogModel> = {}) =>
   model({ id: 'test/image', category: 'image', supports_image_input: false, upstream: { baseUrl: peer.url, model: 'img-test', apiKeyEnv: 'KILN_TEST_KEY' }, ...over });
 
-function provider(opts: OpenAIOptions = {}) {
+function provider(opts: AdapterOptions = {}) {
   return createOpenAIProvider({ timeoutMs: 1000, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, env: { KILN_TEST_KEY: SECRET }, ...opts });
 }
 

@@ -1,27 +1,23 @@
 // The `anthropic` adapter: Anthropic's Messages API (POST /v1/messages) for text and svg catalog
 // entries — code, screens, GLSL, SVG. Anthropic has no image generation, so images are a config error.
 
-import { providerKey } from '../config.ts';
-import type { CatalogModel } from '../billing/catalog.ts';
 import { IMAGE_INPUT_TOKENS } from './costs.ts';
 import { stripCodeFences } from './fences.ts';
-import { postJson, type RetryOptions } from './http.ts';
+import { postJson } from './http.ts';
 import { systemPrompt, userPrompt } from './prompts.ts';
+import { outputKind, type ImageInputData, type ImageOutput, type Provider, type TextOutput, type TextRequest } from './types.ts';
 import {
-  outputKind,
-  ProviderError,
-  upstreamSetting,
-  type ImageInputData,
-  type ImageOutput,
-  type Provider,
-  type TextOutput,
-  type TextRequest,
-} from './types.ts';
-
-export interface AnthropicOptions extends RetryOptions {
-  /** Where `upstream.apiKeyEnv` is looked up. Default: the environment, through config.ts providerKey. */
-  env?: Record<string, string | undefined>;
-}
+  authHeaders,
+  badResponse,
+  baseUrl,
+  misconfigured,
+  nonNegInt,
+  rejected,
+  responseId,
+  upstreamModel,
+  withParams,
+  type AdapterOptions,
+} from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
 /** The only stable version of the Messages API; newer features come as `anthropic-beta` headers. */
@@ -31,31 +27,12 @@ const MEDIA_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp
 /** Request fields `upstream.params` may not replace: they carry the prompt, the billed cap and the JSON reply. */
 const OWN_FIELDS = new Set(['model', 'messages', 'system', 'max_tokens', 'stream']);
 
-const bad = (message: string) => new ProviderError(message, { code: 'bad_response', retryable: false });
-
-function nonNegInt(v: unknown): number | null {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
-}
-
 function imageBlock(img: ImageInputData): Record<string, unknown> {
   if (!('data' in img)) return { type: 'image', source: { type: 'url', url: img.url } };
   if (!MEDIA_TYPES.has(img.mediaType)) {
-    throw new ProviderError('image inputs must be PNG, JPEG, GIF or WebP for this model', { code: 'rejected', retryable: false });
+    throw rejected('image inputs must be PNG, JPEG, GIF or WebP for this model');
   }
   return { type: 'image', source: { type: 'base64', media_type: img.mediaType, data: img.data.toString('base64') } };
-}
-
-/** `upstream.params` (e.g. temperature, top_p, metadata) merged into the body; a null value removes a field. */
-function withParams(body: Record<string, unknown>, model: CatalogModel): Record<string, unknown> {
-  const extra = upstreamSetting(model, 'params');
-  if (!extra || typeof extra !== 'object') return body;
-  const out = { ...body };
-  for (const [k, v] of Object.entries(extra)) {
-    if (OWN_FIELDS.has(k)) continue;
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
 }
 
 interface Message {
@@ -66,13 +43,12 @@ interface Message {
   usage?: Record<string, unknown>;
 }
 
-export function createAnthropicProvider(options: AnthropicOptions = {}): Provider {
-  const env = options.env;
-  const keyOf = env ? (name: string) => env[name] : providerKey;
+export function createAnthropicProvider(options: AdapterOptions = {}): Provider {
+  const authOf = authHeaders(options, 'x-api-key');
 
   return {
     async generateImage(): Promise<ImageOutput> {
-      throw new ProviderError('this model cannot generate images', { code: 'config', retryable: false });
+      throw misconfigured('this model cannot generate images');
     },
 
     async generateText(req: TextRequest): Promise<TextOutput> {
@@ -81,39 +57,37 @@ export function createAnthropicProvider(options: AnthropicOptions = {}): Provide
       const prompt = userPrompt(req.prompt, req.textInputs);
       // Text-only entries never send images; the reservation does not count them either.
       const images = req.model.supports_image_input ? req.images : [];
-      const keyName = req.model.upstream?.apiKeyEnv;
-      const key = keyName ? keyOf(keyName) : undefined;
-      const base = (req.model.upstream?.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
 
       const { json, requestId } = await postJson(
         {
-          url: `${base}/messages`,
+          url: `${baseUrl(req.model, DEFAULT_BASE_URL)}/messages`,
           headers: {
             'content-type': 'application/json',
             accept: 'application/json',
             'anthropic-version': API_VERSION,
-            ...(key ? { 'x-api-key': key } : {}),
+            ...authOf(req.model),
           },
+          // `upstream.params` (e.g. temperature, top_p, metadata) merged in; a null value removes a field.
           body: JSON.stringify(withParams({
-            model: req.model.upstream?.model ?? req.model.id,
+            model: upstreamModel(req.model),
             max_tokens: req.maxTokens,
             system,
             messages: [{ role: 'user', content: [{ type: 'text', text: prompt }, ...images.map(imageBlock)] }],
-          }, req.model)),
+          }, req.model.upstream?.params, OWN_FIELDS)),
           signal: req.signal,
         },
         options,
       );
 
       const msg = json as Message | null;
-      if (msg?.type !== 'message' || !Array.isArray(msg.content)) throw bad('upstream provider returned no message');
+      if (msg?.type !== 'message' || !Array.isArray(msg.content)) throw badResponse('upstream provider returned no message');
       // Only text blocks are output; thinking blocks (if an operator enables them) are billed, not returned.
       const text = msg.content.map((b) => (b?.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('');
       if (msg.stop_reason === 'refusal') {
-        throw new ProviderError('upstream model declined the request', { code: 'rejected', retryable: false });
+        throw rejected('upstream model declined the request');
       }
       if (text.trim() === '') {
-        throw new ProviderError('upstream model returned no content', { code: 'rejected', retryable: false });
+        throw rejected('upstream model returned no content');
       }
       // `max_tokens` (and a full context window) end with what was written so far: returned as it is.
       const u = msg.usage;
@@ -126,7 +100,7 @@ export function createAnthropicProvider(options: AnthropicOptions = {}): Provide
       return {
         text: stripCodeFences(text, kind),
         usage: { inputTokens, outputTokens },
-        providerRequestId: requestId ?? (typeof msg.id === 'string' && /^[A-Za-z0-9_.:-]{1,128}$/.test(msg.id) ? msg.id : null),
+        providerRequestId: requestId ?? responseId(msg.id),
       };
     },
   };

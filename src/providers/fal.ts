@@ -2,32 +2,15 @@
 // the app, poll the request's status, fetch the result, download its first image; the upstream
 // request is cancelled when the Kiln job is cancelled, times out or is abandoned.
 
-import { providerKey } from '../config.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
-import { bestEffort, decodeDataUrl, onOrigin, requestJson, runUpstreamJob, type RetryOptions } from './http.ts';
+import { bestEffort, decodeDataUrl, onOrigin, requestJson, runUpstreamJob } from './http.ts';
 import { downloadImage, toImageOutput } from './images.ts';
 import { imagePrompt } from './prompts.ts';
 import { sleep } from './sleep.ts';
-import {
-  ProviderError,
-  upstreamSetting,
-  type AspectRatio,
-  type ImageInputData,
-  type ImageOutput,
-  type ImageRequest,
-  type Provider,
-  type TextOutput,
-} from './types.ts';
-
-export interface QueueAdapterOptions extends RetryOptions {
-  /** Cap on a downloaded result image. Default 32 MiB. */
-  maxImageBytes?: number;
-  /** Where `upstream.apiKeyEnv` is looked up. Default: the environment, through config.ts providerKey. */
-  env?: Record<string, string | undefined>;
-}
+import { upstreamSetting, type AspectRatio, type ImageOutput, type ImageRequest, type Provider, type TextOutput } from './types.ts';
+import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, pollInterval, rejected, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://queue.fal.run';
-const DEFAULT_POLL_MS = 1000;
 
 /**
  * fal's `image_size`: its named presets where one matches the ratio, else an explicit size (both
@@ -46,9 +29,6 @@ const DEFAULT_SIZES: Record<AspectRatio, string | { width: number; height: numbe
 /** fal's namespaced apps (`workflows/owner/app/…`): the namespace stays in the queue paths. */
 const NAMESPACES = new Set(['workflows', 'comfy']);
 
-const bad = (message: string) => new ProviderError(message, { code: 'bad_response', retryable: false });
-const config = (message: string) => new ProviderError(message, { code: 'config', retryable: false });
-
 /**
  * The app id split as fal's clients do: submit goes to the whole id (`fal-ai/flux/schnell`), while
  * status, result and cancel live under the app without its sub-path (`fal-ai/flux`).
@@ -57,15 +37,11 @@ function parseApp(model: CatalogModel): { submitPath: string; queuePath: string 
   const app = model.upstream?.app;
   const parts = typeof app === 'string' ? app.split('/') : [];
   if (parts.length < 2 || parts.some((p) => !/^[A-Za-z0-9._-]+$/.test(p) || p === '.' || p === '..')) {
-    throw config('model is not available (upstream.app must look like owner/app[/path])');
+    throw misconfigured('model is not available (upstream.app must look like owner/app[/path])');
   }
   const head = NAMESPACES.has(parts[0]!) ? 3 : 2;
-  if (parts.length < head) throw config('model is not available (upstream.app must look like owner/app[/path])');
+  if (parts.length < head) throw misconfigured('model is not available (upstream.app must look like owner/app[/path])');
   return { submitPath: parts.join('/'), queuePath: parts.slice(0, head).join('/') };
-}
-
-function baseUrl(model: CatalogModel): string {
-  return (model.upstream?.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
 }
 
 function imageSize(model: CatalogModel, ratio: AspectRatio): string | { width: number; height: number } {
@@ -78,47 +54,24 @@ function imageSize(model: CatalogModel, ratio: AspectRatio): string | { width: n
   return DEFAULT_SIZES[ratio];
 }
 
-function dataUrl(img: ImageInputData): string {
-  return 'data' in img ? `data:${img.mediaType};base64,${img.data.toString('base64')}` : img.url;
-}
-
-/** `upstream.params` merged last; a null value removes one of Kiln's defaults. */
-function withParams(input: Record<string, unknown>, model: CatalogModel): Record<string, unknown> {
-  const params = model.upstream?.params;
-  if (!params || typeof params !== 'object') return input;
-  const out = { ...input };
-  for (const [k, v] of Object.entries(params)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
-
-function pollInterval(model: CatalogModel): number {
-  const ms = model.upstream?.pollIntervalMs;
-  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 10 ? ms : DEFAULT_POLL_MS;
-}
-
 const REQUEST_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-export function createFalProvider(options: QueueAdapterOptions = {}): Provider {
-  const env = options.env;
-  const keyOf = env ? (name: string) => env[name] : providerKey;
+export function createFalProvider(options: AdapterOptions = {}): Provider {
+  const authOf = authHeaders(options, 'authorization', 'Key');
   const timeoutMs = options.timeoutMs ?? 120_000;
 
   return {
     async generateText(): Promise<TextOutput> {
-      throw config('model is not available (fal serves image models only)');
+      throw misconfigured('model is not available (fal serves image models only)');
     },
 
     async generateImage(req: ImageRequest): Promise<ImageOutput> {
       const { submitPath, queuePath } = parseApp(req.model);
-      const base = baseUrl(req.model);
+      const base = baseUrl(req.model, DEFAULT_BASE_URL);
       const origin = new URL(base).origin;
-      const keyName = req.model.upstream?.apiKeyEnv;
-      const key = keyName ? keyOf(keyName) : undefined;
-      const auth: Record<string, string> = key ? { authorization: `Key ${key}` } : {};
+      const auth = authOf(req.model);
       const images = req.model.supports_image_input ? req.images : [];
+      // `upstream.params` merged last; a null value removes one of Kiln's defaults.
       const input = withParams(
         {
           prompt: imagePrompt(req.prompt, req.textInputs),
@@ -127,7 +80,7 @@ export function createFalProvider(options: QueueAdapterOptions = {}): Provider {
           ...(images.length === 1 ? { image_url: dataUrl(images[0]!) } : {}),
           ...(images.length > 1 ? { image_urls: images.map(dataUrl) } : {}),
         },
-        req.model,
+        req.model.upstream?.params,
       );
       const interval = pollInterval(req.model);
 
@@ -144,7 +97,7 @@ export function createFalProvider(options: QueueAdapterOptions = {}): Provider {
         );
         const s = submitted.json as { request_id?: unknown; status_url?: unknown; response_url?: unknown; cancel_url?: unknown } | null;
         const id = s?.request_id;
-        if (typeof id !== 'string' || !REQUEST_ID.test(id)) throw bad('upstream provider returned no request id');
+        if (typeof id !== 'string' || !REQUEST_ID.test(id)) throw badResponse('upstream provider returned no request id');
         // The returned URLs are used only on the configured origin: the key never goes elsewhere.
         const root = `${base}/${queuePath}/requests/${id}`;
         const statusUrl = onOrigin(s?.status_url, origin) ?? `${root}/status`;
@@ -156,7 +109,7 @@ export function createFalProvider(options: QueueAdapterOptions = {}): Provider {
           const { json } = await requestJson({ method: 'GET', url: statusUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal }, options);
           const status = (json as { status?: unknown } | null)?.status;
           if (status === 'COMPLETED') break;
-          if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS') throw bad('upstream provider returned an unknown request status');
+          if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS') throw badResponse('upstream provider returned an unknown request status');
           await sleep(interval, job.signal);
         }
         // COMPLETED: the request has ended upstream, whatever its result; nothing left to cancel.
@@ -165,10 +118,10 @@ export function createFalProvider(options: QueueAdapterOptions = {}): Provider {
         const { json } = await requestJson({ method: 'GET', url: responseUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal }, options);
         const out = json as { images?: Array<{ url?: unknown }>; image?: { url?: unknown }; has_nsfw_concepts?: unknown } | null;
         const url = Array.isArray(out?.images) ? out.images[0]?.url : out?.image?.url;
-        if (typeof url !== 'string' || url === '') throw bad('upstream provider returned no image');
+        if (typeof url !== 'string' || url === '') throw badResponse('upstream provider returned no image');
         if (Array.isArray(out?.has_nsfw_concepts) && out.has_nsfw_concepts[0] === true) {
           // The safety checker blanks the image: there is nothing to deliver (or to charge for).
-          throw new ProviderError('upstream model declined the request (safety checker)', { code: 'rejected', retryable: false });
+          throw rejected('upstream model declined the request (safety checker)');
         }
         const data = decodeDataUrl(url)?.data ??
           (await downloadImage(url, { trustedOrigin: origin, maxBytes: options.maxImageBytes, timeoutMs: Math.max(1, job.remainingMs()), signal: job.signal }));

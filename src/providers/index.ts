@@ -6,20 +6,19 @@ import { generateGlsl } from './glsl.ts';
 import { localProvider } from './local.ts';
 import { createAnthropicProvider } from './anthropic.ts';
 import { createGeminiProvider } from './gemini.ts';
-import { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
+import { createOpenAIProvider } from './openai.ts';
 import { createFalProvider } from './fal.ts';
 import { createReplicateProvider } from './replicate.ts';
 import { outputKind, ProviderError, upstreamSetting, type Provider, type TextOutput, type TextRequest } from './types.ts';
+import type { AdapterOptions } from './upstream.ts';
 
 export * from './types.ts';
 export { actualMicros, billedByTime, inputTokenBound, maxSecondsFor, maxTokensFor, reserveMicros, IMAGE_INPUT_TOKENS } from './costs.ts';
 export type { ChargeUsage, CostRequest } from './costs.ts';
-export { createOpenAIProvider, type OpenAIOptions } from './openai.ts';
+export { createOpenAIProvider } from './openai.ts';
+export type { AdapterOptions } from './upstream.ts';
 export { localProvider } from './local.ts';
 export { stripCodeFences } from './fences.ts';
-
-/** Settings every network adapter takes: per-attempt timeout, retries, where keys are looked up. */
-export type AdapterOptions = OpenAIOptions;
 
 /**
  * The network adapters by catalog `provider` name. Each factory returns an adapter with the given

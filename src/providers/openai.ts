@@ -3,11 +3,10 @@
 // family (openai-family.ts): gpt-image, dall-e-2/3, reasoning and chat models on OpenAI take
 // different parameters than compatible servers do.
 
-import { providerKey } from '../config.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
 import { IMAGE_INPUT_TOKENS } from './costs.ts';
 import { stripCodeFences } from './fences.ts';
-import { postJson, type RetryOptions } from './http.ts';
+import { postJson } from './http.ts';
 import { decodeBase64Image, downloadImage, toImageOutput } from './images.ts';
 import { entryParams, FAMILY_SIZES, openaiEntryProblem, openaiFamily, PROMPT_CHAR_LIMITS, type OpenAIFamily } from './openai-family.ts';
 import { imagePrompt, systemPrompt, userPrompt } from './prompts.ts';
@@ -16,7 +15,6 @@ import {
   ProviderError,
   upstreamSetting,
   type AspectRatio,
-  type ImageInputData,
   type ImageOutput,
   type ImageRequest,
   type Provider,
@@ -24,58 +22,27 @@ import {
   type TextRequest,
   type TokenUsage,
 } from './types.ts';
-
-export interface OpenAIOptions extends RetryOptions {
-  /** Cap on an image fetched from a `url` response. Default 32 MiB. */
-  maxImageBytes?: number;
-  /** Where `upstream.apiKeyEnv` is looked up. Default: the environment, through config.ts providerKey. */
-  env?: Record<string, string | undefined>;
-}
+import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, nonNegInt, rejected, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
-const bad = (message: string) => new ProviderError(message, { code: 'bad_response', retryable: false });
-const config = (message: string) => new ProviderError(message, { code: 'config', retryable: false });
-const rejected = (message: string) => new ProviderError(message, { code: 'rejected', retryable: false });
-
 function endpoint(model: CatalogModel, path: string): string {
-  const base = model.upstream?.baseUrl ?? DEFAULT_BASE_URL;
-  return base.replace(/\/+$/, '') + path;
-}
-
-function upstreamModel(model: CatalogModel): string {
-  return model.upstream?.model ?? model.id;
-}
-
-function authHeaders(model: CatalogModel, keyOf: (name: string) => string | undefined): Record<string, string> {
-  const name = model.upstream?.apiKeyEnv;
-  const key = name ? keyOf(name) : undefined;
-  return key ? { authorization: `Bearer ${key}` } : {};
-}
-
-function dataUrl(img: ImageInputData): string {
-  return 'data' in img ? `data:${img.mediaType};base64,${img.data.toString('base64')}` : img.url;
+  return baseUrl(model, DEFAULT_BASE_URL) + path;
 }
 
 /** The entry's family, after the same checks `kiln model upsert` makes (entries may predate them). */
 function familyOf(model: CatalogModel): OpenAIFamily {
   const problem = openaiEntryProblem(model);
-  if (problem) throw config(`catalog entry ${model.id} is invalid: ${problem}`);
+  if (problem) throw misconfigured(`catalog entry ${model.id} is invalid: ${problem}`);
   return openaiFamily(model);
 }
 
-/** Request defaults, then the entry's params (a null value removes a default), then Kiln's own fields. */
+/**
+ * Request defaults, then the entry's params (`upstream.params`, and `upstream.imageParams` for
+ * image entries; a null value removes a default), then Kiln's own fields.
+ */
 function body(defaults: Record<string, unknown>, model: CatalogModel, own: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...defaults };
-  for (const [k, v] of Object.entries(entryParams(model))) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return { ...out, ...own };
-}
-
-function nonNegInt(v: unknown): number | null {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
+  return { ...withParams(defaults, entryParams(model)), ...own };
 }
 
 interface Choice {
@@ -90,7 +57,7 @@ function firstChoice(json: unknown): Choice {
   const choice = (json as { choices?: Array<{ message?: Record<string, unknown>; finish_reason?: unknown }> })?.choices?.[0];
   if (!choice) {
     if ((json as { error?: unknown })?.error) throw new ProviderError('upstream provider returned an error', { code: 'upstream_error', retryable: true });
-    throw bad('upstream provider returned no choices');
+    throw badResponse('upstream provider returned no choices');
   }
   const msg = choice.message ?? {};
   const content = msg.content;
@@ -137,9 +104,8 @@ function billedUsage(json: unknown, sent: { inputChars: number; images: number; 
 /** o1-mini and o1-preview take neither system nor developer messages: instructions go first in the user turn. */
 const NO_INSTRUCTION_ROLE = /^o1-(mini|preview)/;
 
-export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
-  const env = options.env;
-  const keyOf = env ? (name: string) => env[name] : providerKey;
+export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
+  const authOf = authHeaders(options, 'authorization', 'Bearer');
 
   return {
     async generateText(req: TextRequest): Promise<TextOutput> {
@@ -165,7 +131,7 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
       const { json, requestId } = await postJson(
         {
           url: endpoint(req.model, '/chat/completions'),
-          headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(req.model, keyOf) },
+          headers: { 'content-type': 'application/json', accept: 'application/json', ...authOf(req.model) },
           body: JSON.stringify(body({}, req.model, { model: name, messages, [cap]: req.maxTokens })),
           signal: req.signal,
         },
@@ -192,7 +158,7 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
 
     async generateImage(req: ImageRequest): Promise<ImageOutput> {
       const family = familyOf(req.model);
-      if (family === 'chat' || family === 'reasoning') throw config(`catalog entry ${req.model.id} is invalid: upstream.family ${family} is for text and svg entries`);
+      if (family === 'chat' || family === 'reasoning') throw misconfigured(`catalog entry ${req.model.id} is invalid: upstream.family ${family} is for text and svg entries`);
       const prompt = imagePrompt(req.prompt, req.textInputs);
       const maxChars = PROMPT_CHAR_LIMITS[family];
       if (maxChars !== undefined && [...prompt].length > maxChars) {
@@ -215,7 +181,7 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
       if (family === 'dall-e-2' && images.length > 1) throw rejected('this model edits one reference image at a time');
       let payload: string | FormData;
       let path: string;
-      const headers: Record<string, string> = { accept: 'application/json', ...authHeaders(req.model, keyOf) };
+      const headers: Record<string, string> = { accept: 'application/json', ...authOf(req.model) };
       if (images.length) {
         // Reference images go to the edits endpoint, which takes multipart uploads: gpt-image
         // models an `image[]` array, dall-e-2 a single `image`.
@@ -224,7 +190,7 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
         const form = new FormData();
         for (const [k, v] of Object.entries(fields)) form.append(k, typeof v === 'string' ? v : JSON.stringify(v));
         images.forEach((img, i) => {
-          if (!('data' in img)) throw config('image inputs must be uploaded for this model');
+          if (!('data' in img)) throw misconfigured('image inputs must be uploaded for this model');
           const ext = img.mediaType.split('/')[1] ?? 'png';
           form.append(field, new Blob([new Uint8Array(img.data)], { type: img.mediaType }), `input-${i + 1}.${ext}`);
         });
@@ -242,7 +208,7 @@ export function createOpenAIProvider(options: OpenAIOptions = {}): Provider {
       } else if (typeof item?.url === 'string') {
         data = await downloadImage(item.url, { trustedOrigin: new URL(endpoint(req.model, '/')).origin, maxBytes: options.maxImageBytes, timeoutMs: options.timeoutMs, signal: req.signal });
       } else {
-        throw bad('upstream provider returned no image');
+        throw badResponse('upstream provider returned no image');
       }
       return { ...(await toImageOutput(data, req.aspectRatio)), providerRequestId: requestId };
     },

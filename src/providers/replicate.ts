@@ -3,33 +3,17 @@
 // `urls.get` until it ends, download its output; cancel via `urls.cancel` when abandoned. Models
 // billed by run time report the prediction's `metrics.predict_time`.
 
-import { providerKey } from '../config.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
-import { type QueueAdapterOptions } from './fal.ts';
 import { bestEffort, decodeDataUrl, onOrigin, requestJson, runUpstreamJob } from './http.ts';
 import { downloadImage, toImageOutput } from './images.ts';
 import { imagePrompt } from './prompts.ts';
 import { sleep } from './sleep.ts';
-import {
-  ProviderError,
-  upstreamSetting,
-  type AspectRatio,
-  type ImageInputData,
-  type ImageOutput,
-  type ImageRequest,
-  type Provider,
-  type TextOutput,
-} from './types.ts';
-
-export type { QueueAdapterOptions } from './fal.ts';
+import { ProviderError, upstreamSetting, type AspectRatio, type ImageOutput, type ImageRequest, type Provider, type TextOutput } from './types.ts';
+import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, pollInterval, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.replicate.com/v1';
-const DEFAULT_POLL_MS = 1000;
 /** Replicate holds a `Prefer: wait` request open for at most 60 s. */
 const MAX_WAIT_SECONDS = 60;
-
-const bad = (message: string) => new ProviderError(message, { code: 'bad_response', retryable: false });
-const config = (message: string) => new ProviderError(message, { code: 'config', retryable: false });
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
 const VERSION = /^[A-Za-z0-9]{1,128}$/;
@@ -45,18 +29,14 @@ function target(model: CatalogModel): { path: string; version: string | null } {
   const [name, pinned] = typeof u?.model === 'string' ? u.model.split(':', 2) : [undefined, undefined];
   const version = u?.version ?? pinned ?? null;
   if (version !== null) {
-    if (!VERSION.test(version)) throw config('model is not available (upstream.version must be a version id)');
+    if (!VERSION.test(version)) throw misconfigured('model is not available (upstream.version must be a version id)');
     return { path: '/predictions', version };
   }
   const parts = name?.split('/') ?? [];
   if (parts.length !== 2 || !parts.every((p) => NAME.test(p))) {
-    throw config('model is not available (upstream.model must look like owner/name)');
+    throw misconfigured('model is not available (upstream.model must look like owner/name)');
   }
   return { path: `/models/${parts[0]}/${parts[1]}/predictions`, version: null };
-}
-
-function dataUrl(img: ImageInputData): string {
-  return 'data' in img ? `data:${img.mediaType};base64,${img.data.toString('base64')}` : img.url;
 }
 
 /**
@@ -68,23 +48,6 @@ function sizeInput(model: CatalogModel, ratio: AspectRatio): Record<string, unkn
   const configured = sizes?.[ratio];
   const m = typeof configured === 'string' ? /^(\d{2,5})x(\d{2,5})$/.exec(configured) : null;
   return m ? { width: Number(m[1]), height: Number(m[2]) } : { aspect_ratio: ratio };
-}
-
-/** `upstream.params` merged last; a null value removes one of Kiln's defaults (e.g. aspect_ratio). */
-function withParams(input: Record<string, unknown>, model: CatalogModel): Record<string, unknown> {
-  const params = model.upstream?.params;
-  if (!params || typeof params !== 'object') return input;
-  const out = { ...input };
-  for (const [k, v] of Object.entries(params)) {
-    if (v === null) delete out[k];
-    else out[k] = v;
-  }
-  return out;
-}
-
-function pollInterval(model: CatalogModel): number {
-  const ms = model.upstream?.pollIntervalMs;
-  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 10 ? ms : DEFAULT_POLL_MS;
 }
 
 /** `upstream.waitSeconds` (1–60): create with `Prefer: wait=N`, for models that finish in seconds. */
@@ -132,24 +95,22 @@ function runSeconds(p: Prediction): number | undefined {
   return Number.isFinite(start) && Number.isFinite(end) && end >= start ? (end - start) / 1000 : undefined;
 }
 
-export function createReplicateProvider(options: QueueAdapterOptions = {}): Provider {
-  const env = options.env;
-  const keyOf = env ? (name: string) => env[name] : providerKey;
+export function createReplicateProvider(options: AdapterOptions = {}): Provider {
+  const authOf = authHeaders(options, 'authorization', 'Bearer');
   const timeoutMs = options.timeoutMs ?? 120_000;
 
   return {
     async generateText(): Promise<TextOutput> {
-      throw config('model is not available (replicate serves image models only)');
+      throw misconfigured('model is not available (replicate serves image models only)');
     },
 
     async generateImage(req: ImageRequest): Promise<ImageOutput> {
       const { path, version } = target(req.model);
-      const base = (req.model.upstream?.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
+      const base = baseUrl(req.model, DEFAULT_BASE_URL);
       const origin = new URL(base).origin;
-      const keyName = req.model.upstream?.apiKeyEnv;
-      const key = keyName ? keyOf(keyName) : undefined;
-      const auth: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+      const auth = authOf(req.model);
       const images = req.model.supports_image_input ? req.images : [];
+      // `upstream.params` merged last; a null value removes one of Kiln's defaults (e.g. aspect_ratio).
       const input = withParams(
         {
           prompt: imagePrompt(req.prompt, req.textInputs),
@@ -157,7 +118,7 @@ export function createReplicateProvider(options: QueueAdapterOptions = {}): Prov
           ...(images.length === 1 ? { image: dataUrl(images[0]!) } : {}),
           ...(images.length > 1 ? { input_images: images.map(dataUrl) } : {}),
         },
-        req.model,
+        req.model.upstream?.params,
       );
       const interval = pollInterval(req.model);
       const wait = waitSeconds(req.model);
@@ -174,7 +135,7 @@ export function createReplicateProvider(options: QueueAdapterOptions = {}): Prov
         );
         let p = created.json as Prediction | null;
         const id = p?.id;
-        if (typeof id !== 'string' || !PREDICTION_ID.test(id)) throw bad('upstream provider returned no prediction id');
+        if (typeof id !== 'string' || !PREDICTION_ID.test(id)) throw badResponse('upstream provider returned no prediction id');
         // urls.get / urls.cancel are used only on the configured origin: the key never goes elsewhere.
         const getUrl = onOrigin(p?.urls?.get, origin) ?? `${base}/predictions/${id}`;
         const cancelUrl = onOrigin(p?.urls?.cancel, origin) ?? `${base}/predictions/${id}/cancel`;
@@ -192,10 +153,10 @@ export function createReplicateProvider(options: QueueAdapterOptions = {}): Prov
         if (status === 'canceled') throw new ProviderError('upstream prediction was canceled', { code: 'upstream_error', retryable: false });
         // `aborted`: ended upstream before it ran (e.g. its deadline passed in the queue).
         if (status === 'aborted') throw new ProviderError('upstream prediction was aborted', { code: 'upstream_error', retryable: true });
-        if (status !== 'succeeded') throw bad('upstream provider returned an unknown prediction status');
+        if (status !== 'succeeded') throw badResponse('upstream provider returned an unknown prediction status');
 
         const url = firstOutput(p!.output);
-        if (url === null) throw bad('upstream provider returned no image');
+        if (url === null) throw badResponse('upstream provider returned no image');
         const data = decodeDataUrl(url)?.data ??
           (await downloadImage(url, { trustedOrigin: origin, maxBytes: options.maxImageBytes, timeoutMs: Math.max(1, job.remainingMs()), signal: job.signal }));
         const billedSeconds = runSeconds(p!);
