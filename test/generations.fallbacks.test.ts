@@ -9,11 +9,13 @@ import { after, before, test } from 'node:test';
 import { chatReply, errorReply, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { charges, startTestWorker, waitFor } from './_generations.ts';
+import { saveWorkflow, waitRun } from './_workflows.ts';
 
 let srv: TestServer;
 let primary: OpenAIPeer;
 let backup: OpenAIPeer;
 let key: string;
+let accountId: string;
 /** What the primary peer answers: flipped by the tests. */
 let primaryMode: 'down' | 'ok' | 'content-error' = 'down';
 
@@ -48,6 +50,7 @@ before(async () => {
   ];
   for (const m of models) await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(m)})`;
   const account = await createAccount(srv.db.sql, { budgetMicros: 100_000_000 });
+  accountId = account.id;
   key = (await createKey(srv.db.sql, account.id)).key;
 });
 
@@ -90,6 +93,29 @@ test('a chain whose first upstream is down falls back and bills the second; the 
   assert.equal(request.fallbacks.map((m: { id: string }) => m.id).join(','), 'chain/backup');
   assert.ok(Number(c!.reserved) >= 2500, `reserved ${c!.reserved}`);
   assert.equal(done.result.costMicros, 120);
+});
+
+test('a workflow output falls back the same way: priced over the chain at run time, billed to the fallback', async () => {
+  primaryMode = 'down';
+  const wf = await saveWorkflow(srv, accountId, {
+    nodes: [
+      { id: 'brief', kind: 'text', text: '[fb-wf] a brief' },
+      { id: 'p', kind: 'prompt', output: 'code', prompt: '[fb-wf] write it', model: 'chain/primary' },
+      { id: 'o', kind: 'output' },
+    ],
+    edges: [{ from: 'brief', to: 'p' }, { from: 'p', to: 'o' }],
+  });
+  const started = await api(srv.base, key, `/workflows/${wf}/runs`, { method: 'POST' });
+  assert.equal(started.status, 202, JSON.stringify(started.body));
+  const run = await waitRun(srv, key, wf, started.body.id);
+  assert.equal(run.status, 'completed', JSON.stringify(run));
+  assert.equal(run.results[0].code, 'from the backup');
+  const [c] = await srv.db.sql`select c.model_id, c.status, c.reserved_micros::int as reserved, c.settled_micros::int as settled
+    from kiln_private.charges c join kiln_private.generations g on g.id = c.generation_id where g.run_id = ${started.body.id}`;
+  assert.equal(c!.model_id, 'chain/backup');
+  assert.equal(c!.settled, 10 * 2 + 20 * 5);
+  assert.ok(c!.reserved >= 2500, `reserved ${c!.reserved}: the backup's worst case`);
+  assert.equal(run.results[0].costMicros, 120);
 });
 
 test('a content error (4xx) does not fall back', async () => {
