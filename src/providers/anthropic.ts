@@ -6,18 +6,7 @@ import { stripCodeFences } from './fences.ts';
 import { postJson } from './http.ts';
 import { systemPrompt, userPrompt } from './prompts.ts';
 import { outputKind, type ImageInputData, type ImageOutput, type Provider, type TextOutput, type TextRequest } from './types.ts';
-import {
-  authHeaders,
-  badResponse,
-  baseUrl,
-  misconfigured,
-  nonNegInt,
-  rejected,
-  responseId,
-  upstreamModel,
-  withParams,
-  type AdapterOptions,
-} from './upstream.ts';
+import { authHeaders, badResponse, baseUrl, misconfigured, nonNegInt, rejected, responseId, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
 /** The only stable version of the Messages API; newer features come as `anthropic-beta` headers. */

@@ -3,12 +3,12 @@
 // request is cancelled when the Kiln job is cancelled, times out or is abandoned.
 
 import type { CatalogModel } from '../billing/catalog.ts';
-import { bestEffort, decodeDataUrl, onOrigin, requestJson, runUpstreamJob } from './http.ts';
-import { downloadImage, toImageOutput } from './images.ts';
+import { bestEffort, onOrigin, requestJson, runUpstreamJob } from './http.ts';
+import { toImageOutput } from './images.ts';
 import { imagePrompt } from './prompts.ts';
 import { sleep } from './sleep.ts';
 import { upstreamSetting, type AspectRatio, type ImageOutput, type ImageRequest, type Provider, type TextOutput } from './types.ts';
-import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, pollInterval, rejected, withParams, type AdapterOptions } from './upstream.ts';
+import { authHeaders, badResponse, baseUrl, dataUrl, jobImage, misconfigured, pollInterval, rejected, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://queue.fal.run';
 
@@ -123,8 +123,7 @@ export function createFalProvider(options: AdapterOptions = {}): Provider {
           // The safety checker blanks the image: there is nothing to deliver (or to charge for).
           throw rejected('upstream model declined the request (safety checker)');
         }
-        const data = decodeDataUrl(url)?.data ??
-          (await downloadImage(url, { trustedOrigin: origin, maxBytes: options.maxImageBytes, timeoutMs: Math.max(1, job.remainingMs()), signal: job.signal }));
+        const data = await jobImage(url, origin, options, job);
         return { ...(await toImageOutput(data, req.aspectRatio)), providerRequestId: id };
       });
     },

@@ -8,28 +8,8 @@ import { stripCodeFences } from './fences.ts';
 import { postJson } from './http.ts';
 import { decodeBase64Image, toImageOutput } from './images.ts';
 import { imagePrompt, systemPrompt, userPrompt } from './prompts.ts';
-import {
-  outputKind,
-  ProviderError,
-  type ImageInputData,
-  type ImageOutput,
-  type ImageRequest,
-  type Provider,
-  type TextOutput,
-  type TextRequest,
-} from './types.ts';
-import {
-  authHeaders,
-  badResponse,
-  baseUrl,
-  misconfigured,
-  nonNegInt,
-  rejected,
-  responseId,
-  upstreamModel,
-  withParams,
-  type AdapterOptions,
-} from './upstream.ts';
+import { outputKind, ProviderError, type ImageInputData, type ImageOutput, type ImageRequest, type Provider, type TextOutput, type TextRequest } from './types.ts';
+import { authHeaders, badResponse, baseUrl, misconfigured, nonNegInt, rejected, responseId, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 /** Image types Gemini reads inline; anything else (GIF) is converted to PNG first. */

@@ -56,15 +56,18 @@ export function openaiFamily(entry: FamilyEntry): OpenAIFamily {
   return entry.category !== 'image' && onOpenAI(entry) ? 'chat' : 'compatible';
 }
 
+/** gpt-image's three sizes per ratio; compatible servers are asked for the same. */
+const GPT_IMAGE_BY_RATIO: Record<AspectRatio, string> = {
+  '1:1': '1024x1024',
+  '16:9': '1536x1024', '4:3': '1536x1024', '3:2': '1536x1024',
+  '9:16': '1024x1536', '3:4': '1024x1536', '2:3': '1024x1536',
+};
+
 /** Documented Images API sizes per family, and the one used for each ratio (then cropped). */
 export const FAMILY_SIZES: Record<'gpt-image' | 'dall-e-2' | 'dall-e-3' | 'compatible', { allowed: readonly string[] | null; byRatio: Record<AspectRatio, string> }> = {
   'gpt-image': {
     allowed: null, // 1024x1024, 1536x1024, 1024x1536, auto for gpt-image-1; later models take more
-    byRatio: {
-      '1:1': '1024x1024',
-      '16:9': '1536x1024', '4:3': '1536x1024', '3:2': '1536x1024',
-      '9:16': '1024x1536', '3:4': '1024x1536', '2:3': '1024x1536',
-    },
+    byRatio: GPT_IMAGE_BY_RATIO,
   },
   'dall-e-3': {
     allowed: ['1024x1024', '1792x1024', '1024x1792'],
@@ -78,14 +81,7 @@ export const FAMILY_SIZES: Record<'gpt-image' | 'dall-e-2' | 'dall-e-3' | 'compa
     allowed: ['256x256', '512x512', '1024x1024'],
     byRatio: Object.fromEntries(ASPECT_RATIOS.map((r) => [r, '1024x1024'])) as Record<AspectRatio, string>,
   },
-  compatible: {
-    allowed: null,
-    byRatio: {
-      '1:1': '1024x1024',
-      '16:9': '1536x1024', '4:3': '1536x1024', '3:2': '1536x1024',
-      '9:16': '1024x1536', '3:4': '1024x1536', '2:3': '1024x1536',
-    },
-  },
+  compatible: { allowed: null, byRatio: GPT_IMAGE_BY_RATIO },
 };
 
 /** Longest prompt each OpenAI image family documents (characters). */

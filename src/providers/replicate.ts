@@ -4,12 +4,12 @@
 // billed by run time report the prediction's `metrics.predict_time`.
 
 import type { CatalogModel } from '../billing/catalog.ts';
-import { bestEffort, decodeDataUrl, onOrigin, requestJson, runUpstreamJob } from './http.ts';
-import { downloadImage, toImageOutput } from './images.ts';
+import { bestEffort, onOrigin, requestJson, runUpstreamJob } from './http.ts';
+import { toImageOutput } from './images.ts';
 import { imagePrompt } from './prompts.ts';
 import { sleep } from './sleep.ts';
 import { ProviderError, upstreamSetting, type AspectRatio, type ImageOutput, type ImageRequest, type Provider, type TextOutput } from './types.ts';
-import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, pollInterval, withParams, type AdapterOptions } from './upstream.ts';
+import { authHeaders, badResponse, baseUrl, dataUrl, jobImage, misconfigured, pollInterval, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.replicate.com/v1';
 /** Replicate holds a `Prefer: wait` request open for at most 60 s. */
@@ -157,8 +157,7 @@ export function createReplicateProvider(options: AdapterOptions = {}): Provider 
 
         const url = firstOutput(p!.output);
         if (url === null) throw badResponse('upstream provider returned no image');
-        const data = decodeDataUrl(url)?.data ??
-          (await downloadImage(url, { trustedOrigin: origin, maxBytes: options.maxImageBytes, timeoutMs: Math.max(1, job.remainingMs()), signal: job.signal }));
+        const data = await jobImage(url, origin, options, job);
         const billedSeconds = runSeconds(p!);
         return {
           ...(await toImageOutput(data, req.aspectRatio)),

@@ -1,10 +1,11 @@
 // What the network adapters (openai, anthropic, gemini, fal, replicate) read alike from a catalog
 // entry's `upstream`: where to call, with which key, how `upstream.params` merge into a request,
-// how image inputs travel inline and how often a queued job is polled.
+// how image inputs travel inline, how often a queued job is polled and how its image is fetched.
 
 import { providerKey } from '../config.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
-import type { RetryOptions } from './http.ts';
+import { decodeDataUrl, type RetryOptions, type UpstreamJob } from './http.ts';
+import { downloadImage } from './images.ts';
 import { ProviderError, type ImageInputData } from './types.ts';
 
 /** Settings every network adapter takes: per-attempt timeout, retries, where keys are looked up. */
@@ -71,6 +72,15 @@ export function dataUrl(img: ImageInputData): string {
 export function pollInterval(model: CatalogModel): number {
   const ms = model.upstream?.pollIntervalMs;
   return typeof ms === 'number' && Number.isFinite(ms) && ms >= 10 ? ms : DEFAULT_POLL_MS;
+}
+
+/**
+ * A queued job's output image: inline when the upstream answered with a data: URL, else downloaded
+ * from the upstream's own origin within what is left of the job's deadline.
+ */
+export async function jobImage(url: string, origin: string, options: AdapterOptions, job: UpstreamJob): Promise<Buffer> {
+  return decodeDataUrl(url)?.data ??
+    (await downloadImage(url, { trustedOrigin: origin, maxBytes: options.maxImageBytes, timeoutMs: Math.max(1, job.remainingMs()), signal: job.signal }));
 }
 
 /** A token count from an upstream's usage report, or null when it is missing or not a count. */
