@@ -53,6 +53,13 @@ export async function png(width: number, height: number, color = '#3366cc'): Pro
   return sharp({ create: { width, height, channels: 3, background: color } }).png().toBuffer();
 }
 
+/** Waits up to `timeoutMs` for the client to go away from `req` before its answer; whether it did. */
+export async function clientGone(req: PeerRequest, timeoutMs = 500): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (req.abortedAt === null && Date.now() < end) await delay(10);
+  return req.abortedAt !== null;
+}
+
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);

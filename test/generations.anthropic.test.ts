@@ -5,23 +5,16 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { errorReply, messageReply, startAnthropicPeer, type AnthropicPeer, type PeerReply } from './_anthropic-peer.ts';
-import { png } from './_gemini-peer.ts';
+import { errorReply, messageReply, startAnthropicPeer, type AnthropicPeer } from './_anthropic-peer.ts';
+import { caseLedger, caseOf, caseReplies, submitCases, type Case } from './_cases.ts';
+import { clientGone, png } from './_peer.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
-import { charges, generationRow, startTestWorker, waitFor } from './_generations.ts';
+import { charges, generationRow, startTestWorker } from './_generations.ts';
 
 let srv: TestServer;
 let peer: AnthropicPeer;
 const SECRET = 'sk-ant-upstream-secret-123';
 process.env.KILN_TEST_ANTHROPIC_KEY = SECRET;
-
-interface Case {
-  body: Record<string, unknown>;
-  replies: (n: number) => PeerReply | Promise<PeerReply>;
-  key?: string;
-  id?: string;
-  final?: Promise<any>;
-}
 
 const svg = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4"/></svg>';
 let refPng = '';
@@ -54,10 +47,10 @@ const cases: Record<string, Case> = {
   timeout: { body: { type: 'code', model: 'claude/coder' }, replies: () => ({ hang: true }) },
 };
 
-const seen = new Map<string, number>();
-const requestsOf = (name: string) => peer.requests.filter((r) => JSON.stringify(r.json).includes(`[case:${name}]`));
+const requestsOf = (name: string) => peer.requests.filter((r) => caseOf(r.json) === name);
+const { settledOnce, released } = caseLedger(cases, () => srv);
 
-async function newKey(on: TestServer = srv) {
+async function newKey(on: TestServer) {
   const a = await createAccount(on.db.sql);
   return (await createKey(on.db.sql, a.id)).key;
 }
@@ -70,14 +63,10 @@ const CODER = {
 before(async () => {
   refPng = `data:image/png;base64,${(await png(8, 8)).toString('base64')}`;
   peer = await startAnthropicPeer({ key: SECRET });
-  peer.script(async (req) => {
-    const m = /\[case:([a-z-]+)\]/.exec(JSON.stringify(req.json));
-    if (!m) return undefined;
-    if (m[1] === 'cancel') return { ...messageReply('too late'), delayMs: 30_000 };
-    if (!cases[m[1]!]) return undefined;
-    const n = seen.get(m[1]!) ?? 0;
-    seen.set(m[1]!, n + 1);
-    return cases[m[1]!]!.replies(n);
+  const reply = caseReplies(cases);
+  peer.script((req) => {
+    const name = caseOf(req.json);
+    return name === 'cancel' ? { ...messageReply('too late'), delayMs: 30_000 } : reply(name);
   });
   srv = await startServer({ config: { providerTimeoutMs: 1500, providerAttempts: 2, generationMaxAttempts: 2 } });
   await startTestWorker(srv);
@@ -87,35 +76,13 @@ before(async () => {
   ]) {
     await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(model)})`;
   }
-  await Promise.all(
-    Object.entries(cases).map(async ([name, c]) => {
-      c.key = await newKey();
-      const body = { ...c.body, images: (c.body.images as Array<() => unknown> | undefined)?.map((f) => f()) };
-      const res = await api(srv.base, c.key, '/generations', { body: { prompt: `[case:${name}] make something`, ...body } });
-      assert.equal(res.status, 202, `${name}: ${JSON.stringify(res.body)}`);
-      c.id = res.body.id;
-      c.final = waitFor(srv, c.key, c.id!, { timeoutMs: 40_000 });
-      c.final.catch(() => {});
-    }),
-  );
+  await submitCases(srv, cases);
 });
 
 after(async () => {
   await peer?.close();
 });
 
-async function settledOnce(name: string, micros: number) {
-  const ledger = await charges(srv.db.sql, cases[name]!.id!);
-  assert.equal(ledger.length, 1, name);
-  assert.equal(ledger[0].status, 'settled', name);
-  assert.equal(ledger[0].settled, String(micros), name);
-  assert.ok(Number(ledger[0].reserved) >= micros, `${name}: never above the reservation`);
-}
-
-async function released(name: string) {
-  const ledger = await charges(srv.db.sql, cases[name]!.id!);
-  assert.deepEqual(ledger.map((c) => [c.status, c.settled]), [['released', null]], name);
-}
 
 test('code: the Messages API request is well-formed, fences stripped, tokens (cache included) × price settle exactly', async () => {
   const done = await cases['ok-code']!.final!;
@@ -215,10 +182,9 @@ test('cancel through the API aborts the in-flight Messages call within 2 s and r
   const canceledAt = Date.now();
   const cancel = await api(slow.base, key, `/generations/${id}/cancel`, { method: 'POST' });
   assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
-  for (let i = 0; i < 250 && req.abortedAt === null; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(req.abortedAt !== null, 'the peer saw the connection aborted');
-  t.diagnostic(`upstream call aborted ${req.abortedAt - canceledAt} ms after the cancel`);
-  assert.ok(req.abortedAt - canceledAt <= 2_000);
+  assert.ok(await clientGone(req, 5000), 'the peer saw the connection aborted');
+  t.diagnostic(`upstream call aborted ${req.abortedAt! - canceledAt} ms after the cancel`);
+  assert.ok(req.abortedAt! - canceledAt <= 2_000);
   assert.deepEqual((await charges(slow.db.sql, id)).map((c) => [c.status, c.settled]), [['released', null]]);
   assert.equal(requestsOf('cancel').length, 1);
 });

@@ -7,23 +7,16 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import sharp from 'sharp';
-import { blockedReply, errorReply, finishReply, imageReply, png, startGeminiPeer, textReply, type GeminiPeer, type PeerReply } from './_gemini-peer.ts';
+import { blockedReply, errorReply, finishReply, imageReply, png, startGeminiPeer, textReply, type GeminiPeer } from './_gemini-peer.ts';
+import { caseLedger, caseOf, caseReplies, submitCases, type Case } from './_cases.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
-import { charges, generationRow, startTestWorker, waitFor } from './_generations.ts';
+import { charges, generationRow, startTestWorker } from './_generations.ts';
+import { clientGone } from './_peer.ts';
 
 let srv: TestServer;
 let peer: GeminiPeer;
 const SECRET = 'AIzaUpstreamSecret0123456789';
 process.env.KILN_TEST_GEMINI_KEY = SECRET;
-
-interface Case {
-  body: Record<string, unknown>;
-  /** undefined: the peer's default answer (an image at the requested ratio for image models). */
-  replies: (n: number) => PeerReply | Promise<PeerReply> | undefined;
-  key?: string;
-  id?: string;
-  final?: Promise<any>;
-}
 
 let refPng = '';
 
@@ -48,10 +41,10 @@ const cases: Record<string, Case> = {
   timeout: { body: { type: 'image', model: 'gemini/painter' }, replies: () => ({ hang: true }) },
 };
 
-const seen = new Map<string, number>();
-const requestsOf = (name: string) => peer.requests.filter((r) => JSON.stringify(r.json).includes(`[case:${name}]`));
+const requestsOf = (name: string) => peer.requests.filter((r) => caseOf(r.json) === name);
+const { settledOnce, released } = caseLedger(cases, () => srv);
 
-async function newKey(on: TestServer = srv) {
+async function newKey(on: TestServer) {
   const a = await createAccount(on.db.sql);
   return (await createKey(on.db.sql, a.id)).key;
 }
@@ -66,49 +59,23 @@ const CODER = {
 before(async () => {
   refPng = `data:image/png;base64,${(await png(8, 8, '#aa0000')).toString('base64')}`;
   peer = await startGeminiPeer({ key: SECRET });
+  const reply = caseReplies(cases);
   peer.script(async (req) => {
-    const m = /\[case:([a-z-]+)\]/.exec(JSON.stringify(req.json));
-    if (!m) return undefined;
-    if (m[1] === 'cancel') return { ...(await imageReply()), delayMs: 30_000 };
-    if (!cases[m[1]!]) return undefined;
-    const n = seen.get(m[1]!) ?? 0;
-    seen.set(m[1]!, n + 1);
-    return cases[m[1]!]!.replies(n);
+    const name = caseOf(req.json);
+    return name === 'cancel' ? { ...(await imageReply()), delayMs: 30_000 } : reply(name);
   });
   srv = await startServer({ config: { providerTimeoutMs: 1500, providerAttempts: 2, generationMaxAttempts: 2 } });
   await startTestWorker(srv);
   for (const model of [{ ...PAINTER, upstream: upstream('gemini-up-image') }, { ...CODER, upstream: upstream('gemini-up-flash') }]) {
     await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(model)})`;
   }
-  await Promise.all(
-    Object.entries(cases).map(async ([name, c]) => {
-      c.key = await newKey();
-      const body = { ...c.body, images: (c.body.images as Array<() => unknown> | undefined)?.map((f) => f()) };
-      const res = await api(srv.base, c.key, '/generations', { body: { prompt: `[case:${name}] make something`, ...body } });
-      assert.equal(res.status, 202, `${name}: ${JSON.stringify(res.body)}`);
-      c.id = res.body.id;
-      c.final = waitFor(srv, c.key, c.id!, { timeoutMs: 40_000 });
-      c.final.catch(() => {});
-    }),
-  );
+  await submitCases(srv, cases);
 });
 
 after(async () => {
   await peer?.close();
 });
 
-async function settledOnce(name: string, micros: number) {
-  const ledger = await charges(srv.db.sql, cases[name]!.id!);
-  assert.equal(ledger.length, 1, name);
-  assert.equal(ledger[0].status, 'settled', name);
-  assert.equal(ledger[0].settled, String(micros), name);
-  assert.ok(Number(ledger[0].reserved) >= micros, `${name}: never above the reservation`);
-}
-
-async function released(name: string) {
-  const ledger = await charges(srv.db.sql, cases[name]!.id!);
-  assert.deepEqual(ledger.map((c) => [c.status, c.settled]), [['released', null]], name);
-}
 
 test('image: generateContent with the reference image inline → stored at the exact ratio, served, billed per image', async () => {
   const done = await cases['ok-image']!.final!;
@@ -199,10 +166,9 @@ test('cancel through the API aborts the in-flight generateContent call within 2 
   const canceledAt = Date.now();
   const cancel = await api(slow.base, key, `/generations/${id}/cancel`, { method: 'POST' });
   assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
-  for (let i = 0; i < 250 && req.abortedAt === null; i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(req.abortedAt !== null, 'the peer saw the connection aborted');
-  t.diagnostic(`upstream call aborted ${req.abortedAt - canceledAt} ms after the cancel`);
-  assert.ok(req.abortedAt - canceledAt <= 2_000);
+  assert.ok(await clientGone(req, 5000), 'the peer saw the connection aborted');
+  t.diagnostic(`upstream call aborted ${req.abortedAt! - canceledAt} ms after the cancel`);
+  assert.ok(req.abortedAt! - canceledAt <= 2_000);
   assert.deepEqual((await charges(slow.db.sql, id)).map((c) => [c.status, c.settled]), [['released', null]]);
   assert.equal(requestsOf('cancel').length, 1);
 });

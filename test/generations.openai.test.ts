@@ -13,9 +13,10 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import sharp from 'sharp';
 import { commands } from '../src/cli/commands.ts';
-import { chatReply, errorReply, GPT_IMAGE_OUTPUT_TOKENS, imageReply, png, startOpenAIPeer, type OpenAIPeer, type PeerReply } from './_openai-peer.ts';
-import { api, createAccount, createKey, startServer, testConfig, type TestServer } from './_setup.ts';
-import { charges, generationRow, startTestWorker, waitFor } from './_generations.ts';
+import { chatReply, errorReply, GPT_IMAGE_OUTPUT_TOKENS, imageReply, png, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
+import { caseLedger, caseOf, caseReplies, submitCases, type Case as WholePathCase } from './_cases.ts';
+import { startServer, testConfig, type TestServer } from './_setup.ts';
+import { charges, generationRow, startTestWorker } from './_generations.ts';
 
 let srv: TestServer;
 let peer: OpenAIPeer;
@@ -27,13 +28,7 @@ const shipped = fs.readdirSync(CATALOG).filter((f) => /^(openai|openrouter)-.*\.
 const entryOf = (file: string) => JSON.parse(fs.readFileSync(path.join(CATALOG, file), 'utf8'));
 const MARKUP = 1.25; // entries without a markup use KILN_DEFAULT_MARKUP, pinned here
 
-interface Case {
-  body: Record<string, unknown>;
-  /** undefined: the peer answers as OpenAI would. */
-  replies: (n: number) => PeerReply | undefined | Promise<PeerReply | undefined>;
-  key?: string;
-  id?: string;
-  final?: Promise<any>;
+interface Case extends WholePathCase {
   seenProcessing?: boolean;
 }
 
@@ -80,18 +75,12 @@ const cases: Record<string, Case> = {
   },
 };
 
-const seen = new Map<string, number>();
-const requestsOf = (name: string) => peer.requests.filter((r) => JSON.stringify(r.json ?? r.form).includes(`[case:${name}]`));
+const requestsOf = (name: string) => peer.requests.filter((r) => caseOf(r.json ?? r.form) === name);
 
 before(async () => {
   peer = await startOpenAIPeer();
-  peer.script(async (req) => {
-    const m = /\[case:([a-z0-9-]+)\]/.exec(JSON.stringify(req.json ?? req.form));
-    if (!m || !cases[m[1]!]) return undefined;
-    const n = seen.get(m[1]!) ?? 0;
-    seen.set(m[1]!, n + 1);
-    return cases[m[1]!]!.replies(n);
-  });
+  const reply = caseReplies(cases);
+  peer.script((req) => reply(caseOf(req.json ?? req.form)));
   // Small timeouts and attempt counts so every path finishes in seconds (the attempt count is
   // fixed when the generation is created, the timeouts are the worker's).
   srv = await startServer({ config: { providerTimeoutMs: 1500, providerAttempts: 2, generationMaxAttempts: 2, defaultMarkup: MARKUP } });
@@ -116,47 +105,17 @@ before(async () => {
     assert.equal((out as { id: string }).id, entry.id);
   }
   fs.rmSync(dir, { recursive: true, force: true });
-  await Promise.all(
-    Object.entries(cases).map(async ([name, c]) => {
-      const a = await createAccount(srv.db.sql);
-      c.key = (await createKey(srv.db.sql, a.id)).key;
-      const res = await api(srv.base, c.key, '/generations', { body: { prompt: `[case:${name}] make something`, ...c.body } });
-      assert.equal(res.status, 202, `${name}: ${JSON.stringify(res.body)}`);
-      c.id = res.body.id;
-      c.final = waitFor(srv, c.key, c.id!, {
-        timeoutMs: 40_000,
-        done: (b) => {
-          if (b.status === 'processing') c.seenProcessing = true;
-          return b.status === 'completed' || b.status === 'failed';
-        },
-      });
-      c.final.catch(() => {});
-    }),
-  );
+  await submitCases(srv, cases, (b, c) => {
+    if (b.status === 'processing') c.seenProcessing = true;
+    return b.status === 'completed' || b.status === 'failed';
+  });
 });
 
 after(async () => {
   await peer?.close();
 });
 
-async function settledOnce(name: string, micros: string) {
-  const ledger = await charges(srv.db.sql, cases[name]!.id!);
-  assert.equal(ledger.length, 1, name);
-  assert.equal(ledger[0].status, 'settled', name);
-  assert.equal(ledger[0].settled, micros, name);
-}
-
-async function released(name: string) {
-  const ledger = await charges(srv.db.sql, cases[name]!.id!);
-  assert.equal(ledger.length, 1, name);
-  assert.equal(ledger[0].status, 'released', name);
-  assert.equal(ledger[0].settled, null, name);
-  const [usage] = await srv.db.sql`
-    select b.held_micros::text as held, b.settled_micros::text as settled
-    from kiln_private.budget_periods b join kiln_private.charges c on c.pool_id = b.pool_id and c.period_start = b.period_start
-    where c.generation_id = ${cases[name]!.id!}`;
-  assert.deepEqual(usage, { held: '0', settled: '0' }, `${name}: nothing held or spent`);
-}
+const { settledOnce, released } = caseLedger(cases, () => srv);
 
 test('success: chat completion → code, structured JSON, token cost × price, upstream request well-formed', async () => {
   const done = await cases['ok-code']!.final!;

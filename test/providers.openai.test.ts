@@ -8,9 +8,10 @@ import sharp from 'sharp';
 import * as v from 'valibot';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { ModelEntry } from '../src/cli/model-entry.ts';
-import { createOpenAIProvider, ProviderError, type AdapterOptions, type TextRequest, type ImageRequest } from '../src/providers/index.ts';
+import { createOpenAIProvider, type AdapterOptions, type TextRequest, type ImageRequest } from '../src/providers/index.ts';
 import { openaiFamily } from '../src/providers/openai-family.ts';
 import { chatReply, errorReply, imageReply, png, REASONING_TOKENS, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
+import { providerError, textRequest } from './_adapter.ts';
 
 const SECRET = 'sk-test-secret-do-not-leak';
 let peer: OpenAIPeer;
@@ -40,35 +41,13 @@ function provider(opts: AdapterOptions = {}) {
   return createOpenAIProvider({ timeoutMs: 1000, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, env: { KILN_TEST_KEY: SECRET }, ...opts });
 }
 
-function textReq(over: Partial<TextRequest> = {}): TextRequest {
-  return {
-    model: model(),
-    prompt: 'A pricing card',
-    targetLanguage: 'tsx',
-    screenHtml: false,
-    images: [],
-    textInputs: [],
-    maxTokens: 321,
-    signal: new AbortController().signal,
-    ...over,
-  };
-}
+const textReq = (over: Partial<TextRequest> = {}) => textRequest(model(), over);
 
 function imageReq(over: Partial<ImageRequest> = {}): ImageRequest {
   return { model: imageModel(), prompt: 'A red fox', aspectRatio: '1:1', images: [], textInputs: [], signal: new AbortController().signal, ...over };
 }
 
-async function rejection(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.ok(err instanceof ProviderError, `expected ProviderError, got ${String(err)}`);
-    assert.ok(!err.message.includes(SECRET));
-    assert.ok(!err.message.includes(peer.origin), 'error message must not carry the upstream URL');
-    return err;
-  }
-  assert.fail('expected a rejection');
-}
+const rejection = (p: Promise<unknown>) => providerError(p, { key: SECRET, origin: peer.origin });
 
 before(async () => {
   peer = await startOpenAIPeer();
