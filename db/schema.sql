@@ -1545,7 +1545,8 @@ AS $function$
                'mediaType', o.result->>'mediaType',
                'code', o.result->>'code',
                'error', o.error,
-               'costMicros', coalesce(o.cost_micros, 0))
+               'costMicros', coalesce(o.cost_micros, 0),
+               'model', o.result->>'model')
              order by o.finished_at, o.ordinal), '[]'::json)
       from kiln_private.workflow_run_outputs o
       where o.run_id = r.id and o.status in ('completed', 'failed', 'skipped')))

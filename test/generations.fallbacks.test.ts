@@ -110,6 +110,7 @@ test('a workflow output falls back the same way: priced over the chain at run ti
   const run = await waitRun(srv, key, wf, started.body.id);
   assert.equal(run.status, 'completed', JSON.stringify(run));
   assert.equal(run.results[0].code, 'from the backup');
+  assert.equal(run.results[0].model, 'chain/backup', 'the result names the model that produced it');
   const [c] = await srv.db.sql`select c.model_id, c.status, c.reserved_micros::int as reserved, c.settled_micros::int as settled
     from kiln_private.charges c join kiln_private.generations g on g.id = c.generation_id where g.run_id = ${started.body.id}`;
   assert.equal(c!.model_id, 'chain/backup');

@@ -169,8 +169,8 @@ test('retry a run whose middle output failed: only it and its dependents run and
   assert.equal(done.retryOf, first);
   assert.deepEqual(done.progress, { total: 4, completed: 4 });
   const by = new Map<string, any>(done.results.map((r: any) => [r.outputNodeId, r]));
-  assert.deepEqual(by.get('oA'), { promptNodeId: 'A', outputNodeId: 'oA', type: 'code', status: 'completed', code: 'result-of-rt-A-1', costMicros: 0 });
-  assert.deepEqual(by.get('oD'), { promptNodeId: 'D', outputNodeId: 'oD', type: 'code', status: 'completed', code: 'result-of-rt-D-1', costMicros: 0 });
+  assert.deepEqual(by.get('oA'), { promptNodeId: 'A', outputNodeId: 'oA', type: 'code', status: 'completed', code: 'result-of-rt-A-1', costMicros: 0, model: 'peer/coder' });
+  assert.deepEqual(by.get('oD'), { promptNodeId: 'D', outputNodeId: 'oD', type: 'code', status: 'completed', code: 'result-of-rt-D-1', costMicros: 0, model: 'peer/coder' });
   assert.equal(by.get('oB').code, 'result-of-rt-B-2');
   assert.equal(by.get('oC').code, 'result-of-rt-C-1');
   assert.equal(by.get('oB').costMicros, 50);

@@ -82,7 +82,7 @@ test('a diamond runs in dependency order; upstream outputs reach downstream prom
   const by = new Map<string, any>(done.results.map((r: any) => [r.outputNodeId, r]));
   assert.equal(done.results[0].outputNodeId, 'oA');
   assert.equal(done.results[3].outputNodeId, 'oD');
-  assert.deepEqual(by.get('oD'), { promptNodeId: 'pD', outputNodeId: 'oD', type: 'code', status: 'completed', label: 'Final', code: 'result-of-dia-D', costMicros: 50 });
+  assert.deepEqual(by.get('oD'), { promptNodeId: 'pD', outputNodeId: 'oD', type: 'code', status: 'completed', label: 'Final', code: 'result-of-dia-D', costMicros: 50, model: 'peer/coder' });
   const ledger = await runCharges(srv.db.sql, run);
   assert.deepEqual(ledger.map((c) => [c.node_id, c.status, c.settled, c.origin, c.key_id, c.model_id]), [
     ['oA', 'settled', '50', 'workflow', keyId, 'peer/coder'],

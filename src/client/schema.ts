@@ -539,6 +539,8 @@ export interface components {
             error?: string;
             /** @description Billed cost in microdollars (0 when nothing was charged). */
             costMicros?: number;
+            /** @description Completed outputs: the catalog entry that produced the output and was billed — the prompt's model, or one of its fallbacks when its upstream was down. */
+            model?: string;
         };
         WorkflowRunSummary: {
             /**

@@ -35,6 +35,7 @@ export const WorkflowRunResult = v.object({
   code: v.optional(v.pipe(v.string(), v.description('Text of completed code, screen (HTML) and design (SVG) outputs.'))),
   error: v.optional(v.pipe(v.string(), v.description('Set when `status` is `failed`.'))),
   costMicros: v.optional(v.pipe(v.number(), v.integer(), v.description('Billed cost in microdollars (0 when nothing was charged).'))),
+  model: v.optional(v.pipe(v.string(), v.description('Completed outputs: the catalog entry that produced the output and was billed — the prompt\'s model, or one of its fallbacks when its upstream was down.'))),
 });
 
 const Progress = v.pipe(

@@ -142,6 +142,7 @@ async function renderResult(ctx: Context, r: WorkflowRunResultJson): Promise<Wor
   }
   if (r.status === 'failed') out.error = r.error ?? 'output failed';
   out.costMicros = Number(r.costMicros ?? 0);
+  if (r.status === 'completed' && r.model) out.model = r.model;
   return out;
 }
 

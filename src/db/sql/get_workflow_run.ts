@@ -33,6 +33,8 @@ export interface WorkflowRunResultJson {
   code?: string | null;
   error?: string | null;
   costMicros?: number | string | null;
+  /** The catalog entry that produced a completed output (absent before fallbacks existed). */
+  model?: string | null;
 }
 
 export function getWorkflowRun(sql: Queryable, accountId: string, workflowId: string, runId: string) {
