@@ -46,3 +46,19 @@ export async function generationRow(sql: Sql, id: string) {
   const [row] = await sql`select * from kiln_private.generations where id = ${id}`;
   return row;
 }
+
+/** Polls `fn` every `intervalMs` until it returns a truthy value (returned), or fails after `timeoutMs`. */
+export async function until<T>(
+  what: string,
+  fn: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  timeoutMs = 20_000,
+  intervalMs = 20,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

@@ -10,7 +10,7 @@ import readline from 'node:readline';
 import { after, before, test } from 'node:test';
 import { chatReply, startOpenAIPeer, type OpenAIPeer, type PeerRequest } from './_openai-peer.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
-import { charges, generationRow } from './_generations.ts';
+import { charges, generationRow, until } from './_generations.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -47,15 +47,6 @@ async function create(key: string, body: Record<string, unknown>): Promise<strin
 
 const cancel = (key: string | null, id: string) => api(srv.base, key, `/generations/${id}/cancel`, { method: 'POST' });
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false> | T | null | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let worker: Promise<ChildProcess> | null = null;
 /** One `kiln worker` process for the file (the API is this process). */

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { startFalPeer, type FalJob, type FalPeer } from './_fal-peer.ts';
 import { startReplicatePeer, type Prediction, type ReplicatePeer } from './_replicate-peer.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
-import { charges, generationRow, startTestWorker, waitFor } from './_generations.ts';
+import { charges, generationRow, startTestWorker, until, waitFor } from './_generations.ts';
 
 const FAL_KEY = 'fal-secret-key:xyz';
 const REP_KEY = 'r8_replicate_secret';
@@ -44,16 +44,6 @@ const cases: Record<string, Case> = {
 const marker = (s: unknown) => /\[case:([a-z-]+)\]/.exec(String(s))?.[1];
 const falJobs = (name: string): FalJob[] => [...fal.jobs.values()].filter((j) => marker(j.input.prompt) === name);
 const predictions = (name: string): Prediction[] => [...rep.predictions.values()].filter((p) => marker(p.input.prompt) === name);
-
-async function until<T>(what: string, fn: () => T | null | undefined | false | Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 before(async () => {
   fal = await startFalPeer({ key: FAL_KEY });
@@ -204,7 +194,7 @@ for (const [name, provider] of [['fal-cancel', 'fal'], ['rep-cancel', 'replicate
     const seen = await c.final!;
     assert.equal(seen.status, 'processing', JSON.stringify(seen));
     const upstream = () => (provider === 'fal' ? falJobs(name)[0] : predictions(name)[0]);
-    await until('the upstream is polled', () => (provider === 'fal' ? (falJobs(name)[0]?.polls ?? 0) > 1 : (predictions(name)[0]?.polls ?? 0) > 1));
+    await until('the upstream is polled', () => (provider === 'fal' ? (falJobs(name)[0]?.polls ?? 0) > 1 : (predictions(name)[0]?.polls ?? 0) > 1), 15_000);
     const canceledAt = Date.now();
     const res = await api(srv.base, c.key!, `/generations/${c.id}/cancel`, { method: 'POST' });
     assert.equal(res.status, 200, JSON.stringify(res.body));

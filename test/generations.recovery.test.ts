@@ -9,7 +9,7 @@ import readline from 'node:readline';
 import { after, before, test } from 'node:test';
 import { chatReply, startOpenAIPeer, type OpenAIPeer, type PeerReply } from './_openai-peer.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
-import { charges, generationRow, startTestWorker, waitFor } from './_generations.ts';
+import { charges, generationRow, startTestWorker, until, waitFor } from './_generations.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const HEARTBEAT = 1;
@@ -57,16 +57,6 @@ async function create(key: string, body: Record<string, unknown>): Promise<strin
   return res.body.id;
 }
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 test('duplicate jobs for one generation run it once: one image, one settled charge', async () => {
   const { accountId, key } = await newKey();
   const id = await create(key, { type: 'image', prompt: 'duplicated', model: 'local/slow-sketch' });
@@ -81,7 +71,7 @@ test('duplicate jobs for one generation run it once: one image, one settled char
   await until('all jobs finished', async () => {
     const [r] = await srv.db.sql`select count(*)::int as n from graphile_worker._private_jobs where payload->>'id' = ${id}`;
     return r.n === 0;
-  });
+  }, 30_000);
   const row = await generationRow(srv.db.sql, id);
   assert.equal(row.attempts, 1, 'the provider ran once');
   const ledger = await charges(srv.db.sql, id);
@@ -186,7 +176,7 @@ test('a worker killed with SIGKILL mid-generation: a restarted worker finishes i
   const id = await create(key, { type: 'code', prompt: '[case:sigkill] please', model: 'peer/coder' });
 
   const first = await spawnWorker();
-  await until('generation processing in the first worker', async () => (await generationRow(srv.db.sql, id)).status === 'processing' && requestsOf('sigkill') === 1);
+  await until('generation processing in the first worker', async () => (await generationRow(srv.db.sql, id)).status === 'processing' && requestsOf('sigkill') === 1, 30_000);
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { replaceWorkflow } from '../src/workflows/saved.ts';
-import { startTestWorker } from './_generations.ts';
+import { startTestWorker, until } from './_generations.ts';
 import { errorReply, startOpenAIPeer, type OpenAIPeer, type PeerRequest } from './_openai-peer.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
 import { chatAfter, peerModels, runCharges, saveWorkflow, startRun, userText, waitRun } from './_workflows.ts';
@@ -45,15 +45,6 @@ const prompt = (id: string, step: string) => ({ id, kind: 'prompt', output: 'cod
 const out = (id: string) => ({ id, kind: 'output' });
 const e = (from: string, to: string) => ({ from, to });
 
-async function until<T>(what: string, fn: () => T | null | undefined | false | Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const post = (key: string | null, path: string) => api(srv.base, key, path, { method: 'POST' });
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { before, test } from 'node:test';
-import { startTestWorker } from './_generations.ts';
+import { startTestWorker, until } from './_generations.ts';
 import { startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
 import { chatAfter, peerModels, runCharges, saveWorkflow, startRun, userText, waitRun } from './_workflows.ts';
@@ -50,13 +50,6 @@ async function childWorker(): Promise<ChildProcess> {
   return child;
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 test('a worker killed mid-run: the run completes on another worker within seconds and every output is charged once', async (t) => {
   const a = await createAccount(srv.db.sql, { tier: 'pro' });
