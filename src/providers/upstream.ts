@@ -56,7 +56,8 @@ export function withParams(body: Record<string, unknown>, params: unknown, kept:
   if (!params || typeof params !== 'object') return body;
   const out = { ...body };
   for (const [k, v] of Object.entries(params)) {
-    if (kept.has(k)) continue;
+    // An entry written straight through SQL could carry these: never touch the object's prototype.
+    if (kept.has(k) || k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
     if (v === null) delete out[k];
     else out[k] = v;
   }
