@@ -208,3 +208,36 @@ test('a status notice carries the body: waiters and streams answer without readi
     assert.deepEqual(res.body, get.body, 'the carried body is the GET body');
   }
 });
+
+test('a notice without a body after one with a body is read, not answered from the older body', async () => {
+  // Both status changes commit together, so their notices reach the stream back to back before
+  // it wakes: the processing one carries its body, the completion (a 20 KB result) does not.
+  const srv = await startServer();
+  const a = await createAccount(srv.db.sql, { tier: 'pro' });
+  const k = (await createKey(srv.db.sql, a.id)).key;
+  const hub = hubOf(srv.ctx);
+  await hub.ready();
+  const created = await api(srv.base, k, '/generations', { body: { type: 'code', prompt: 'back to back' } });
+  const id = created.body.id as string;
+  let text = '';
+  let first!: () => void;
+  const opened = new Promise<void>((r) => (first = r));
+  const stream = fetch(`${srv.base}/generations/${id}/events`, { headers: { authorization: `Bearer ${k}` }, signal: AbortSignal.timeout(8000) }).then(async (r) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.includes('id: 1\n')) first();
+    }
+    return text;
+  });
+  await opened;
+  const code = 'y'.repeat(20_000);
+  await srv.db.sql.begin(async (tx) => {
+    await tx`update kiln_private.generations set status = 'processing', started_at = now() where id = ${id}`;
+    await tx`select kiln.complete_generation(${id}, ${tx.json({ type: 'code', code, structuredOutput: null })}, 1, null)`;
+  });
+  const events = await stream;
+  const terminal = events.split('\n\n').find((e) => e.includes('id: 3'));
+  assert.ok(terminal, `the stream ended with its terminal event: ${events.slice(0, 300)}`);
+  assert.equal(JSON.parse(terminal.split('\n').find((l) => l.startsWith('data: '))!.slice(6)).result.code, code);
+});

@@ -69,7 +69,8 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
   // Registered before the first read: nothing that happens after it can be missed.
   const off = hub.watch(feed.key, (n) => {
     const carried = n && feed.carried ? feed.carried(n) : undefined;
-    if (carried !== undefined) given = { state: carried };
+    // The newest notice decides: without a body (or a reconnect), the state must be read again.
+    given = carried !== undefined ? { state: carried } : null;
     dirty = true;
     wake?.();
   });

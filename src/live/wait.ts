@@ -65,7 +65,8 @@ export async function waitUntil<T>(ctx: Context, spec: WaitSpec<T>): Promise<{ s
   const off = hub.watch(spec.key, (n) => {
     if (n && spec.relevant && !spec.relevant(n)) return;
     const carried = n && spec.carried ? spec.carried(n) : undefined;
-    if (carried !== undefined) given = { state: carried };
+    // The newest notice decides: without a body (or a reconnect), the state must be read again.
+    given = carried !== undefined ? { state: carried } : null;
     dirty = true;
     wake?.();
   });
