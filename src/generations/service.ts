@@ -96,18 +96,23 @@ async function readEntries(ctx: Context, id: string | null): Promise<CatalogEntr
  * price a generation is reserved at is re-checked in SQL, so staleness never mis-bills.
  */
 async function catalogEntry(ctx: Context, id: string, force = false): Promise<CatalogEntry | null> {
-  let cache = catalogs.get(ctx.sql);
-  if (!cache || Date.now() - cache.at > CATALOG_TTL_MS) {
-    cache = { at: Date.now(), byId: new Map((await readEntries(ctx, null)).map((e) => [e.model.id, e])) };
-    catalogs.set(ctx.sql, cache);
-    force = false;
-  }
+  const { cache, fresh } = await catalogCache(ctx);
+  if (fresh) force = false;
   const hit = cache.byId.get(id);
   if (hit && !force) return hit;
   const [entry] = await readEntries(ctx, id);
   if (entry) cache.byId.set(id, entry);
   else cache.byId.delete(id);
   return entry ?? null;
+}
+
+/** The per-process catalog cache, re-read in full when older than CATALOG_TTL_MS (`fresh`: just now). */
+async function catalogCache(ctx: Context): Promise<{ cache: CatalogCache; fresh: boolean }> {
+  const cache = catalogs.get(ctx.sql);
+  if (cache && Date.now() - cache.at <= CATALOG_TTL_MS) return { cache, fresh: false };
+  const next = { at: Date.now(), byId: new Map((await readEntries(ctx, null)).map((e) => [e.model.id, e])) };
+  catalogs.set(ctx.sql, next);
+  return { cache: next, fresh: true };
 }
 
 // ---------------------------------------------------------------- validation
@@ -187,8 +192,10 @@ export async function prepareGeneration(ctx: Context, input: unknown): Promise<P
     model,
   };
   if (model.fallbacks?.length) {
-    const entries = await Promise.all(model.fallbacks.map((id) => catalogEntry(ctx, id)));
-    const chain = fallbackChain(model, entries.map((e) => e?.model), images.length);
+    // From the cache only (it holds every enabled entry): a disabled or unknown fallback id must
+    // not cost each POST a lookup. A fallback enabled less than CATALOG_TTL_MS ago joins later.
+    const { cache } = await catalogCache(ctx);
+    const chain = fallbackChain(model, model.fallbacks.map((id) => cache.byId.get(id)?.model), images.length);
     if (chain.length) request.fallbacks = chain;
   }
   let reserve: number;
