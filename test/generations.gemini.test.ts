@@ -125,7 +125,7 @@ test('429 with retry-after and 503 then success: retried, completed, charged onc
 test('5xx: retried across job attempts, then failed with a summarised message; reservation released', async () => {
   const done = await cases['server-error']!.final!;
   assert.equal(done.status, 'failed');
-  assert.match(done.error, /^upstream provider returned 500 after 2 attempts/);
+  assert.match(done.error, /^upstream provider returned 500 \(INTERNAL\) after 2 attempts/);
   assert.doesNotMatch(done.error, /internal detail|AIza/);
   assert.equal(requestsOf('server-error').length, 4);
   await released('server-error');

@@ -197,7 +197,8 @@ describe('gemini adapter: text', () => {
     assert.equal(err.code, 'upstream_error');
     assert.equal(err.retryable, true);
     assert.equal(err.status, 500);
-    assert.equal(err.message, 'upstream provider returned 500 after 3 attempts');
+    // Google's reason token (`error.status`), never its message; the HTTP status echoed in `error.code` is not repeated.
+    assert.equal(err.message, 'upstream provider returned 500 (INTERNAL) after 3 attempts');
     assert.equal(peer.requests.length, 3);
   });
 
@@ -206,13 +207,13 @@ describe('gemini adapter: text', () => {
     const bad = await rejection(provider().generateText(textReq()));
     assert.equal(bad.code, 'rejected');
     assert.equal(bad.retryable, false);
-    assert.equal(bad.message, 'upstream provider returned 400');
-    assert.equal((await rejection(provider().generateText(textReq()))).message, 'upstream provider returned 404');
+    assert.equal(bad.message, 'upstream provider returned 400 (INVALID_ARGUMENT)');
+    assert.equal((await rejection(provider().generateText(textReq()))).message, 'upstream provider returned 404 (NOT_FOUND)');
     const noKey = await rejection(provider({ env: {} }).generateText(textReq()));
     assert.equal(peer.requests[2]!.headers['x-goog-api-key'], undefined);
-    assert.equal(noKey.message, 'upstream provider returned 403');
+    assert.equal(noKey.message, 'upstream provider returned 403 (PERMISSION_DENIED)');
     const wrongKey = await rejection(provider({ env: { KILN_TEST_GEMINI_KEY: 'AIzaWrong' } }).generateText(textReq()));
-    assert.equal(wrongKey.message, 'upstream provider returned 400');
+    assert.equal(wrongKey.message, 'upstream provider returned 400 (INVALID_ARGUMENT)');
     assert.equal(peer.requests.length, 4);
   });
 

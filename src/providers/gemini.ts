@@ -8,7 +8,7 @@ import { stripCodeFences } from './fences.ts';
 import { postJson } from './http.ts';
 import { decodeBase64Image, toImageOutput } from './images.ts';
 import { imagePrompt, systemPrompt, userPrompt } from './prompts.ts';
-import { outputKind, ProviderError, type ImageInputData, type ImageOutput, type ImageRequest, type Provider, type TextOutput, type TextRequest } from './types.ts';
+import { outputKind, type ImageInputData, type ImageOutput, type ImageRequest, type Provider, type TextOutput, type TextRequest } from './types.ts';
 import { authHeaders, badResponse, baseUrl, misconfigured, nonNegInt, rejected, responseId, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
@@ -74,27 +74,12 @@ function answerParts(json: unknown): { parts: Part[]; finish: unknown } {
   return { parts: Array.isArray(parts) ? parts.filter((p) => p && typeof p === 'object' && p.thought !== true) : [], finish };
 }
 
-/**
- * http.ts names `error.code`, which Gemini sets to the HTTP status itself: "returned 400 (400)"
- * says nothing twice, so the echo is dropped.
- */
-async function call(...args: Parameters<typeof postJson>): ReturnType<typeof postJson> {
-  try {
-    return await postJson(...args);
-  } catch (err) {
-    if (!(err instanceof ProviderError) || err.status === undefined || !err.message.includes(` (${err.status})`)) throw err;
-    throw new ProviderError(err.message.replace(` (${err.status})`, ''), {
-      code: err.code, retryable: err.retryable, status: err.status, retryAfterMs: err.retryAfterMs, cause: err,
-    });
-  }
-}
-
 export function createGeminiProvider(options: AdapterOptions = {}): Provider {
   const authOf = authHeaders(options, 'x-goog-api-key');
 
   function request(model: CatalogModel, body: Record<string, unknown>, signal: AbortSignal) {
     const name = upstreamModel(model).replace(/^models\//, '');
-    return call(
+    return postJson(
       {
         url: `${baseUrl(model, DEFAULT_BASE_URL)}/models/${encodeURIComponent(name)}:generateContent`,
         headers: { 'content-type': 'application/json', accept: 'application/json', ...authOf(model) },

@@ -60,11 +60,14 @@ function requestId(v: string | null): string | null {
  * Only machine-readable error categories survive; free text may echo secrets or prompts: OpenAI's
  * `error.type`/`error.code`, fal's request-error `error_type` and model-error `detail[0].type`.
  */
-function errorDetail(body: string): { detail: string; code: string | null } {
+function errorDetail(body: string, status: number): { detail: string; code: string | null } {
   try {
-    const parsed = JSON.parse(body) as { error?: { type?: unknown; code?: unknown }; error_type?: unknown; detail?: unknown };
+    const parsed = JSON.parse(body) as { error?: { type?: unknown; code?: unknown; status?: unknown }; error_type?: unknown; detail?: unknown };
     const e = parsed?.error;
-    const type = errorToken(e?.type), code = errorToken(e?.code);
+    // Google's APIs put the HTTP status itself in `error.code` and their reason in `error.status`.
+    const rawCode = errorToken(e?.code);
+    const code = rawCode === String(status) ? null : rawCode;
+    const type = errorToken(e?.type) ?? errorToken(e?.status);
     const falType = errorToken(parsed?.error_type);
     const first = Array.isArray(parsed?.detail) ? (parsed.detail[0] as { type?: unknown } | undefined) : undefined;
     const detailType = typeof first === 'object' && first !== null ? errorToken(first.type) : null;
@@ -99,7 +102,7 @@ export async function readCapped(res: Response, cap: number): Promise<Buffer> {
 }
 
 function statusError(status: number, body: string, headers: Headers): ProviderError {
-  const { detail, code } = errorDetail(body);
+  const { detail, code } = errorDetail(body, status);
   const message = `upstream provider returned ${status}${detail}`;
   if (status === 429 && code !== 'insufficient_quota') {
     return new ProviderError(message, { code: 'rate_limited', retryable: true, status, retryAfterMs: parseRetryAfter(headers) });
