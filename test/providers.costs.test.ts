@@ -25,6 +25,18 @@ function model(over: Partial<CatalogModel> = {}): CatalogModel {
 }
 
 describe('costs', () => {
+  it('prices run time exactly: reserved at maxSeconds, settled per started millisecond, capped', () => {
+    const m = model({ category: 'image', provider: 'replicate', cost: { micros_per_second: 1000 }, markup: 1, upstream: { maxSeconds: 20 } });
+    assert.equal(reserveMicros(m, { type: 'image' }), 20_000);
+    // 2.007 s is 2,007 ms: float maths (2.007 * 1000 = 2007.0000000000002) would bill 2,008.
+    assert.equal(actualMicros(m, { seconds: 2.007 }), 2007);
+    assert.equal(actualMicros(m, { seconds: 2.0071 }), 2008);
+    assert.equal(actualMicros(m, { seconds: 0 }), 0);
+    assert.equal(actualMicros(model({ ...m, cost: { micros_per_second: 975 }, markup: 1.25 }), { seconds: 2.345 }), 2858); // 2.345 × 975 × 1.25 = 2857.97 → 2858
+    assert.equal(actualMicros(m, { seconds: 60 }, 20_000), 20_000);
+    assert.equal(reserveMicros(model({ ...m, upstream: null }), { type: 'image' }), 300_000, 'default maxSeconds 300');
+  });
+
   it('prices images as per-image cost × markup, rounded up', () => {
     const m = model({ category: 'image', cost: { micros_per_image: 40_000 }, markup: 1.25 });
     assert.equal(reserveMicros(m, { type: 'image' }), 50_000);

@@ -73,7 +73,9 @@ function tokenAmount(model: CatalogModel, inputTokens: number, outputTokens: num
 
 /** price per second × seconds, both exact decimals (seconds rounded up to the millisecond). */
 function secondsAmount(model: CatalogModel, seconds: number): bigint {
-  const ms = BigInt(Math.ceil(Math.max(0, seconds) * 1000));
+  // Exact: 2.007 s is 2,007 ms (Math.ceil(2.007 * 1000) would be 2,008).
+  const perMs = 10n ** BigInt(SCALE - 3);
+  const ms = (scaled(Math.max(0, seconds), 'seconds') + perMs - 1n) / perMs;
   const price = scaled(model.cost?.micros_per_second ?? 0, 'price per second');
   return (ms * price + 999n) / 1000n;
 }

@@ -22,7 +22,7 @@ import {
   type TextRequest,
   type TokenUsage,
 } from './types.ts';
-import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, nonNegInt, rejected, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
+import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, nonNegInt, rejected, responseId, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -152,7 +152,7 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
       return {
         text: stripCodeFences(choice.text, kind),
         usage,
-        providerRequestId: requestId ?? (typeof id === 'string' ? id.slice(0, 128) : null),
+        providerRequestId: requestId ?? responseId(id),
       };
     },
 
