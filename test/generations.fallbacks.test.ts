@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { chatReply, errorReply, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+import { inputTokenBound } from '../src/providers/index.ts';
 import { charges, startTestWorker, waitFor } from './_generations.ts';
 import { saveWorkflow, waitRun } from './_workflows.ts';
 
@@ -91,7 +92,10 @@ test('a chain whose first upstream is down falls back and bills the second; the 
   // Reservation: max(primary: input + 1000 out at 1/1, backup: 2·input + 500·5) — the backup's.
   const [{ request }] = await srv.db.sql`select request from kiln_private.generations where id = ${id}`;
   assert.equal(request.fallbacks.map((m: { id: string }) => m.id).join(','), 'chain/backup');
-  assert.ok(Number(c!.reserved) >= 2500, `reserved ${c!.reserved}`);
+  // Both entries bound the same input (same prompt, neither takes images), markup 1.
+  const input = inputTokenBound(request.model, { type: 'code', prompt: request.prompt, targetLanguage: request.targetLanguage, textInputs: request.textInputs });
+  assert.ok(2 * input + 2500 > input + 1000);
+  assert.equal(Number(c!.reserved), 2 * input + 500 * 5);
   assert.equal(done.result.costMicros, 120);
 });
 
@@ -115,7 +119,11 @@ test('a workflow output falls back the same way: priced over the chain at run ti
     from kiln_private.charges c join kiln_private.generations g on g.id = c.generation_id where g.run_id = ${started.body.id}`;
   assert.equal(c!.model_id, 'chain/backup');
   assert.equal(c!.settled, 10 * 2 + 20 * 5);
-  assert.ok(c!.reserved >= 2500, `reserved ${c!.reserved}: the backup's worst case`);
+  // A run output stores its spec; its text inputs are the nodes feeding the prompt.
+  const [{ spec }] = await srv.db.sql`select g.request as spec from kiln_private.generations g where g.run_id = ${started.body.id}`;
+  const textInputs = spec.inputs.filter((i: { kind: string }) => i.kind === 'text').map((i: { content: string; label: string }) => ({ content: i.content, label: i.label }));
+  const input = inputTokenBound(spec.model, { type: 'code', prompt: spec.prompt, targetLanguage: spec.targetLanguage, textInputs });
+  assert.equal(c!.reserved, 2 * input + 500 * 5, 'the backup\'s worst case, priced when the output started');
   assert.equal(run.results[0].costMicros, 120);
 });
 

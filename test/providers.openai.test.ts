@@ -8,7 +8,7 @@ import sharp from 'sharp';
 import * as v from 'valibot';
 import type { CatalogModel } from '../src/billing/catalog.ts';
 import { ModelEntry } from '../src/cli/model-entry.ts';
-import { createOpenAIProvider, type AdapterOptions, type TextRequest, type ImageRequest } from '../src/providers/index.ts';
+import { createOpenAIProvider, generateCode, ProviderError, type AdapterOptions, type TextRequest, type ImageRequest } from '../src/providers/index.ts';
 import { openaiFamily } from '../src/providers/openai-family.ts';
 import { chatReply, errorReply, imageReply, png, REASONING_TOKENS, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { providerError, textRequest } from './_adapter.ts';
@@ -83,6 +83,13 @@ describe('openai adapter: text', () => {
     assert.match(parts[0].text, /--- Brief ---\nBrand: Kiln/);
     assert.equal(parts[1].type, 'image_url');
     assert.equal(parts[1].image_url.url, `data:image/png;base64,${img.toString('base64')}`);
+  });
+
+  it('an answer that is only a code fence is no content: refused through generateCode, whatever the adapter', async () => {
+    peer.script([chatReply('```tsx\n```'), chatReply('```tsx\n```')]);
+    assert.equal((await provider().generateText(textReq({ targetLanguage: 'tsx' }))).text, '', 'the adapter strips it to nothing');
+    await assert.rejects(generateCode(provider(), textReq({ targetLanguage: 'tsx' })), (err: unknown) =>
+      err instanceof ProviderError && err.code === 'rejected' && !err.retryable && /no content/.test(err.message));
   });
 
   it('omits the Authorization header when the key variable is unset and images for text-only models', async () => {

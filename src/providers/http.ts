@@ -58,7 +58,8 @@ function requestId(v: string | null): string | null {
 
 /**
  * Only machine-readable error categories survive; free text may echo secrets or prompts: OpenAI's
- * `error.type`/`error.code`, fal's request-error `error_type` and model-error `detail[0].type`.
+ * and Anthropic's `error.type`/`error.code`, Google's `error.status` (its `error.code` only repeats
+ * the HTTP status and is dropped), fal's request-error `error_type` and model-error `detail[0].type`.
  */
 function errorDetail(body: string, status: number): { detail: string; code: string | null } {
   try {

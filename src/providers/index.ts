@@ -60,8 +60,12 @@ export function acceptsImageUrls(model: CatalogModel, type: 'image' | 'code'): b
 }
 
 /** generateText plus the output-kind rules that need a check (GLSL: validate, repair once). */
-export function generateCode(provider: Provider, req: TextRequest): Promise<TextOutput> {
-  return outputKind(req) === 'glsl' ? generateGlsl(provider, req) : provider.generateText(req);
+export async function generateCode(provider: Provider, req: TextRequest): Promise<TextOutput> {
+  const out = await (outputKind(req) === 'glsl' ? generateGlsl(provider, req) : provider.generateText(req));
+  // Adapters refuse an empty answer, but one that was only a code fence ("```tsx\n```") is empty
+  // once the fences are stripped: never deliver (and charge for) nothing, whatever the adapter.
+  if (out.text.trim() === '') throw new ProviderError('upstream model returned no content', { code: 'rejected', retryable: false, usage: out.usage });
+  return out;
 }
 
 /** CodeResult.structuredOutput: the parsed value when the text is JSON, else null. */
