@@ -1851,6 +1851,17 @@ end;
 $function$;
 comment on function kiln.release_charge(uuid) is 'Releases a reservation without charging (failed output). Idempotent; a settled charge stays settled.';
 
+CREATE OR REPLACE FUNCTION kiln.release_upstream_trial(p_model_id text)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  update kiln_private.upstream_health set trial_until = null, updated_at = now()
+  where model_id = p_model_id and trial_until is not null;
+$function$;
+comment on function kiln.release_upstream_trial(text) is 'Gives back the trial lease of a catalog entry''s upstream when the trial call ended without telling whether the upstream works (canceled, shut down, an input error): the next claimer gets the trial.';
+
 CREATE OR REPLACE FUNCTION kiln.remove_workspace_member(p_workspace_id uuid, p_account_id uuid)
  RETURNS kiln_private.workspace_members
  LANGUAGE plpgsql

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { chatReply, errorReply, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { inputTokenBound } from '../src/providers/index.ts';
-import { charges, startTestWorker, waitFor } from './_generations.ts';
+import { charges, startTestWorker, until, waitFor } from './_generations.ts';
 import { saveWorkflow, waitRun } from './_workflows.ts';
 
 let srv: TestServer;
@@ -18,7 +18,7 @@ let backup: OpenAIPeer;
 let key: string;
 let accountId: string;
 /** What the primary peer answers: flipped by the tests. */
-let primaryMode: 'down' | 'ok' | 'content-error' = 'down';
+let primaryMode: 'down' | 'ok' | 'content-error' | 'hang' = 'down';
 
 const SKIP_SECONDS = 2;
 
@@ -28,6 +28,7 @@ before(async () => {
   primary.script(() => {
     if (primaryMode === 'ok') return chatReply('from the primary', { prompt_tokens: 10, completion_tokens: 10 });
     if (primaryMode === 'content-error') return errorReply(400, 'invalid_request_error', 'content_policy_violation');
+    if (primaryMode === 'hang') return { hang: true };
     return errorReply(503, 'server_error', null, 'overloaded');
   });
   backup.script(() => chatReply('from the backup', { prompt_tokens: 10, completion_tokens: 20 }));
@@ -194,6 +195,25 @@ test('a failed trial skips the upstream for another window; concurrent claimers 
   assert.match(h.last_error, /timed out/);
   // A success resets it (what a later successful trial does).
   await sql`select kiln.record_upstream(${id}, true, null, 5, 30)`;
+  assert.equal((await health()).state, 'healthy');
+});
+
+test('a trial call that is canceled gives its lease back: the next job gets the trial at once', async () => {
+  const sql = srv.db.sql;
+  for (let i = 0; i < 5; i++) await sql`select kiln.record_upstream('chain/primary', false, 'upstream provider returned 503', 5, 1)`;
+  await new Promise((r) => setTimeout(r, 1100));
+  primaryMode = 'hang';
+  const before = primary.requests.length;
+  const res = await api(srv.base, key, '/generations', { method: 'POST', body: { type: 'code', model: 'chain/primary', prompt: '[fb-7] the trial hangs' } });
+  assert.equal(res.status, 202);
+  await until('the trial call reaches the primary', () => primary.requests.length > before);
+  assert.equal((await health()).state, 'trial');
+  const canceled = await api(srv.base, key, `/generations/${res.body.id}/cancel`, { method: 'POST' });
+  assert.equal(canceled.status, 200);
+  await until('the trial lease is given back', async () => (await health()).state === 'awaiting_trial', 5000);
+  primaryMode = 'ok';
+  const next = await generate('[fb-8] the next trial');
+  assert.equal(next.done.result.model, 'chain/primary');
   assert.equal((await health()).state, 'healthy');
 });
 

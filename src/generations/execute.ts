@@ -23,6 +23,7 @@ import {
 import type { CatalogModel } from '../billing/catalog.ts';
 import { claimUpstream } from '../db/sql/claim_upstream.ts';
 import { recordUpstream } from '../db/sql/record_upstream.ts';
+import { releaseUpstreamTrial } from '../db/sql/release_upstream_trial.ts';
 import { errorFields } from '../log.ts';
 import type { ImageFormat } from '../storage/store.ts';
 import type { StoredRequest } from './service.ts';
@@ -78,24 +79,34 @@ export async function executeRequest(ctx: Context, req: StoredRequest, opts: { s
     const model = chain[i]!;
     const last = i === chain.length - 1;
     const watched = model.provider !== 'local';
+    let trial = false;
     if (watched && !last) {
       const [{ verdict }] = await claimUpstream(ctx.sql, model.id, Math.ceil(ctx.config.generationTimeoutMs / 1000));
       if (verdict === 'skip') {
         ctx.log.debug('upstream skipped for its fallback', { model: model.id, fallback: chain[i + 1]!.id });
         continue;
       }
+      trial = verdict === 'trial';
     }
+    let noted = false;
+    const note = async (ok: boolean, error: string | null) => {
+      noted = true;
+      await noteUpstream(ctx, model.id, ok, error);
+    };
     try {
       const maxTokens = i === 0 ? req.maxTokens : maxTokensFor(model);
       const out = await executeWith(ctx, req, model, await imagesFor(model), maxTokens, opts);
-      if (watched) await noteUpstream(ctx, model.id, true, null);
+      if (watched) await note(true, null);
       return out;
     } catch (err) {
       if (opts.signal.aborted || !(err instanceof ProviderError)) throw err;
-      if (watched && UPSTREAM_DOWN.has(err.code)) await noteUpstream(ctx, model.id, false, err.message);
-      else if (watched && UPSTREAM_ANSWERED.has(err.code)) await noteUpstream(ctx, model.id, true, null);
+      if (watched && UPSTREAM_DOWN.has(err.code)) await note(false, err.message);
+      else if (watched && UPSTREAM_ANSWERED.has(err.code)) await note(true, null);
       if (last || !UPSTREAM_DOWN.has(err.code)) throw err;
       ctx.log.info('upstream failed; trying the fallback', { model: model.id, fallback: chain[i + 1]!.id, error: err.message });
+    } finally {
+      // A trial that told nothing (canceled, shut down, an input error) must not hold its lease.
+      if (trial && !noted) await releaseUpstreamTrial(ctx.sql, model.id).catch((e) => ctx.log.warn('could not release an upstream trial', { model: model.id, ...errorFields(e) }));
     }
   }
 }
