@@ -38,6 +38,9 @@ before(async () => {
   };
 });
 
+/** A bound for a call that waits on the worker: a stalled one fails the test instead of hanging the suite. */
+const bound = () => AbortSignal.timeout(60_000);
+
 /** A client whose requests are recorded (method and path), against the server or `baseUrl`. */
 function client(opts: Partial<KilnClientOptions> = {}) {
   const sent: string[] = [];
@@ -137,6 +140,23 @@ test('generations: create (202 body, automatic Idempotency-Key), get, cancel; us
   const two = await c.generations.create({ ...CODE, prompt: 'keyed' }, { idempotencyKey: 'client-test-1' });
   assert.equal(two.id, one.id);
   assert.equal(await generationsOf(account.id), before + 1);
+});
+
+test('without crypto.randomUUID (a plain-http page is no secure context): create still sends a fresh v4 Idempotency-Key', async (t) => {
+  // An own property shadows Crypto.prototype.randomUUID for this test only.
+  Object.defineProperty(globalThis.crypto, 'randomUUID', { value: undefined, configurable: true });
+  t.after(() => { delete (globalThis.crypto as { randomUUID?: unknown }).randomUUID; });
+  assert.equal(typeof globalThis.crypto.randomUUID, 'undefined');
+  const keys: Array<string | null> = [];
+  const c = createKilnClient({ baseUrl: srv.origin, apiKey: account.key, fetch: (r) => { keys.push(r.headers.get('idempotency-key')); return fetch(r); } });
+  const one = await c.generations.create({ ...CODE, prompt: 'no secure context' });
+  const two = await c.generations.create({ ...CODE, prompt: 'no secure context' });
+  assert.notEqual(two.id, one.id);
+  assert.equal(keys.length, 2);
+  for (const k of keys) assert.match(k ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notEqual(keys[0], keys[1]);
+  await c.generations.cancel(one.id);
+  await c.generations.cancel(two.id);
 });
 
 test('workflows and runs: list, start, get, list runs, cancel, retry', async () => {
@@ -302,14 +322,14 @@ test('run(): the settled generation through Prefer: wait (a few long requests, n
   await startTestWorker(srv);
   const c = client();
   const seen: string[] = [];
-  const done = await c.generations.run(CODE, { onStatus: (g) => seen.push(g.status) });
+  const done = await c.generations.run(CODE, { onStatus: (g) => seen.push(g.status), signal: bound() });
   assert.equal(done.status, 'completed');
   assert.equal(done.result?.type, 'code');
   assert.equal(seen.at(-1), 'completed');
   assert.ok(c.sent.length <= 3, c.sent.join(', '));
   assert.equal(c.sent[0], 'POST /generations');
 
-  const image = await c.generations.run({ type: 'image', prompt: 'A red square', aspectRatio: '1:1' });
+  const image = await c.generations.run({ type: 'image', prompt: 'A red square', aspectRatio: '1:1' }, { signal: bound() });
   assert.equal(image.status, 'completed');
   assert.ok(image.result?.type === 'image' && image.result.url);
   const converted = await c.transforms.create({ source: image.result.url, op: 'convert', options: { format: 'webp' } });

@@ -41,6 +41,9 @@ before(async () => {
 });
 
 /** A client whose requests are recorded: path and Last-Event-ID. */
+/** A bound for a call that waits on the worker: a stalled one fails the test instead of hanging the suite. */
+const bound = () => AbortSignal.timeout(60_000);
+
 function client() {
   const sent: Array<{ method: string; path: string; lastEventId: string | null }> = [];
   const c = createKilnClient({
@@ -77,7 +80,7 @@ test('runs.watch(): the API process killed mid-run and restarted — resumed wit
   const events: RunEvent[] = [];
   let killedAfter: string | null = null;
   let restarted: Promise<Spawned> | null = null;
-  for await (const e of c.runs.watch(wf, started.id)) {
+  for await (const e of c.runs.watch(wf, started.id, { signal: bound() })) {
     events.push(e);
     if (e.event === 'output' && !restarted) {
       killedAfter = e.id;
@@ -117,7 +120,7 @@ test('runs.watch(): the API process killed mid-run and restarted — resumed wit
 test('generations.run() and generations.watch() across processes; a graceful API restart mid-job is resumed; lastEventId skips what was seen', async () => {
   const c = client();
   const statuses: string[] = [];
-  const done = await c.generations.run({ type: 'code', prompt: 'A pricing card', model: 'local/step-coder' }, { onStatus: (g) => statuses.push(g.status) });
+  const done = await c.generations.run({ type: 'code', prompt: 'A pricing card', model: 'local/step-coder' }, { onStatus: (g) => statuses.push(g.status), signal: bound() });
   assert.equal(done.status, 'completed');
   assert.equal(done.result?.type, 'code');
   // The POST itself waits (Prefer: wait), so the first status seen may already be the last.
@@ -128,7 +131,7 @@ test('generations.run() and generations.watch() across processes; a graceful API
   const accepted = await c.generations.create({ type: 'code', prompt: 'slow', model: 'local/slow-coder' });
   const events: GenerationEvent[] = [];
   let restarted: Promise<Spawned> | null = null;
-  for await (const e of c.generations.watch(accepted.id)) {
+  for await (const e of c.generations.watch(accepted.id, { signal: bound() })) {
     events.push(e);
     if (e.data.status === 'processing' && !restarted) {
       // SIGTERM: the API ends its streams cleanly (no terminal event yet) and exits.
@@ -147,7 +150,7 @@ test('generations.run() and generations.watch() across processes; a graceful API
   assert.deepEqual(events.at(-1)!.data, get.body);
 
   const rest: GenerationEvent[] = [];
-  for await (const e of c.generations.watch(accepted.id, { lastEventId: '1' })) rest.push(e);
+  for await (const e of c.generations.watch(accepted.id, { lastEventId: '1', signal: bound() })) rest.push(e);
   assert.deepEqual(rest.map((e) => e.id), ['3']);
 });
 

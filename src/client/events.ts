@@ -30,9 +30,15 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>, onByte
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) return; // an unterminated last event is dropped, as the standard says
-      onBytes?.();
-      buf += decoder.decode(value, { stream: true });
+      if (done) {
+        // An unterminated last event is dropped, as the standard says; but a CR held back below
+        // as a possible first half of a CRLF did end its line.
+        if (!buf.endsWith('\r')) return;
+        buf += '\n';
+      } else {
+        onBytes?.();
+        buf += decoder.decode(value, { stream: true });
+      }
       for (;;) {
         const m = /\r\n|\r|\n/.exec(buf);
         // A CR at the very end may be the first half of a CRLF split across chunks: wait for more.
@@ -54,6 +60,7 @@ export async function* parseEventStream(body: ReadableStream<Uint8Array>, onByte
         else if (field === 'event') event = value;
         else if (field === 'id' && !value.includes('\0')) lastId = value;
       }
+      if (done) return;
     }
   } finally {
     // Ending early (a terminal event, an abort, a broken connection) releases the connection.
@@ -106,8 +113,10 @@ export async function* follow<E extends Followed>(spec: {
       idle = setTimeout(() => conn.abort(new Error(`no data for ${idleTimeoutMs} ms`)), idleTimeoutMs);
     };
     try {
-      alive();
+      // The silence clock starts once the stream is open: opening may rightly wait longer (a 429
+      // rate_limited's retry-after, up to maxRetryAfterSeconds, inside the retrying fetch).
       const body = await spec.open(last, conn.signal);
+      alive();
       for await (const message of parseEventStream(body, alive)) {
         const e = parsed(spec.toEvent, message);
         if (message.id !== null) last = message.id;

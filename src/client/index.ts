@@ -91,6 +91,20 @@ export function apiRoot(baseUrl: string): string {
   return url + API_PREFIX;
 }
 
+/**
+ * A v4 UUID. `crypto.randomUUID` exists only in secure contexts (https, localhost): a page served
+ * over plain http on a LAN has `getRandomValues` alone, so the UUID is built from it there.
+ */
+function newKey(): string {
+  const c = globalThis.crypto;
+  if (typeof c.randomUUID === 'function') return c.randomUUID();
+  const b = c.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40; // version 4
+  b[8] = (b[8]! & 0x3f) | 0x80; // RFC 4122 variant
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 export function createKilnClient(options: KilnClientOptions) {
   if (!options.baseUrl) throw new TypeError('createKilnClient: baseUrl is required');
   if (!options.apiKey) throw new TypeError('createKilnClient: apiKey is required');
@@ -117,7 +131,6 @@ export function createKilnClient(options: KilnClientOptions) {
   }
   const resume = (lastEventId: string | null) => (lastEventId === null ? {} : { 'Last-Event-ID': lastEventId });
   const eventStreamHeaders = { accept: 'text/event-stream' };
-  const newKey = () => globalThis.crypto.randomUUID();
 
   const generations = {
     /** POST /generations: the 202 body — or, with `wait`, the settled generation when it settled in time. */
