@@ -28,9 +28,19 @@ export interface RunningCli {
   done: Promise<CliResult>;
 }
 
+export interface CliOptions {
+  cwd?: string;
+  timeoutMs?: number;
+  /** `ulimit -f`: files the command writes fail (EFBIG) past this many 512-byte blocks. */
+  fileBlocks?: number;
+}
+
 /** Starts `kiln ARGS` with `env` (no terminal: stdin ignored, stdout and stderr piped). */
-export function startCli(args: string[], env: Record<string, string>, opts: { cwd?: string; timeoutMs?: number } = {}): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], {
+export function startCli(args: string[], env: Record<string, string>, opts: CliOptions = {}): RunningCli {
+  const [file, argv] = opts.fileBlocks === undefined
+    ? [process.execPath, [BIN, ...args]]
+    : ['/bin/sh', ['-c', `ulimit -f ${opts.fileBlocks} && exec "$@"`, 'sh', process.execPath, BIN, ...args]];
+  const child = spawn(file, argv, {
     cwd: opts.cwd,
     env: { ...process.env, KILN_LOG: 'silent', NO_COLOR: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -56,7 +66,8 @@ export function startCli(args: string[], env: Record<string, string>, opts: { cw
     async line(pred, timeoutMs = 20_000) {
       const end = Date.now() + timeoutMs;
       for (;;) {
-        const hit = out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find(pred);
+        // Complete lines only: a chunk may end mid-line.
+        const hit = out.slice(0, out.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l)).find(pred);
         if (hit) return hit;
         if (child.exitCode !== null || Date.now() > end) throw new Error(`no matching line; stdout: ${out}\nstderr: ${err}`);
         await Promise.race([new Promise<void>((r) => waiters.push(r)), new Promise((r) => setTimeout(r, 200))]);
@@ -65,7 +76,7 @@ export function startCli(args: string[], env: Record<string, string>, opts: { cw
   };
 }
 
-export function cli(args: string[], env: Record<string, string>, opts: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function cli(args: string[], env: Record<string, string>, opts: CliOptions = {}): Promise<CliResult> {
   return startCli(args, env, opts).done;
 }
 

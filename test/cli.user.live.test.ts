@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { before, test } from 'node:test';
+import { LiveBlock } from '../src/cli/user/live.ts';
 import { cliOnTty, finalScreen, startCli, tempDir } from './_cli.ts';
 import { charges, startTestWorker } from './_generations.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
@@ -26,6 +28,28 @@ before(async () => {
   const a = await createAccount(srv.db.sql, { tier: 'pro' });
   accountId = a.id;
   env = { KILN_URL: srv.origin, KILN_API_KEY: (await createKey(srv.db.sql, a.id)).key };
+});
+
+test('LiveBlock: a block taller than the terminal is drawn as rows − 1 lines, the last "+N more"; cursor-up never exceeds them', () => {
+  let written = '';
+  const out = Object.assign(new PassThrough(), { columns: 80, rows: 6 }) as unknown as NodeJS.WriteStream;
+  out.write = ((chunk: string) => { written += chunk; return true; }) as typeof out.write;
+  const lines = Array.from({ length: 12 }, (_, i) => `output ${i + 1}`);
+  const block = new LiveBlock(out, () => lines, 1_000_000);
+  block.draw();
+  block.draw();
+  const draws = written.replace(/\x1b\[\?25[lh]/g, '').split(/(?=\x1b\[\d+A)/);
+  assert.equal(draws.length, 3);
+  for (const d of draws) {
+    assert.equal(d.match(/\n/g)?.length, 5, JSON.stringify(d));
+    assert.match(d, /output 4\n\r\x1b\[2K.*\+8 more.*\n$/);
+    const up = /^\x1b\[(\d+)A/.exec(d);
+    if (up) assert.equal(Number(up[1]), 5);
+  }
+  written = '';
+  block.close();
+  // The last drawing is never redrawn: shown whole.
+  assert.match(written, /output 12\n/);
 });
 
 test('on a terminal: one live line redrawn in place; the final screen shows the settled status, the cost and the file', async () => {

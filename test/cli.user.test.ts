@@ -119,6 +119,19 @@ test('exit codes 2 (arguments), 3 (auth), 4 (quota, payment), 5 (job failed), 6 
   assert.equal(n.n, 0);
 });
 
+test('writing the file itself fails (EFBIG half-way, under ulimit -f): exit 1, an error line, no partial or temporary file', async () => {
+  const dir = tempDir();
+  const out = path.join(dir, 'big.png');
+  // 2 blocks = 1 KiB, less than any PNG: the temporary file is cut short by the write that fails.
+  // tsx's cache is off so that only the result is written.
+  const r = await cli(['generate', 'image', '--prompt', 'A large fox', '--aspect', '16:9', '--out', out], { ...env, TSX_DISABLE_CACHE: '1' }, { fileBlocks: 2 });
+  assert.equal(r.code, 1, r.stderr);
+  assert.match(r.stderr, /EFBIG|file too large/i);
+  const last = r.lines.at(-1);
+  assert.equal(last.event, 'error');
+  assert.deepEqual(entries(dir), [], 'no output file, no temporary file');
+});
+
 test('run WORKFLOW_ID: started; --watch: status, output + progress per output, then the results and total cost', async () => {
   const graph = {
     nodes: [

@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { KilnError } from '../../client/index.ts';
+import { KilnError } from '../../client/errors.ts';
+import { retryingFetch } from '../../client/retry.ts';
 
 /** Writes `data` to `file` all at once or not at all; returns the absolute path. */
 export async function writeAtomically(file: string, data: string | Uint8Array): Promise<string> {
@@ -30,24 +31,18 @@ export async function targetPath(out: string | undefined, defaultName: string): 
   return stat?.isDirectory() ? path.resolve(out, defaultName) : path.resolve(out);
 }
 
-/** The bytes behind a result URL (a signed or public URL of the service's store). */
+/**
+ * The bytes behind a result URL (a signed or public URL of the service's store), through the
+ * client's retrying fetch: a 503 or no answer retried (abortably, nothing after the last
+ * attempt), and an error answer typed by its envelope as every other call's is.
+ */
 export async function download(url: string, signal?: AbortSignal): Promise<Uint8Array> {
-  let lastError: unknown;
-  // A short retry of its own: the file route answers from the same service the client retries.
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    try {
-      const res = await fetch(url, { signal });
-      if (res.ok) return new Uint8Array(await res.arrayBuffer());
-      lastError = new KilnError({ status: res.status, type: res.status === 503 ? 'server_error' : 'not_found', message: `downloading the result answered ${res.status}`, requestId: res.headers.get('x-request-id') });
-      if (res.status !== 503) break;
-    } catch (e) {
-      signal?.throwIfAborted();
-      lastError = new KilnError({ status: 0, type: 'network_error', message: `downloading the result failed: ${(e as Error).message}`, cause: e });
-    }
-    await new Promise((r) => setTimeout(r, 200 * attempt));
-  }
-  throw lastError;
+  const res = await fetchResult(new Request(url, { signal }));
+  if (!res.ok) throw KilnError.from(res, await res.json().catch(() => null));
+  return new Uint8Array(await res.arrayBuffer());
 }
+
+const fetchResult = retryingFetch((request) => fetch(request), { maxAttempts: 3 });
 
 const IMAGE_EXT: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/avif': 'avif', 'image/gif': 'gif', 'image/svg+xml': 'svg' };
 const CODE_EXT: Record<string, string> = {

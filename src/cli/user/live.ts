@@ -41,7 +41,15 @@ export class LiveBlock {
     const width = Math.max(20, (this.out.columns || 80) - 1);
     // Lines longer than the terminal would wrap and break the cursor arithmetic of the next
     // redraw: cut them. The last drawing is never redrawn, so it is shown whole.
-    const lines = this.render(FRAMES[this.frame]!).map((l) => (final ? l : truncate(l, width)));
+    let lines = this.render(FRAMES[this.frame]!).map((l) => (final ? l : truncate(l, width)));
+    // So are lines past the terminal's height (cursor-up stops at the top row, and every redraw
+    // would leave a copy in the scrollback): at most rows − 1 of them, the last saying how many
+    // were left out.
+    const rows = Math.max(3, this.out.rows || 24);
+    if (!final && lines.length > rows - 1) {
+      const shown = rows - 2;
+      lines = [...lines.slice(0, shown), dim(`+${lines.length - shown} more`)];
+    }
     let text = this.drawn ? `\x1b[${this.drawn}A` : '';
     for (const line of lines) text += `\r\x1b[2K${line}\n`;
     // A shorter block than last time: clear what is left below it.
