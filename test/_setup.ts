@@ -9,7 +9,7 @@ import postgres from 'postgres';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createContext, type Context } from '../src/context.ts';
 import { connect, type Sql } from '../src/db/pool.ts';
-import { extensions } from '../src/http/extensions.ts';
+import { extensions } from '../src/cli/mounts.ts';
 import { generateKey } from '../src/auth/keys.ts';
 import { createApp, API_PREFIX, type AppOptions } from '../src/http/server.ts';
 
@@ -73,7 +73,7 @@ export interface TestServer {
 
 /**
  * The real h3 app on a real HTTP server bound to 127.0.0.1 on a free port. `extend` replaces the
- * app's extension mounts (default: src/http/extensions.ts, as in production).
+ * app's extension mounts (default: src/cli/mounts.ts, as in production).
  */
 export async function startServer(opts: { config?: Partial<Config>; db?: TestDb; extend?: AppOptions['extend'] } = {}): Promise<TestServer> {
   const db = opts.db ?? (await createTestDb());

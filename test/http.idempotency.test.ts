@@ -11,7 +11,7 @@ import { before, test } from 'node:test';
 import { hashKey } from '../src/auth/keys.ts';
 import { ARRAY_OID, pgArray } from '../src/db/pool.ts';
 import { generationStats } from '../src/generations/service.ts';
-import { fingerprint } from '../src/http/idempotency.ts';
+import { fingerprint } from '../src/idempotency.ts';
 import { api, createAccount, createKey, onCleanup, startServer } from './_setup.ts';
 import { startTestWorker } from './_generations.ts';
 import { connectV2, link, ok, startMcpServer, toolError, type McpServer } from './_mcp.ts';

@@ -6,7 +6,7 @@ import { authorizedCall, authorizeRequests, type AuthorizedCall, type Caller } f
 import type { Context } from '../context.ts';
 import { getUsage as getUsageSql } from '../db/sql/get_usage.ts';
 import { errors } from '../errors.ts';
-import { registerSchemas } from '../http/schemas.ts';
+import { registerSchemas } from '../schemas.ts';
 
 const micros = (d: string) => v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description(d));
 const dateTime = (d: string) => v.pipe(v.nullable(v.pipe(v.string(), v.isoTimestamp())), v.description(d));

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { openDatabase } from './boot.ts';
 import { childEnv, type Config } from '../config.ts';
 import { migrate } from '../db/migrate.ts';
-import { issueMessage } from '../http/schemas.ts';
+import { issueMessage } from '../schemas.ts';
 import { generateKey } from '../auth/keys.ts';
 import { microsFlag, parseFlags, required, UsageError, uuidFlag } from './args.ts';
 import { ModelEntry } from './model-entry.ts';

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import { createContext } from '../context.ts';
 import { generateKey } from '../auth/keys.ts';
 import { createApp, API_PREFIX } from '../http/server.ts';
-import { extensions } from '../http/extensions.ts';
+import { extensions } from './mounts.ts';
 import { startWorker } from '../generations/worker.ts';
 import { errorFields } from '../log.ts';
 import { parseFlags } from './args.ts';

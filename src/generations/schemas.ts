@@ -3,7 +3,7 @@
 
 import * as v from 'valibot';
 import { ASPECT_RATIOS, TARGET_LANGUAGES } from '../providers/types.ts';
-import { registerSchemas, Uuid } from '../http/schemas.ts';
+import { registerSchemas, Uuid } from '../schemas.ts';
 
 export const MAX_PROMPT_CHARS = 50_000;
 export const MAX_IMAGES = 10;

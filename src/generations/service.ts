@@ -17,13 +17,13 @@ import { startGenerations } from '../db/sql/start_generations.ts';
 import { ApiError, errors, isDataError, toApiError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { authorizedCall, type AuthorizedCall, type Caller, type Origin } from '../auth/access.ts';
-import { issueMessage } from '../http/schemas.ts';
+import { issueMessage } from '../schemas.ts';
 import { withTimeout } from '../db/timeout.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../providers/inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../storage/store.ts';
 import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type BatchResult } from '../db/batch.ts';
-import type { Idempotency } from '../http/idempotency.ts';
+import type { Idempotency } from '../idempotency.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 
 export type { Caller, Origin };

@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { H3Event } from 'h3';
 import { ApiError, errors } from '../errors.ts';
-import { readCapped } from './streams.ts';
+import { readCapped } from '../streams.ts';
 import { unstorableValue } from './storable.ts';
 
 /**

@@ -3,7 +3,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { RouteDef } from './route.ts';
-import { components } from './schemas.ts';
+import { components } from '../schemas.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request.',

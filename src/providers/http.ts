@@ -3,7 +3,7 @@
 // and the frame of a queued upstream job (submit, poll, fetch) under one deadline that cancels
 // the upstream job when it is abandoned.
 
-import { readCapped as readStream } from '../http/streams.ts';
+import { readCapped as readStream } from '../streams.ts';
 import { abortedError, sleep, throwIfAborted } from './sleep.ts';
 import { ProviderError } from './types.ts';
 

@@ -4,7 +4,7 @@
 import type { Context } from '../context.ts';
 import { ApiError, errors } from '../errors.ts';
 import { ImageInputError, MAX_SOURCE_BYTES, mediaTypeOf, transformImage } from '../images/transform.ts';
-import { parseWith } from '../http/schemas.ts';
+import { parseWith } from '../schemas.ts';
 import { getObject, objectPath, publicUrl, putObject, resolveSource } from '../storage/store.ts';
 import { TransformRequest, type TransformResultBody } from './schemas.ts';
 

@@ -2,7 +2,7 @@
 // "WorkflowRunResult") and the list query: the single source for REST, OpenAPI and MCP tools.
 
 import * as v from 'valibot';
-import { registerSchemas, Uuid } from '../http/schemas.ts';
+import { registerSchemas, Uuid } from '../schemas.ts';
 import { OUTPUT_TYPES, PLATFORMS } from './graph.ts';
 
 const dateTime = v.pipe(v.string(), v.isoTimestamp());

@@ -21,7 +21,7 @@ import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errors, fromDatabaseError } from '../errors.ts';
 import { isUuid } from '../generations/service.ts';
-import type { Idempotency } from '../http/idempotency.ts';
+import type { Idempotency } from '../idempotency.ts';
 import { signedUrl } from '../storage/store.ts';
 import { classifyImage } from './images.ts';
 import { planRun } from './plan.ts';

@@ -8,7 +8,7 @@ import { toNodeHandler } from 'h3/node';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { connect } from '../../src/db/pool.ts';
-import { extensions } from '../../src/http/extensions.ts';
+import { extensions } from '../../src/cli/mounts.ts';
 import { createApp } from '../../src/http/server.ts';
 import { authStats } from '../../src/auth/access.ts';
 import { hubOf } from '../../src/live/hub.ts';

@@ -2,7 +2,7 @@
 // its version (updated_at in microseconds, what a price is checked against); one entry when `id`
 // is given.
 
-import type { CatalogUpstream } from '../../billing/catalog.ts';
+import type { CatalogUpstream } from '../../billing/types.ts';
 import type { Queryable } from '../pool.ts';
 
 /** A kiln.models row (also the shape of the models kiln.snapshot_workflow returns as json). */

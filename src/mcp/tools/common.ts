@@ -8,7 +8,7 @@ import { authorizeMcp, type Bucket, type Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
 import { resolveIdentity as resolveIdentitySql } from '../../db/sql/resolve_identity.ts';
 import { ApiError, envelope, fromDatabaseError } from '../../errors.ts';
-import { IdempotencyKeySchema } from '../../http/idempotency.ts';
+import { IdempotencyKeySchema } from '../../idempotency.ts';
 import type { Identity } from '../auth.ts';
 import type { ToolContext, ToolDef, ToolError } from '../tools.ts';
 

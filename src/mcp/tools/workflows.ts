@@ -3,11 +3,11 @@
 import * as v from 'valibot';
 import type { Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
-import { Uuid } from '../../http/schemas.ts';
+import { Uuid } from '../../schemas.ts';
 import { hubOf } from '../../live/hub.ts';
 import { waitForRun } from '../../live/runs.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
-import { idempotencyOf } from '../../http/idempotency.ts';
+import { idempotencyOf } from '../../idempotency.ts';
 import { cancelRun, getRun, listWorkflows, readRun, renderRun, runIds, startRunOnce } from '../../workflows/service.ts';
 import { errors } from '../../errors.ts';
 import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';

@@ -6,7 +6,8 @@
 import type { H3Event } from 'h3';
 import { ALONE } from '../../../auth/access.ts';
 import type { Context } from '../../../context.ts';
-import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, idempotencyOf, readIdempotencyKey, REPLAYED_HEADER } from '../../idempotency.ts';
+import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, idempotencyOf, REPLAYED_HEADER } from '../../../idempotency.ts';
+import { readIdempotencyKey } from '../../idempotency.ts';
 import { readJson, sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus } from '../../../generations/schemas.ts';

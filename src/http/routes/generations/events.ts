@@ -6,7 +6,7 @@ import { getRouterParam } from 'h3';
 import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../../schemas.ts';
 import { isUuid, pollGenerationCall, type GenerationRow } from '../../../generations/service.ts';
 import { generationFeed } from '../../../live/generations.ts';
 import { EventStreamText, LastEventId } from '../../../live/schemas.ts';

@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
 import { sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../../schemas.ts';
 import { GenerationStatus } from '../../../generations/schemas.ts';
 import { isUuid, pollGenerationCall, renderGeneration } from '../../../generations/service.ts';
 import { waitForGeneration } from '../../../live/generations.ts';

@@ -2,7 +2,7 @@
 
 import { readJson, sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { registerSchemas } from '../../schemas.ts';
+import { registerSchemas } from '../../../schemas.ts';
 import { TransformRequest, TransformResult } from '../../../transforms/schemas.ts';
 import { runTransform } from '../../../transforms/service.ts';
 

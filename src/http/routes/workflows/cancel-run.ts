@@ -6,7 +6,7 @@ import { getRouterParam } from 'h3';
 import * as v from 'valibot';
 import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../../schemas.ts';
 import { WorkflowRun } from '../../../workflows/schemas.ts';
 import { cancelRunCall, canceledRun, runIds, type CancelRunColumns, type RunIds } from '../../../workflows/service.ts';
 

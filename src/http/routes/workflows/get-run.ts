@@ -6,7 +6,7 @@ import { getRouterParam, type H3Event } from 'h3';
 import * as v from 'valibot';
 import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../../schemas.ts';
 import { hubOf } from '../../../live/hub.ts';
 import { waitForRun } from '../../../live/runs.ts';
 import { PREFERENCE_APPLIED, PreferWait } from '../../../live/schemas.ts';

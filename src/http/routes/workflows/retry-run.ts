@@ -6,7 +6,7 @@ import { getRouterParam } from 'h3';
 import * as v from 'valibot';
 import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../../schemas.ts';
 import { RunAccepted } from '../../../workflows/schemas.ts';
 import { retryRun, runIds } from '../../../workflows/service.ts';
 

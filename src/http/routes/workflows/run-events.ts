@@ -6,7 +6,7 @@ import { getRouterParam } from 'h3';
 import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../../schemas.ts';
 import { runFeed } from '../../../live/runs.ts';
 import { EventStreamText, LastEventId } from '../../../live/schemas.ts';
 import { lastEventId, openEventStream } from '../../../live/stream.ts';

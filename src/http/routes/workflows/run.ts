@@ -4,10 +4,11 @@
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
-import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, idempotencyOf, readIdempotencyKey, REPLAYED_HEADER } from '../../idempotency.ts';
+import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, idempotencyOf, REPLAYED_HEADER } from '../../../idempotency.ts';
+import { readIdempotencyKey } from '../../idempotency.ts';
 import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../schemas.ts';
+import { Uuid } from '../../../schemas.ts';
 import { RunAccepted } from '../../../workflows/schemas.ts';
 import { startRunOnce } from '../../../workflows/service.ts';
 

@@ -1,8 +1,10 @@
 // Shared valibot schemas (named OpenAPI components for the bodies every endpoint returns) and
 // the one way a validation failure is worded: "field: message", a 400 invalid_request.
+// Validation is the domain's, not HTTP's: services, MCP tools and the CLI parse with it, and
+// http/openapi.ts only reads the registered components.
 
 import * as v from 'valibot';
-import { errors } from '../errors.ts';
+import { errors } from './errors.ts';
 
 export const ErrorEnvelope = v.pipe(
   v.object({
