@@ -201,7 +201,7 @@ export const commands: Record<string, Command> = {
   },
 
   'model upsert': {
-    help: '--file model.json (one catalog entry; see README "Model catalog")',
+    help: '--file model.json (one catalog entry; see docs/providers.md)',
     async run(argv, config) {
       const f = parseArgs(argv, { options: { file: { type: 'string' } } }).values;
       const file = required(f, 'file');
