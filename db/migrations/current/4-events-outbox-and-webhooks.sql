@@ -530,3 +530,12 @@ as $$
       and (p_after_tx is null or (e.tx, e.id) > (p_after_tx, p_after_id)));
 $$;
 comment on function kiln.events_held_back(uuid, xid8, bigint) is 'Whether the scope has committed events after the cursor that kiln.read_events does not return yet (an older transaction is still open).';
+
+create or replace function kiln.events_horizon()
+returns text
+language sql stable
+set search_path = pg_catalog, pg_temp
+as $$
+  select pg_snapshot_xmin(pg_current_snapshot())::text;
+$$;
+comment on function kiln.events_horizon() is 'The oldest transaction still open: a GET /events stream opened without Last-Event-ID starts at (horizon, 0), so it sends what commits from now on and nothing earlier.';

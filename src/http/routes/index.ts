@@ -15,6 +15,7 @@ import retryWorkflowRun from './workflows/retry-run.ts';
 import runEvents from './workflows/run-events.ts';
 import listWorkflows from './workflows/list.ts';
 import runWorkflow from './workflows/run.ts';
+import streamEvents from './events/stream.ts';
 import createWebhook from './webhooks/create.ts';
 import deleteWebhook from './webhooks/delete.ts';
 import listWebhookDeliveries from './webhooks/deliveries.ts';
@@ -30,5 +31,5 @@ export const apiRoutes: RouteDef[] = [
   listModels, getUsage, createGeneration, getGeneration, generationEvents, cancelGeneration, transformImage,
   listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, cancelWorkflowRun, retryWorkflowRun,
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
-  listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook,
+  listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
 ];
