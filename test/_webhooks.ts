@@ -15,7 +15,7 @@ export interface Delivery {
   at: number;
 }
 
-export type Reply = { status?: number; headers?: Record<string, string>; hang?: boolean };
+export type Reply = { status?: number; headers?: Record<string, string>; hang?: boolean; delayMs?: number };
 
 export interface Receiver {
   url: string;
@@ -62,8 +62,10 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
       waiters.splice(0).forEach((w) => w());
       const reply = r.reply(d, index);
       if (reply.hang) { hung.push(res); return; }
-      res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
-      res.end('receiver body that must never be stored');
+      setTimeout(() => {
+        res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
+        res.end('receiver body that must never be stored');
+      }, reply.delayMs ?? 0);
     });
   });
   await new Promise<void>((res) => server.listen(0, '127.0.0.1', () => res()));

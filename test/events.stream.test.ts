@@ -140,3 +140,17 @@ test('real events: a generation\'s event carries the same message its webhook ge
   for (const s of [sa, sb, ...more]) s.abort();
   assert.equal((await openSse(`${srv.base}/events`, {})).status, 401);
 });
+
+test('a Last-Event-ID that is not one of ours (or out of range) starts from now', async () => {
+  const a = await account();
+  await emit(a.id, 0);
+  for (const last of ['garbage', '18446744073709551616-1', '1-9223372036854775808', '-1-1']) {
+    const s = await open(a.key, last);
+    assert.equal(s.status, 200, last);
+    await emit(a.id, 1);
+    await s.until(() => s.events.length >= 1);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(ns(s.events), [1], `${last}: only what happened after opening`);
+    s.abort();
+  }
+});

@@ -110,3 +110,22 @@ test('20 deliveries hanging at one account\'s endpoint do not delay another acco
   // The hanging endpoint is attempted one delivery at a time (its own queue).
   assert.equal(hang.got.length, 1);
 });
+
+test('a redeliver while an attempt is in flight is still sent: the in-flight outcome is only logged', async () => {
+  const a = await account();
+  const rcv = await startReceiver();
+  rcv.reply = (_d, i) => (i === 0 ? { status: 200, delayMs: 1500 } : { status: 200 });
+  const e = await endpoint(a.key, rcv);
+  await sendTest(a.key, e.id);
+  const [first] = await rcv.wait(1);
+  const id = String(first!.headers['webhook-id']);
+  assert.equal((await api(srv.base, a.key, `/webhooks/${e.id}/deliveries/${id}/redeliver`, { method: 'POST' })).status, 202);
+  const [, second] = await rcv.wait(2, undefined, 15_000);
+  assert.equal(second!.headers['webhook-id'], id);
+  assert.equal(second!.body, first!.body);
+  const d = await until('both attempts to be recorded', async () => {
+    const [x] = (await api(srv.base, a.key, `/webhooks/${e.id}/deliveries`)).body.data;
+    return x.status === 'delivered' && x.attempts === 2 && x;
+  });
+  assert.equal(d.lastStatusCode, 200);
+});

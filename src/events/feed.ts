@@ -27,10 +27,14 @@ export interface EventCursor {
   id: string;
 }
 
-/** An event id `<tx>-<id>` (both decimal), or null (then the stream starts from now). */
+const MAX_XID8 = 2n ** 64n - 1n;
+const MAX_BIGINT = 2n ** 63n - 1n;
+
+/** An event id `<tx>-<id>` (both decimal, in range), or null (then the stream starts from now). */
 export function parseEventId(raw: string | null | undefined): EventCursor | null {
   const m = /^(\d{1,20})-(\d{1,19})$/.exec(raw?.trim() ?? '');
-  return m ? { tx: m[1]!, id: m[2]! } : null;
+  if (!m || BigInt(m[1]!) > MAX_XID8 || BigInt(m[2]!) > MAX_BIGINT) return null;
+  return { tx: m[1]!, id: m[2]! };
 }
 
 export function eventId(row: { tx: string; id: string }): string {

@@ -32,7 +32,7 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<string> {
     allowPrivate: ctx.config.webhookAllowPrivate,
     ca: testHooks.ca,
   });
-  const [rec] = await recordWebhookAttempt(ctx.sql, a.id, outcome, ctx.config.webhookRetrySchedule, DISABLE_AFTER_SECONDS);
+  const [rec] = await recordWebhookAttempt(ctx.sql, a.id, job.r, job.n, outcome, ctx.config.webhookRetrySchedule, DISABLE_AFTER_SECONDS);
   if (outcome.errorClass) ctx.log.debug('webhook attempt failed', { delivery: a.id, endpoint: a.endpointId, error: outcome.errorClass, status: outcome.statusCode ?? undefined });
   return rec?.r.status ?? 'gone';
 }

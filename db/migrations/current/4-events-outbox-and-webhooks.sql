@@ -443,7 +443,9 @@ as $$
 $$;
 comment on function kiln.freeze_event_body(bigint, text) is 'Stores an event''s rendered message body unless one is stored already; returns the stored one.';
 
-create or replace function kiln.record_webhook_attempt(p_delivery_id uuid, p_status_code integer, p_error_class text, p_error text,
+-- (An earlier draft of this file had no round/try arguments.)
+drop function if exists kiln.record_webhook_attempt(uuid, integer, text, text, integer, integer, integer[], integer);
+create or replace function kiln.record_webhook_attempt(p_delivery_id uuid, p_round integer, p_tries integer, p_status_code integer, p_error_class text, p_error text,
                                                       p_duration_ms integer, p_retry_after integer, p_schedule integer[], p_disable_after_seconds integer)
 returns json
 language plpgsql volatile security definer
@@ -460,6 +462,12 @@ begin
   if not found then return json_build_object('status', 'gone'); end if;
   insert into kiln_private.webhook_attempts (delivery_id, status_code, duration_ms, error_class)
     values (p_delivery_id, p_status_code, p_duration_ms, case when v_ok then null else p_error_class end);
+  -- A redeliver or recover started a new round while this attempt was in flight: the attempt is
+  -- logged, and the new round's own job decides the delivery.
+  if v_d.round <> p_round or v_d.tries <> p_tries or v_d.status <> 'pending' then
+    update kiln_private.webhook_deliveries set attempts = attempts + 1 where id = p_delivery_id;
+    return json_build_object('status', 'stale');
+  end if;
   if v_ok then
     update kiln_private.webhook_deliveries set status = 'delivered', attempts = attempts + 1, tries = tries + 1,
       delivered_at = clock_timestamp(), next_attempt_at = null, last_status_code = p_status_code, last_error = null
@@ -495,7 +503,7 @@ begin
   return json_build_object('status', 'pending', 'delaySeconds', v_delay);
 end;
 $$;
-comment on function kiln.record_webhook_attempt(uuid, integer, text, text, integer, integer, integer[], integer) is 'Logs an attempt and moves the delivery on: 2xx delivered; 410 (or failing past p_disable_after_seconds) disables the endpoint; otherwise the next attempt per p_schedule (seconds; Retry-After honoured within it), or failed when the schedule is used up.';
+comment on function kiln.record_webhook_attempt(uuid, integer, integer, integer, text, text, integer, integer, integer[], integer) is 'Logs an attempt of round p_round, try p_tries and moves the delivery on (an attempt of an earlier round or try is only logged): 2xx delivered; 410 (or failing past p_disable_after_seconds) disables the endpoint; otherwise the next attempt per p_schedule (seconds; Retry-After honoured within it), or failed when the schedule is used up.';
 
 -- ------------------------------------------------------------------ GET /events
 

@@ -10,8 +10,8 @@ export interface AttemptOutcome {
   retryAfterSeconds: number | null;
 }
 
-export function recordWebhookAttempt(sql: Queryable, deliveryId: string, o: AttemptOutcome, schedule: number[], disableAfterSeconds: number) {
-  return sql<Array<{ r: { status: string; disabled?: boolean; delaySeconds?: number } }>>`select kiln.record_webhook_attempt(${deliveryId}::uuid,
+export function recordWebhookAttempt(sql: Queryable, deliveryId: string, round: number, tries: number, o: AttemptOutcome, schedule: number[], disableAfterSeconds: number) {
+  return sql<Array<{ r: { status: string; disabled?: boolean; delaySeconds?: number } }>>`select kiln.record_webhook_attempt(${deliveryId}::uuid, ${round}::int, ${tries}::int,
     ${o.statusCode}::int, ${o.errorClass}::text, ${o.error}::text, ${Math.round(o.durationMs)}::int, ${o.retryAfterSeconds}::int,
     ${pgArray(sql, schedule, ARRAY_OID.int4)}, ${disableAfterSeconds}::int) as r`;
 }
