@@ -58,6 +58,17 @@ export function childEnv(): NodeJS.ProcessEnv {
   return { ...process.env };
 }
 
+/** KILN_WEBHOOK_RETRY_SCHEDULE: comma-separated seconds between attempts (the first attempt is immediate). */
+function schedule(name: string, def: number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  const parts = raw.split(',').map((s) => s.trim());
+  if (parts.length > 50 || !parts.every((p) => /^\d{1,7}$/.test(p))) {
+    throw new ConfigError(`${name} must be comma-separated whole seconds (at most 50 steps), e.g. "5,300,1800"`);
+  }
+  return parts.map(Number);
+}
+
 export function loadConfig() {
   const port = int('PORT', 8787, 0, 65535);
   const host = str('HOST', '127.0.0.1');
@@ -114,6 +125,12 @@ export function loadConfig() {
     /** How long the first accepted request of an Idempotency-Key is kept (and replayed), seconds. */
     idempotencyTtlSeconds: int('KILN_IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 365 * 86_400),
     logLevel: str('KILN_LOG', 'info'),
+    /** Deadline of one webhook delivery attempt (connect to end of the answer's headers), ms. */
+    webhookTimeoutMs: int('KILN_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    /** Seconds before each retry of a failed webhook delivery; after the last, the delivery is failed. */
+    webhookRetrySchedule: schedule('KILN_WEBHOOK_RETRY_SCHEDULE', [5, 300, 1800, 7200, 18_000, 36_000, 36_000]),
+    /** Development and tests only: webhook URLs may be http and resolve to private or loopback addresses. */
+    webhookAllowPrivate: bool('KILN_WEBHOOK_ALLOW_PRIVATE', false),
     /** Public URL of the MCP endpoint and the required token audience; unset = `${publicUrl}/mcp` (see src/mcp/mount.ts). */
     mcpUrl: opt('MCP_URL'),
     oidcIssuer: opt('OIDC_ISSUER'),

@@ -9,7 +9,7 @@ import type { LoadResult } from './_env.ts';
 
 export const BENCH_FILE = path.resolve(import.meta.dirname, '..', '..', 'BENCH.md');
 
-export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait'] as const;
+export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks'] as const;
 
 /** The targets, in one place: the console report and BENCH.md both state them. */
 export const TARGETS = {
@@ -147,7 +147,22 @@ function wait(f: Figures): string[] {
   ];
 }
 
-const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait };
+function webhooks(f: Figures): string[] {
+  const l = f.latency;
+  const t = f.throughput;
+  return [
+    '## Webhooks',
+    '',
+    `Deliveries by a \`kiln worker\` process (16 slots) to a receiver on loopback answering 204. Latency: ${n(f.endpoints)} endpoints spread over the bench accounts (each generation's account has about ${Math.round(f.endpoints / 64)}), ${f.generations} generations of the local model at ${f.ratePerSecond}/s; each delivery is timed from the moment the settling transaction's NOTIFY reaches the load generator to the moment the receiver has the request. Throughput: ${n(t.deliveries)} deliveries (${t.deliveries / t.endpoints} events × ${t.endpoints} endpoints of one account) written in one transaction, until the receiver has them all.`,
+    '',
+    '| benchmark | measured |',
+    '|---|---|',
+    `| settlement → receiver, ${n(f.endpoints)} endpoints (${n(f.deliveries)} deliveries) | p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms |`,
+    `| deliveries per second to a fast receiver | ${n(t.perSecond)}/s (${n(t.deliveries)} in ${t.seconds} s) |`,
+  ];
+}
+
+const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks };
 
 /** One section's markdown, markers included. */
 export function renderSection(name: string, figures: Figures, run: RunInfo): string {
