@@ -225,15 +225,17 @@ describe('replicate adapter: failures', () => {
     assert.equal(peer.requests.filter((r) => r.path.endsWith('/cancel')).length, 0, 'an ended prediction is not cancelled');
   });
 
-  it('canceled elsewhere fails for good; aborted upstream is retryable', async () => {
+  it('canceled elsewhere and aborted upstream (its deadline passed before it ran) are terminal: not retryable', async () => {
     peer.plan(() => ({ starting: 0, processing: 0, final: { status: 'canceled' } }));
     let err = await rejection(provider().generateImage(req()));
     assert.equal(err.retryable, false);
     assert.match(err.message, /canceled/);
     peer.plan(() => ({ starting: 1, processing: 0, final: { status: 'aborted' } }));
     err = await rejection(provider().generateImage(req()));
-    assert.equal(err.retryable, true);
-    assert.match(err.message, /aborted/);
+    assert.equal(err.retryable, false);
+    assert.equal(err.code, 'upstream_error', 'counts as the upstream failing (a fallback may take over)');
+    assert.match(err.message, /aborted before it started/);
+    assert.equal(peer.requests.filter((r) => r.method === 'POST' && !r.path.endsWith('/cancel')).length, 2, 'one create per call');
   });
 
   it('an invalid input (422 problem details) fails at once without the upstream text', async () => {
