@@ -229,6 +229,32 @@ describe('fal adapter: failures', () => {
     assert.equal(peer.jobs.size, 1);
   });
 
+  it('the image of a completed request: a reset or a 503 while downloading it retries the download only; a 404 fails at once', async () => {
+    const img = await png(64, 48);
+    let n = 0;
+    peer.plan(() => ({ queued: 0, running: 0, result: () => ({ json: { images: [{ url: `${peer.origin}/out/image.png` }] } }) }));
+    peer.script((r) => {
+      if (r.path !== '/out/image.png') return undefined;
+      n++;
+      if (n === 1) return { reset: true };
+      if (n === 2) return { status: 503, body: 'busy' };
+      return { headers: { 'content-type': 'image/png' }, body: img };
+    });
+    const out = await provider({ maxAttempts: 3 }).generateImage(req({ aspectRatio: '4:3' }));
+    assert.deepEqual([out.width, out.height], [64, 48]);
+    assert.equal(n, 3, 'downloaded on the third try');
+    assert.equal(peer.jobs.size, 1, 'one submission');
+
+    peer.requests.length = 0;
+    peer.jobs.clear();
+    n = 0;
+    peer.script((r) => (r.path === '/out/image.png' ? (n++, { status: 404, body: 'gone' }) : undefined));
+    const err = await rejection(provider({ maxAttempts: 3 }).generateImage(req()));
+    assert.equal(err.retryable, false);
+    assert.match(err.message, /download returned 404/);
+    assert.equal(n, 1, 'a 404 is not tried again');
+  });
+
   it('a result fetch that keeps failing on the network fails after its attempts, not retryable: the request is never submitted again', async () => {
     peer.plan(() => ({ queued: 0, running: 0 }));
     peer.script((r) => (r.method === 'GET' && !r.path.endsWith('/status') ? { reset: true } : undefined));

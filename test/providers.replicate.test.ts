@@ -225,6 +225,17 @@ describe('replicate adapter: failures', () => {
     assert.equal(peer.requests.filter((r) => r.path.endsWith('/cancel')).length, 0, 'an ended prediction is not cancelled');
   });
 
+  it('a succeeded prediction whose output download keeps failing is not created again: the error is final', async () => {
+    let n = 0;
+    peer.plan(() => ({ starting: 0, processing: 0, final: { status: 'succeeded', output: () => `${peer.origin}/out/lost.png` } }));
+    peer.script((r) => (r.path === '/out/lost.png' ? (n++, { reset: true }) : undefined));
+    const err = await rejection(provider({ maxAttempts: 2 }).generateImage(req()));
+    assert.equal(err.code, 'network');
+    assert.equal(err.retryable, false, 'running the job again would pay for a second prediction');
+    assert.equal(n, 2, 'the download was tried twice');
+    assert.equal(peer.predictions.size, 1);
+  });
+
   it('canceled elsewhere and aborted upstream (its deadline passed before it ran) are terminal: not retryable', async () => {
     peer.plan(() => ({ starting: 0, processing: 0, final: { status: 'canceled' } }));
     let err = await rejection(provider().generateImage(req()));
