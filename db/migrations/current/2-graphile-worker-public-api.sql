@@ -214,18 +214,17 @@ begin
     return;
   end if;
   -- The one place Kiln names graphile-worker's private tables, kept only while it measurably pays
-  -- (≥ 10 % on POST /generations; test/db.worker_api.test.ts allows no other). add_jobs first
-  -- clears the key of any locked job with the same key; its cached generic plan for that update
-  -- scans the whole jobs table, so every POST got slower as the queue grew. These are brand-new
+  -- (≥ 10 % on POST /generations; test/db.worker_api.test.ts allows no other). These are brand-new
   -- generation ids, so no job can hold their key: the rows are exactly what add_jobs writes for a
-  -- new key (test/db.enqueue.test.ts compares the two and fails when graphile-worker's table
-  -- layout changes). Measured in one bench run (KILN_BENCH_ONLY=generations, 2026-11-24 23:17
-  -- UTC, 2-core VM under load average 13, queue drained before each round, three paired rounds):
-  -- POST /generations 1,345 req/s with this insert vs 1,022 with plain graphile_worker.add_jobs,
-  -- a gain of 13.6 % (median of paired ratios; Postgres CPU 344 vs 532 µs per request). Earlier,
-  -- on one connection: kiln.start_generations 850–1,325 µs per call of 1 with this insert, flat,
-  -- vs 1,825 µs rising to 3,625 µs after 3,300 more queued jobs with add_jobs. Below 10 % in the
-  -- bench (BENCH.md, Generations), this function goes back to kiln_private.enqueue_generations.
+  -- new key, without its clearing of locked jobs' keys (test/db.enqueue.test.ts compares the two
+  -- and fails when graphile-worker's table layout changes). Measured against plain
+  -- graphile_worker.add_jobs by the bench's generations section (paired rounds, queue drained
+  -- before each; 2-core VM shared with other work, load average 13–37), three runs on 2026-11-24/25:
+  -- POST /generations +13.6 % (1,345 vs 1,022 req/s), +8.7 % (846 vs 759), +33.3 % (777 vs 654);
+  -- median +13.6 %, and less Postgres CPU per request in every run (344 vs 532 µs, 311 vs 386,
+  -- 292 vs 392). Per call on one connection: 80–150 µs for one id vs 570–1,310 µs with add_jobs.
+  -- When a run on a quiet machine shows under 10 % (BENCH.md, Generations), this function goes
+  -- back to kiln_private.enqueue_generations.
   select id into v_task from graphile_worker._private_tasks where identifier = 'generation__run';
   if not found then
     perform kiln_private.enqueue_generations(p_ids, p_max_attempts);
@@ -236,4 +235,4 @@ begin
   perform pg_notify('jobs:insert', '{"r":' || random()::text || ',"count":' || cardinality(p_ids)::text || '}');
 end;
 $$;
-comment on function kiln_private.enqueue_new_generations(uuid[],integer) is 'Queues generation__run jobs for generations created in this transaction (their keys cannot exist yet): the rows graphile_worker.add_jobs would write, in one insert — the one function allowed to name graphile-worker''s private tables, while it gains ≥ 10 % on POST /generations (13.6 % measured 2026-11-24, BENCH.md). Every other enqueue uses kiln_private.enqueue_generations (add_jobs).';
+comment on function kiln_private.enqueue_new_generations(uuid[],integer) is 'Queues generation__run jobs for generations created in this transaction (their keys cannot exist yet): the rows graphile_worker.add_jobs would write, in one insert — the one function allowed to name graphile-worker''s private tables, while it gains ≥ 10 % on POST /generations (median of three bench runs on 2026-11-24/25: +13.6 %; BENCH.md). Every other enqueue uses kiln_private.enqueue_generations (add_jobs).';
