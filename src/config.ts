@@ -100,8 +100,12 @@ export function loadConfig() {
     signedUrlTtlSeconds: int('KILN_SIGNED_URL_TTL', 3600, 1),
     /** Executions of one generation before it fails for good (transient provider errors retry with backoff). */
     generationMaxAttempts: int('KILN_GENERATION_MAX_ATTEMPTS', 5, 1, 25),
-    /** Deadline for one execution of a generation (all provider calls of that attempt), ms. */
-    generationTimeoutMs: int('KILN_GENERATION_TIMEOUT_MS', 600_000, 100),
+    /**
+     * Deadline for one execution of a generation (all provider calls of that attempt), ms. At most
+     * 3 h: graphile-worker unlocks (and runs again) any job locked for 4 h, and its public API has
+     * no way to keep a live worker's lock fresh.
+     */
+    generationTimeoutMs: int('KILN_GENERATION_TIMEOUT_MS', 600_000, 100, 3 * 3600_000),
     /** Per-request timeout of an upstream provider call, ms. */
     providerTimeoutMs: int('KILN_PROVIDER_TIMEOUT_MS', 120_000, 100),
     /** Attempts of one upstream call inside an execution (429/5xx/network retried with backoff). */
