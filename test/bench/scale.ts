@@ -122,7 +122,7 @@ export async function generateLedger(sql: Sql, heavyAccountId: string, scale: nu
         select i,
                case when i % 2 = 0 then ${heavyAccountId}::uuid else acc.ids[1 + (i / 2) % acc.n] end as account_id,
                case when i > ${generations} or i % 10 = 9 then null when i % 2 = 0 then ${heavy.key_id}::uuid else acc.keys[1 + (i / 2) % acc.n] end as key_id,
-               (${models}::text[])[1 + (i * 7919) % 5] as model,
+               (${models}::text[])[1 + (i::bigint * 7919) % 5] as model,
                case when i > ${generations} then 'app' when i % 10 = 9 then 'mcp' else 'api' end as origin,
                now() - random() * interval '365 days' as at,
                1000 + (random() * 49000)::bigint as reserved,
