@@ -172,6 +172,8 @@ function scale(f: Figures): string[] {
     ...f.list.map((l: any) => `| \`GET /generations?limit=20${l.query === '(none)' ? '' : `&${l.query.replace(/since=[^&]+/, 'since=<7 days ago>')}`}\` first page, heavy account (${l.items} items) | p50 ${l.p50} ms, p90 ${l.p90} ms | p50 ≤ ${TARGETS.scaleListP50Ms} ms | ${met(l.p50 <= TARGETS.scaleListP50Ms)} |`),
     `| \`GET /usage\` ratio to \`select 1\`: empty → loaded ledger | ${driftCell('usage')} | within ${TARGETS.scaleRatioDrift * 100} % | ${met(Math.abs(drift('usage')) <= TARGETS.scaleRatioDrift)} |`,
     `| \`POST /generations\` ratio to \`select 1\`: empty → loaded ledger | ${driftCell('post')} | within ${TARGETS.scaleRatioDrift * 100} % | ${met(Math.abs(drift('post')) <= TARGETS.scaleRatioDrift)} |`,
+    `| CPU µs per request, server / Postgres / load generator: \`GET /usage\` empty → loaded | ${cpu(f.loads.empty.usage)} → ${cpu(f.loads.loaded.usage)} | — | |`,
+    `| CPU µs per request, server / Postgres / load generator: \`POST /generations\` empty → loaded | ${cpu(f.loads.empty.post)} → ${cpu(f.loads.loaded.post)} | — | |`,
     '',
     '| table | rows | heap | indexes |',
     '|---|---|---|---|',
