@@ -159,6 +159,8 @@ create or replace function kiln.get_daily_usage(p_account_id uuid, p_workspace_i
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
+  -- Planned for the pool and range asked (a generic plan may read every pool's days by day).
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_anchor timestamptz;
@@ -244,6 +246,9 @@ create or replace function kiln.list_generations(p_account_id uuid, p_workspace_
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
+  -- A generic plan cannot tell one account's rows from the table's and reads generations_created_idx
+  -- newest first with every other condition as a filter (a scan of history when the match is rare).
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_pool uuid := coalesce(p_workspace_id, p_account_id);
