@@ -1,3 +1,8 @@
+--! Previous: sha1:d0e85615bf7261dc2b3bf3f51aa99d768b5d742c
+--! Hash: sha1:cff243760560177b5a742796e69e85c9569c6be7
+--! Message: Daily usage from a ledger rollup; a keyset-paged generation list
+
+--! split: 1-current.sql
 -- Daily usage from a rollup kept in the settling transaction, and a keyset-paged generation list.
 --
 -- 1. kiln_private.charge_days: the ledger summed per pool, period, UTC day (of the charge's
