@@ -68,7 +68,7 @@ export const commands: Record<string, Command> = {
       parseFlags(argv, {});
       const db = await openDatabase(config, { migrate: false, poolSize: 1 });
       try {
-        await migrate(db.url);
+        await migrate(db.url, { config });
         const [row] = await countMigrations(db.sql);
         return { migrated: true, migrations: row!.n };
       } finally {
