@@ -76,9 +76,10 @@ const SQLSTATE: Record<string, ErrorType> = {
 
 /**
  * Connection-level failures that mean "briefly unavailable" (503), not a bug (500); KS001 = stale
- * catalog price, KD002 = an idempotency key without a stored answer: both retryable.
+ * catalog price, KS002 = store bytes swept before their row committed, KD002 = an idempotency key
+ * without a stored answer: all retryable.
  */
-const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01|KS001|KD002)/;
+const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01|KS001|KS002|KD002)/;
 /** postgres.js's own connection errors and the socket errors it passes on. */
 const CONNECTION = /^(CONNECTION_|CONNECT_TIMEOUT$|ECONNREFUSED$|ECONNRESET$|ECONNABORTED$|EPIPE$|ETIMEDOUT$|EHOSTUNREACH$|ENETUNREACH$|ENOTFOUND$|EAI_AGAIN$)/;
 

@@ -26,9 +26,11 @@ create index if not exists objects_backend_idx on kiln_private.objects (backend,
 
 create table if not exists kiln_private.object_intents (
   location text primary key check (length(location) between 1 and 1024),
-  created_at timestamptz not null default now()
+  created_at timestamptz not null default now(),
+  -- Set when a sweep took the key to delete its bytes: from then on no row may reference it.
+  claimed_at timestamptz
 );
-comment on table kiln_private.object_intents is 'Bucket keys that may hold bytes no object row references: noted before a write and when a row gives a key up; the sweep deletes those still unreferenced after a grace period.';
+comment on table kiln_private.object_intents is 'Bucket keys that may hold bytes no object row references: noted before a write and when a row gives a key up; the sweep deletes those still unreferenced after a grace period. A row may only reference a key whose note is unclaimed, so a write slower than the grace fails instead of leaving a row without bytes.';
 create index if not exists object_intents_created_idx on kiln_private.object_intents (created_at);
 
 create table if not exists kiln_private.expired_objects (
@@ -41,6 +43,22 @@ comment on table kiln_private.expired_objects is 'Paths removed by retention, so
 
 -- ---------------------------------------------------------------- writing
 
+create or replace function kiln_private.take_object_intent(p_location text)
+returns void
+language plpgsql
+volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  -- Locks the note against a concurrent sweep: whichever commits first wins.
+  delete from kiln_private.object_intents where location = p_location and claimed_at is null;
+  if not found then
+    raise exception 'the written bytes are no longer there (swept); write them again' using errcode = 'KS002';
+  end if;
+end;
+$$;
+comment on function kiln_private.take_object_intent(text) is 'A row is about to reference bucket key p_location: drops its note, or raises KS002 when there is no unclaimed note (a sweep took the bytes, or they were never noted).';
+
 create or replace function kiln.note_object_intent(p_location text)
 returns void
 language sql
@@ -49,7 +67,7 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
   insert into kiln_private.object_intents (location) values (p_location)
-  on conflict (location) do update set created_at = now();
+  on conflict (location) do update set created_at = now(), claimed_at = null;
 $$;
 comment on function kiln.note_object_intent(text) is 'Notes a bucket key about to be written, committed before the write: if no object row ever references it, the sweep deletes it after the grace period.';
 
@@ -70,7 +88,7 @@ begin
             p_content_type, p_format, p_width, p_height, coalesce(length(p_data), p_byte_size), p_visibility)
     returning * into v_row;
   if p_location is not null then
-    delete from kiln_private.object_intents where location = p_location;
+    perform kiln_private.take_object_intent(p_location);
   end if;
   return row(v_row.path, v_row.owner_id, v_row.content_type, v_row.format, v_row.width, v_row.height,
              v_row.byte_size, v_row.visibility, v_row.created_at)::kiln.object_meta;
@@ -112,7 +130,7 @@ begin
     content_type = excluded.content_type, format = excluded.format,
     width = excluded.width, height = excluded.height, byte_size = excluded.byte_size;
   if p_location is not null then
-    delete from kiln_private.object_intents where location = p_location;
+    perform kiln_private.take_object_intent(p_location);
   end if;
   return true;
 end;
@@ -149,19 +167,25 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  -- Notes whose key a row now references are settled: drop them.
+  -- Notes whose key a row references are settled: drop them.
   delete from kiln_private.object_intents i
   where i.created_at < now() - make_interval(secs => p_grace_seconds)
     and exists (select 1 from kiln_private.objects o where o.location = i.location);
+  -- A claim commits before any byte is deleted; one left by a sweep that died is taken again
+  -- after another grace period.
   return query
-    select i.location from kiln_private.object_intents i
-    where i.created_at < now() - make_interval(secs => p_grace_seconds)
-    order by i.created_at
-    limit p_limit
-    for update skip locked;
+    update kiln_private.object_intents i set claimed_at = now()
+    where i.location in (
+      select c.location from kiln_private.object_intents c
+      where c.created_at < now() - make_interval(secs => p_grace_seconds)
+        and (c.claimed_at is null or c.claimed_at < now() - make_interval(secs => p_grace_seconds))
+      order by c.created_at
+      limit p_limit
+      for update skip locked)
+    returning i.location;
 end;
 $$;
-comment on function kiln.claim_orphan_objects(integer,integer) is 'Bucket keys noted more than p_grace_seconds ago that no object row references (at most p_limit): the sweep deletes their bytes, then calls kiln.forget_object_intents. The grace outlasts any in-flight write and any presigned URL.';
+comment on function kiln.claim_orphan_objects(integer,integer) is 'Claims up to p_limit bucket keys noted more than p_grace_seconds ago that no object row references (a claimed key can no longer be referenced, see kiln_private.take_object_intent): the sweep deletes their bytes, then calls kiln.forget_object_intents. The grace outlasts any presigned URL.';
 
 create or replace function kiln.forget_object_intents(p_locations text[])
 returns integer
@@ -173,11 +197,10 @@ as $$
   with gone as (
     delete from kiln_private.object_intents i
     where i.location = any (p_locations)
-      and not exists (select 1 from kiln_private.objects o where o.location = i.location)
     returning 1)
   select count(*)::int from gone;
 $$;
-comment on function kiln.forget_object_intents(text[]) is 'Drops the notes of bucket keys whose bytes the sweep deleted.';
+comment on function kiln.forget_object_intents(text[]) is 'Drops the notes of bucket keys whose bytes were deleted (claimed by the sweep, or given up by retention: no row can reference either).';
 
 create or replace function kiln_private.object_generation_id(p_path text)
 returns uuid
@@ -190,7 +213,8 @@ as $$
 $$;
 comment on function kiln_private.object_generation_id(text) is 'The generation id an output path ends in (null for other paths).';
 
-create or replace function kiln.expire_objects(p_before timestamptz, p_limit integer)
+drop function if exists kiln.expire_objects(timestamptz, integer);
+create or replace function kiln.expire_objects(p_max_age_seconds bigint, p_limit integer)
 returns table (path text, location text)
 language plpgsql
 volatile
@@ -206,7 +230,7 @@ declare
 begin
   with victims as (
     select o.path from kiln_private.objects o
-    where o.owner_id is not null and o.created_at < p_before
+    where o.owner_id is not null and o.created_at < now() - p_max_age_seconds * interval '1 second'
     order by o.created_at
     limit p_limit
     for update skip locked
@@ -257,7 +281,7 @@ begin
   return query select u.p, u.l from unnest(v_paths, v_locations) as u(p, l);
 end;
 $$;
-comment on function kiln.expire_objects(timestamptz,integer) is 'Retention: deletes up to p_limit account-owned objects created before p_before (seeds never), leaves tombstones (410 gone), notes their bucket keys for deletion, and marks the generations, run outputs and workflow write-backs that named them with expiredAt. Records, costs and the ledger are untouched. Returns the removed paths and bucket keys.';
+comment on function kiln.expire_objects(bigint,integer) is 'Retention: deletes up to p_limit account-owned objects older than p_max_age_seconds (seeds never), leaves tombstones (410 gone), notes their bucket keys for deletion, and marks the generations, run outputs and workflow write-backs that named them with expiredAt. Records, costs and the ledger are untouched. Returns the removed paths and bucket keys.';
 
 -- ---------------------------------------------------------------- store migrate
 
@@ -324,7 +348,7 @@ begin
         data = p_data, location = p_location, sha256 = p_sha256
     where o.path = p_path;
   if p_location is not null then
-    delete from kiln_private.object_intents where location = p_location;
+    perform kiln_private.take_object_intent(p_location);
   end if;
   -- The old key is kept for the grace period (a presigned URL may still point at it), then swept.
   if v_old.location is not null then

@@ -2,6 +2,6 @@
 
 import type { Queryable } from '../pool.ts';
 
-export function expireObjects(sql: Queryable, before: Date, limit: number) {
-  return sql<Array<{ path: string; location: string | null }>>`select * from kiln.expire_objects(${before}::timestamptz, ${limit}::int)`;
+export function expireObjects(sql: Queryable, maxAgeSeconds: number, limit: number) {
+  return sql<Array<{ path: string; location: string | null }>>`select * from kiln.expire_objects(${maxAgeSeconds}::bigint, ${limit}::int)`;
 }
