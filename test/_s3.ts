@@ -27,8 +27,8 @@ export interface TestS3 {
   store(opts?: { gate?: boolean; redirect?: boolean; prefix?: string }): Config['store'];
   /** Every key in the bucket. */
   keys(): Promise<string[]>;
-  /** PUTs through the gate wait for release() once s3rver has answered; `held` resolves with the key. */
-  hold(): { held: Promise<string>; release(): void };
+  /** The next `method` request (PUT) through the gate after `skip` others waits for release() once s3rver has answered; `held` resolves with its key. */
+  hold(skip?: number, method?: string): { held: Promise<string>; release(): void };
 }
 
 export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
@@ -37,7 +37,7 @@ export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
   const addr = (await server.run()) as AddressInfo;
   const endpoint = `http://127.0.0.1:${addr.port}`;
 
-  let holding: { held: (key: string) => void; released: Promise<void> } | null = null;
+  let holding: { method: string; skip: number; held: (key: string) => void; released: Promise<void> } | null = null;
   const gate = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
@@ -46,7 +46,11 @@ export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
         const body: Buffer[] = [];
         upRes.on('data', (c) => body.push(c));
         upRes.on('end', async () => {
-          const h = req.method === 'PUT' ? holding : null;
+          let h = req.method === holding?.method ? holding : null;
+          if (h && h.skip > 0) {
+            h.skip--;
+            h = null;
+          }
           if (h) {
             holding = null;
             h.held(decodeURIComponent(new URL(req.url!, endpoint).pathname.split('/').slice(2).join('/')));
@@ -102,12 +106,12 @@ export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
       } while (token);
       return out.sort();
     },
-    hold() {
+    hold(skip = 0, method = 'PUT') {
       let release!: () => void;
       const released = new Promise<void>((r) => (release = r));
       let held!: (key: string) => void;
       const heldP = new Promise<string>((r) => (held = r));
-      holding = { held, released };
+      holding = { method, skip, held, released };
       return { held: heldP, release };
     },
   };

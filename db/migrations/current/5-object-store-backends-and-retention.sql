@@ -294,8 +294,8 @@ set search_path = pg_catalog, pg_temp
 as $$
   select o.path, o.backend, o.location, o.sha256, o.byte_size, o.content_type
   from kiln_private.objects o
-  where o.backend <> p_to and o.path > coalesce(p_after, '')
-  order by o.backend, o.path
+  where o.backend = case p_to when 's3' then 'postgres' else 's3' end and o.path > coalesce(p_after, '')
+  order by o.path
   limit p_limit;
 $$;
 comment on function kiln.list_objects_to_move(text,text,integer) is 'store migrate: the next objects (by path, after p_after) not yet on backend p_to.';
