@@ -148,3 +148,21 @@ test('back to postgres while serving: stopped with SIGINT, resumed; the sweep em
   await sweepOrphans(srv.ctx, 0);
   assert.deepEqual(await s3.keys(), []);
 });
+
+test('on a terminal: a progress bar with the count and the rate', async () => {
+  // `script` gives the command a pseudo-terminal as its stdout.
+  const child = spawn('script', ['-qefc', `${process.execPath} ${BIN} store migrate --to s3`, '/dev/null'], {
+    env: { ...process.env, ...s3.env(), DATABASE_URL: srv.db.url, KILN_LOG: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  onCleanup(async () => { if (child.exitCode === null) child.kill('SIGKILL'); });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const code = await new Promise((r) => child.once('exit', r));
+  assert.equal(code, 0, out);
+  const total = expected.size;
+  assert.match(out, new RegExp(`\\r\\[#{30}\\] ${total}/${total} objects  \\d+\\.\\d/s  \\d+\\.\\d MB`));
+  assert.match(out, new RegExp(`Done: ${total} objects moved to s3 in \\d+\\.\\d s \\(0 skipped; 0 left elsewhere\\)`));
+  assert.ok(!/^\{/m.test(out), 'no JSON lines on a terminal');
+  assert.deepEqual(await backends(), { s3: total });
+});
