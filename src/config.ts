@@ -74,7 +74,7 @@ function storeConfig() {
   const bucket = opt('KILN_S3_BUCKET');
   if (backend === 's3' && !bucket) throw new ConfigError('KILN_STORE=s3 needs KILN_S3_BUCKET');
   const prefix = str('KILN_S3_PREFIX', '');
-  if (prefix && !/^[A-Za-z0-9][A-Za-z0-9_.\/-]{0,199}$/.test(prefix)) throw new ConfigError('KILN_S3_PREFIX may hold letters, digits and _ . / - (at most 200)');
+  if (prefix && (!/^[A-Za-z0-9][A-Za-z0-9_.\/-]{0,199}$/.test(prefix) || /\.\.|\/\//.test(prefix))) throw new ConfigError('KILN_S3_PREFIX may hold letters, digits and _ . / - (at most 200)');
   const url = (name: string) => {
     const v = opt(name);
     if (v !== undefined && !/^https?:\/\/[^\s]+$/.test(v)) throw new ConfigError(`${name} must be an http(s) URL`);

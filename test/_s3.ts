@@ -10,7 +10,8 @@ import path from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import type { Config } from '../src/config.ts';
-import { onCleanup } from './_setup.ts';
+import { until } from './_generations.ts';
+import { onCleanup, type TestServer } from './_setup.ts';
 
 // s3rver's built-in account; the AWS SDK's default chain finds these in the environment (child
 // processes inherit them).
@@ -115,4 +116,18 @@ export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
       return { held: heldP, release };
     },
   };
+}
+
+/**
+ * Stops a worker and waits until its connections are closed: graphile-worker ends its pool
+ * without waiting for it, and a client still closing when the file's cleanup drops the database
+ * reports the drop as an uncaught error (seen with the store sweep's cron workers).
+ */
+export async function stopWorker(srv: TestServer, worker: { stop(): Promise<void> }): Promise<void> {
+  await worker.stop();
+  await until('the worker\'s connections to close', async () => {
+    const [{ n }] = await srv.db.sql`select count(*)::int as n from pg_stat_activity
+                                     where datname = current_database() and application_name <> 'kiln' and pid <> pg_backend_pid()`;
+    return n === 0;
+  }, 30_000, 50);
 }

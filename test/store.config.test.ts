@@ -42,7 +42,9 @@ test('s3 needs a bucket; its settings are read together', () => {
   assert.throws(() => withEnv({ ...CLEAN, KILN_STORE: 's3' }, loadConfig), /KILN_S3_BUCKET/);
   assert.throws(() => withEnv({ ...CLEAN, KILN_STORE: 'disk' }, loadConfig), /KILN_STORE must be postgres or s3/);
   assert.throws(() => withEnv({ ...CLEAN, KILN_S3_BUCKET: 'b', KILN_S3_ENDPOINT: 'minio:9000' }, loadConfig), /KILN_S3_ENDPOINT/);
-  assert.throws(() => withEnv({ ...CLEAN, KILN_S3_BUCKET: 'b', KILN_S3_PREFIX: '../x' }, loadConfig), /KILN_S3_PREFIX/);
+  for (const prefix of ['../x', 'a/../b', 'a//b', '/abs']) {
+    assert.throws(() => withEnv({ ...CLEAN, KILN_S3_BUCKET: 'b', KILN_S3_PREFIX: prefix }, loadConfig), /KILN_S3_PREFIX/, prefix);
+  }
   assert.throws(() => withEnv({ ...CLEAN, KILN_RETENTION_SWEEP_SECONDS: '120' }, loadConfig), /KILN_RETENTION_SWEEP_SECONDS/);
   const { store } = withEnv({
     ...CLEAN, KILN_STORE: 's3', KILN_S3_BUCKET: 'outputs', KILN_S3_ENDPOINT: 'http://127.0.0.1:9000/', KILN_S3_REGION: 'eu-west-1',

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { publicUrl } from '../src/storage/store.ts';
 import { startTestWorker, until, waitFor } from './_generations.ts';
-import { startS3, type TestS3 } from './_s3.ts';
+import { startS3, stopWorker, type TestS3 } from './_s3.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { saveWorkflow, startRun, waitRun } from './_workflows.ts';
 
@@ -62,7 +62,7 @@ test('retention expires old outputs and keeps records, costs, the ledger, newer 
   assert.ok(ledgerBefore.length >= 3);
 
   // A worker with KILN_RETENTION=1h sweeping every second.
-  await startTestWorker(srv, { store: { ...s3.store(), retentionSeconds: 3600, sweepSeconds: 1 } });
+  const sweeper = await startTestWorker(srv, { store: { ...s3.store(), retentionSeconds: 3600, sweepSeconds: 1 } });
   const expired = await until('the old generation to expire', async () => {
     const g = await api(srv.base, key, `/generations/${old.id}`);
     return g.body.result?.expiredAt ? g.body : null;
@@ -85,8 +85,12 @@ test('retention expires old outputs and keeps records, costs, the ledger, newer 
   }
   const unsigned = await fetch(publicUrl(srv.ctx, pathOf(old.result.url)));
   assert.equal(unsigned.status, 404, 'a private path stays invisible without a signature');
-  const bucket = new Set(await s3.keys());
-  for (const k of keys) assert.ok(!bucket.has(k), `bucket key ${k} deleted`);
+  // The rows go first, the bytes right after (the same sweep).
+  await until('the bucket keys (and their notes) to be deleted', async () => {
+    const bucket = new Set(await s3.keys());
+    const notes = await srv.db.sql`select 1 from kiln_private.object_intents where location = any(${keys})`;
+    return keys.every((k) => !bucket.has(k)) && notes.length === 0;
+  }, 30_000, 100);
   // A transform from the expired image finds nothing.
   const again = await api(srv.base, key, '/images/transforms', { body: { source: old.result.url, op: 'trim' } });
   assert.equal(again.status, 404);
@@ -108,6 +112,8 @@ test('retention expires old outputs and keeps records, costs, the ledger, newer 
   assert.equal(f.body.result.expiredAt, undefined);
   assert.equal((await fetch(f.body.result.url)).status, 200);
   assert.equal((await fetch(publicUrl(srv.ctx, 'seed/logo.png'))).status, 200);
+
+  await stopWorker(srv, sweeper);
 });
 
 test('a workflow reading an expired write-back is refused before it runs', async () => {

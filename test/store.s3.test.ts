@@ -9,7 +9,7 @@ import { before, test } from 'node:test';
 import { Bucket } from '../src/storage/s3.ts';
 import { signedUrl } from '../src/storage/store.ts';
 import { startTestWorker, waitFor } from './_generations.ts';
-import { startS3, type TestS3 } from './_s3.ts';
+import { startS3, stopWorker, type TestS3 } from './_s3.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { saveWorkflow, startRun, waitRun } from './_workflows.ts';
 
@@ -17,11 +17,12 @@ let s3: TestS3;
 let srv: TestServer;
 let account: string;
 let key: string;
+let worker: { stop(): Promise<void> };
 
 before(async () => {
   s3 = await startS3();
   srv = await startServer({ config: { store: s3.store() } });
-  await startTestWorker(srv);
+  worker = await startTestWorker(srv);
   account = (await createAccount(srv.db.sql)).id;
   key = (await createKey(srv.db.sql, account)).key;
 });
@@ -145,4 +146,5 @@ test('workflow run outputs land in the bucket and their URLs redirect', async ()
     const got = await viaRedirect(url.href, Number(url.searchParams.get('expires')));
     assert.equal(sha(got.data), r.sha);
   }
+  await stopWorker(srv, worker); // the last test: its connections closed before the database is dropped
 });

@@ -11,7 +11,7 @@ import { commitObject, stageObject } from '../src/storage/store.ts';
 import { sweepOrphans } from '../src/storage/sweep.ts';
 import { png } from './_openai-peer.ts';
 import { startTestWorker, until, waitFor } from './_generations.ts';
-import { startS3, type TestS3 } from './_s3.ts';
+import { startS3, stopWorker, type TestS3 } from './_s3.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'kiln.js');
@@ -79,7 +79,7 @@ test('a worker killed between the bucket write and the commit: no row, the orpha
   await noRowWithoutBytes();
 
   // Another worker: it runs the generation again and its sweep (every second, 1 s grace) takes the orphan.
-  await startTestWorker(srv, { store: { ...s3.store(), sweepSeconds: 1, orphanGraceSeconds: 1 } });
+  const sweeper = await startTestWorker(srv, { store: { ...s3.store(), sweepSeconds: 1, orphanGraceSeconds: 1 } });
   const done = await waitFor(srv, key, id, { timeoutMs: 30_000 });
   assert.equal(done.status, 'completed', JSON.stringify(done));
   await until('the orphan to be swept', async () => !(await s3.keys()).includes(orphan), 30_000, 200);
@@ -89,4 +89,5 @@ test('a worker killed between the bucket write and the commit: no row, the orpha
   await noRowWithoutBytes();
   const [{ n }] = await srv.db.sql`select count(*)::int as n from kiln_private.charges where generation_id = ${id} and status = 'settled'`;
   assert.equal(n, 1, 'charged once');
+  await stopWorker(srv, sweeper);
 });
