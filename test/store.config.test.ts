@@ -54,3 +54,15 @@ test('s3 needs a bucket; its settings are read together', () => {
     bucket: 'outputs', endpoint: 'http://127.0.0.1:9000', publicEndpoint: undefined, region: 'eu-west-1', forcePathStyle: true, prefix: 'kiln/', redirect: false,
   });
 });
+
+test('without a bucket, the API and worker never load the AWS SDK (about half a second of every start)', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const script = `
+    await import('./src/cli/serve.ts');
+    await import('./src/http/files.ts');
+    await import('./tasks/index.ts');
+    const { createRequire } = await import('node:module');
+    process.stdout.write(String(Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes('@aws-sdk'))));`;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
+  assert.equal(out, 'false');
+});

@@ -6,8 +6,7 @@
 import type { H3, H3Event } from 'h3';
 import type { Context } from '../context.ts';
 import { ApiError, errors } from '../errors.ts';
-import { MAX_PRESIGN_SECONDS } from '../storage/s3.ts';
-import { bucketOf, isValidPath, locateObject, verifySignature, type LocatedObject } from '../storage/store.ts';
+import { isValidPath, locateObject, MAX_PRESIGN_SECONDS, needBucket, verifySignature, type LocatedObject } from '../storage/store.ts';
 
 const PREFIX = '/files/';
 
@@ -44,8 +43,7 @@ export async function serveFile(ctx: Context, event: H3Event): Promise<Response>
     const obj = found.object;
     const cacheControl = signed ? `private, max-age=${maxAge}` : `public, max-age=${maxAge}, immutable`;
     if (obj.data) return bytes(obj, obj.data, cacheControl);
-    const bucket = bucketOf(ctx.config);
-    if (!bucket) throw new Error('an object is stored in S3 but KILN_S3_BUCKET is not set');
+    const bucket = await needBucket(ctx.config);
     if (bucket.settings.redirect) {
       // Never outlives the Kiln URL; a public URL's redirect is short-lived and is not cached,
       // so every visit is checked here (retention, a move) first.

@@ -44,7 +44,7 @@ async function remainingOff(ctx: StoreContext, to: Backend): Promise<number> {
 
 /** Copies one object to `to`, verifies the copy and switches its row; false when it went away meanwhile. */
 async function moveOne(ctx: StoreContext, to: Backend, o: ObjectToMove): Promise<boolean> {
-  const bucket = bucketOf(ctx.config);
+  const bucket = await bucketOf(ctx.config);
   if (!bucket) throw new MoveError('KILN_S3_BUCKET is not set: both sides of the move must be reachable');
   let data: Buffer | null;
   if (o.backend === 'postgres') data = (await readObjectBytes(ctx.sql, o.path))[0]?.data ?? null;

@@ -8,9 +8,6 @@ import type { Config } from '../config.ts';
 
 type S3Settings = NonNullable<Config['store']['s3']>;
 
-/** The longest a presigned GET may live (SigV4's limit is a week; ours stays well inside the sweep's grace). */
-export const MAX_PRESIGN_SECONDS = 900;
-
 export class Bucket {
   readonly client: S3Client;
   private readonly presigner: S3RequestPresigner;

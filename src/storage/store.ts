@@ -12,12 +12,16 @@ import { findObject as findObjectSql } from '../db/sql/find_object.ts';
 import type { ObjectRow } from '../db/sql/get_object.ts';
 import { noteObjectIntent } from '../db/sql/note_object_intent.ts';
 import { recordObject, type RecordObjectArgs } from '../db/sql/record_object.ts';
-import { Bucket, bucketFor } from './s3.ts';
+// Type only: the AWS SDK (~0.5 s to load) is imported when a bucket is configured, not by every process.
+import type { Bucket } from './s3.ts';
 
 export const BUCKET = 'workflow-images';
 export type Visibility = 'private' | 'public';
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'avif' | 'gif';
 export type Backend = 'postgres' | 's3';
+
+/** The longest a presigned GET may live (SigV4's limit is a week; ours stays well inside the sweep's grace). */
+export const MAX_PRESIGN_SECONDS = 900;
 
 /** What the store needs of a context: the pool and the configuration. */
 export type StoreContext = Pick<Context, 'sql' | 'config'>;
@@ -106,12 +110,14 @@ function metaOf(row: ObjectRow): ObjectMeta {
 }
 
 /** The configured bucket, or null when KILN_S3_BUCKET is unset. Set during a move either way, so reads find both sides. */
-export function bucketOf(config: Config): Bucket | null {
-  return config.store.s3 ? bucketFor(config.store.s3) : null;
+export async function bucketOf(config: Config): Promise<Bucket | null> {
+  if (!config.store.s3) return null;
+  const { bucketFor } = await import('./s3.ts');
+  return bucketFor(config.store.s3);
 }
 
-function needBucket(config: Config): Bucket {
-  const b = bucketOf(config);
+export async function needBucket(config: Config): Promise<Bucket> {
+  const b = await bucketOf(config);
   if (!b) throw new Error('an object is stored in S3 but KILN_S3_BUCKET is not set');
   return b;
 }
@@ -128,7 +134,7 @@ export async function stageObject(ctx: StoreContext, obj: PutObject, backend: Ba
     format: obj.format, width: obj.width, height: obj.height, visibility: obj.visibility,
   };
   if (backend === 'postgres') return { ...base, data: obj.data, location: null };
-  const bucket = needBucket(ctx.config);
+  const bucket = await needBucket(ctx.config);
   const location = bucket.keyFor(obj.path);
   await noteObjectIntent(ctx.sql, location);
   await bucket.write(location, obj.data, obj.contentType);
@@ -169,7 +175,7 @@ export async function getObject(ctx: StoreContext, path: string): Promise<Stored
     if (found?.state !== 'stored') return null;
     const o = found.object;
     if (o.data) return { ...o, data: o.data };
-    const data = await needBucket(ctx.config).read(o.location!);
+    const data = await (await needBucket(ctx.config)).read(o.location!);
     if (data) return { ...o, data };
   }
   throw new Error('an object row points at bucket bytes that are missing');

@@ -30,7 +30,7 @@ export async function expireOutputs(ctx: StoreContext): Promise<number> {
     total += gone.length;
     const keys = gone.map((g) => g.location).filter((l): l is string => l !== null);
     if (keys.length) {
-      const bucket = bucketOf(ctx.config);
+      const bucket = await bucketOf(ctx.config);
       if (bucket) {
         await bucket.remove(keys);
         await forgetObjectIntents(ctx.sql, keys);
@@ -43,7 +43,7 @@ export async function expireOutputs(ctx: StoreContext): Promise<number> {
 
 /** Deletes bucket bytes no row references, noted longer than the grace period ago; returns how many. */
 export async function sweepOrphans(ctx: StoreContext, graceSeconds = ctx.config.store.orphanGraceSeconds): Promise<number> {
-  const bucket = bucketOf(ctx.config);
+  const bucket = await bucketOf(ctx.config);
   if (!bucket) return 0;
   let total = 0;
   for (let round = 0; round < ROUNDS; round++) {
