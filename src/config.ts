@@ -69,6 +69,57 @@ function schedule(name: string, def: number[]): number[] {
   return parts.map(Number);
 }
 
+/** A duration such as `30d`, `12h`, `15m` or `90s`, in seconds; unset = undefined. */
+function duration(name: string): number | undefined {
+  const raw = opt(name);
+  if (raw === undefined) return undefined;
+  const m = /^(\d{1,9})([smhd])$/.exec(raw.trim());
+  if (!m || Number(m[1]) === 0) throw new ConfigError(`${name} must be a duration such as 30d, 12h, 15m or 90s, got ${JSON.stringify(raw)}`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as 's' | 'm' | 'h' | 'd'];
+}
+
+/** The image store's backend (KILN_STORE) and, for s3, its bucket settings; see docs/storage.md. */
+function storeConfig() {
+  const backend = str('KILN_STORE', 'postgres');
+  if (backend !== 'postgres' && backend !== 's3') throw new ConfigError(`KILN_STORE must be postgres or s3, got ${JSON.stringify(backend)}`);
+  const bucket = opt('KILN_S3_BUCKET');
+  if (backend === 's3' && !bucket) throw new ConfigError('KILN_STORE=s3 needs KILN_S3_BUCKET');
+  const prefix = str('KILN_S3_PREFIX', '');
+  if (prefix && (!/^[A-Za-z0-9][A-Za-z0-9_.\/-]{0,199}$/.test(prefix) || /\.\.|\/\//.test(prefix))) throw new ConfigError('KILN_S3_PREFIX may hold letters, digits and _ . / - (at most 200)');
+  const url = (name: string) => {
+    const v = opt(name);
+    if (v !== undefined && !/^https?:\/\/[^\s]+$/.test(v)) throw new ConfigError(`${name} must be an http(s) URL`);
+    return v?.replace(/\/+$/, '');
+  };
+  return {
+    backend: backend as 'postgres' | 's3',
+    /** Only with backend s3. */
+    s3: bucket
+      ? {
+          bucket,
+          /** Any S3-compatible service (MinIO, R2, …); unset = AWS. */
+          endpoint: url('KILN_S3_ENDPOINT'),
+          /** The endpoint presigned URLs are made for, when clients reach the bucket by another name than Kiln does (docker-compose's MinIO). */
+          publicEndpoint: url('KILN_S3_PUBLIC_ENDPOINT'),
+          region: opt('KILN_S3_REGION') ?? opt('AWS_REGION') ?? 'us-east-1',
+          forcePathStyle: bool('KILN_S3_FORCE_PATH_STYLE', false),
+          /** Keys are `<prefix><path>`; a non-empty prefix ends in `/` unless it is meant as a name prefix. */
+          prefix,
+          /** /files answers 302 to a presigned GET (true) or streams the bytes through (false). */
+          redirect: bool('KILN_S3_REDIRECT', true),
+        }
+      : undefined,
+    /** Outputs older than this are removed (seconds); undefined = kept forever. */
+    retentionSeconds: duration('KILN_RETENTION'),
+    /** How often the retention and orphan sweep runs, seconds (at most a minute). */
+    sweepSeconds: int('KILN_RETENTION_SWEEP_SECONDS', 60, 1, 60),
+    /** A bucket key no row references is deleted only once noted this long ago: longer than any write or presigned URL. */
+    orphanGraceSeconds: int('KILN_STORE_ORPHAN_GRACE_SECONDS', 3600, 1, 7 * 86_400),
+  };
+}
+
+export type StoreConfig = ReturnType<typeof storeConfig>;
+
 export function loadConfig() {
   const port = int('PORT', 8787, 0, 65535);
   const host = str('HOST', '127.0.0.1');
@@ -98,6 +149,7 @@ export function loadConfig() {
     /** Secret for signing image URLs; when unset one is generated once and kept in the database (shared by every process). */
     urlSigningSecret: opt('KILN_URL_SIGNING_SECRET'),
     signedUrlTtlSeconds: int('KILN_SIGNED_URL_TTL', 3600, 1),
+    store: storeConfig(),
     /** Executions of one generation before it fails for good (transient provider errors retry with backoff). */
     generationMaxAttempts: int('KILN_GENERATION_MAX_ATTEMPTS', 5, 1, 25),
     /**

@@ -9,6 +9,7 @@ export type ErrorType =
   | 'insufficient_quota'
   | 'payment_required'
   | 'not_found'
+  | 'gone'
   | 'method_not_allowed'
   | 'conflict'
   | 'idempotency_conflict'
@@ -22,6 +23,8 @@ const STATUS: Record<ErrorType, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  /** An output removed by retention (KILN_RETENTION): its record stays, its bytes are gone. */
+  gone: 410,
   idempotency_conflict: 422,
   rate_limited: 429,
   insufficient_quota: 429,
@@ -47,6 +50,7 @@ export const errors = {
   unauthorized: () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { headers: { 'www-authenticate': 'Bearer' } }),
   scope: (scope: string) => new ApiError('insufficient_scope', `This API key lacks the "${scope}" scope.`),
   notFound: (what = 'Resource') => new ApiError('not_found', `${what} not found.`),
+  gone: (what: string, at: Date) => new ApiError('gone', `${what} expired on ${at.toISOString()} and was removed (retention).`),
   /** The resource is not in a state that allows this (e.g. canceling a job that already ended). */
   conflict: (message: string) => new ApiError('conflict', message),
   rateLimited: (retryAfter: number) =>
@@ -72,9 +76,10 @@ const SQLSTATE: Record<string, ErrorType> = {
 
 /**
  * Connection-level failures that mean "briefly unavailable" (503), not a bug (500); KS001 = stale
- * catalog price, KD002 = an idempotency key without a stored answer: both retryable.
+ * catalog price, KS002 = store bytes swept before their row committed, KD002 = an idempotency key
+ * without a stored answer: all retryable.
  */
-const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01|KS001|KD002)/;
+const UNAVAILABLE = /^(08|53|57P0[1-3]|55P03|57014|40001|40P01|KS001|KS002|KD002)/;
 /** postgres.js's own connection errors and the socket errors it passes on. */
 const CONNECTION = /^(CONNECTION_|CONNECT_TIMEOUT$|ECONNREFUSED$|ECONNRESET$|ECONNABORTED$|EPIPE$|ETIMEDOUT$|EHOSTUNREACH$|ENETUNREACH$|ENOTFOUND$|EAI_AGAIN$)/;
 

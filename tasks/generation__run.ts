@@ -14,14 +14,13 @@ import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/ge
 import { isUuid, priceRequest, type StoredRequest } from '../src/generations/service.ts';
 import { InputError } from '../src/providers/inputs.ts';
 import { errorFields } from '../src/log.ts';
-import { MEDIA_TYPES, objectPath } from '../src/storage/store.ts';
+import { commitObject, MEDIA_TYPES, objectPath, stageObject } from '../src/storage/store.ts';
 import type { UnitSpec } from '../src/workflows/plan.ts';
 import { buildRequest, type Upstream } from '../src/workflows/request.ts';
 import type { Lease } from '../src/generations/lease.ts';
 import { completeGeneration } from '../src/db/sql/complete_generation.ts';
 import { deferGeneration } from '../src/db/sql/defer_generation.ts';
 import { failGeneration } from '../src/db/sql/fail_generation.ts';
-import { putObject } from '../src/db/sql/put_object.ts';
 import { reserveGeneration } from '../src/db/sql/reserve_generation.ts';
 import { startGeneration } from '../src/db/sql/start_generation.ts';
 
@@ -85,21 +84,24 @@ async function complete(ctx: Context, id: string, started: Started, req: StoredR
     await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId, out.modelId);
     return;
   }
-  // The object path is derived from the generation id and written in the same transaction as
-  // the completion, so a duplicate execution can neither store a second image nor charge twice.
+  // The object path is derived from the generation id and its row is written in the same
+  // transaction as the completion, so a duplicate execution can neither store a second image
+  // nor charge twice. The bytes are written first (into the bucket on s3, under a key of their
+  // own): a crash or a losing duplicate leaves bytes without a row, which the sweep removes.
   const kind = started.run_id ? `workflows/${started.run_id}` : 'generations';
   const path = objectPath(started.account_id, kind, out.format, id);
   const result = {
     type: 'image', path, mediaType: MEDIA_TYPES[out.format], aspectRatio: req.aspectRatio,
     width: out.image.width, height: out.image.height, model: out.modelId,
   };
+  const staged = await stageObject(ctx, {
+    path, owner: started.account_id, data: out.image.data, contentType: MEDIA_TYPES[out.format], format: out.format,
+    width: out.image.width, height: out.image.height, visibility: 'private',
+  });
   await ctx.sql.begin(async (tx) => {
     const [{ r }] = await completeGeneration(tx, id, result, out.costMicros, out.providerRequestId, out.modelId);
     if (!r.applied) return;
-    await putObject(tx, {
-      path, ownerId: started.account_id, data: out.image.data, contentType: MEDIA_TYPES[out.format], format: out.format,
-      width: out.image.width, height: out.image.height, visibility: 'private',
-    });
+    await commitObject(tx, staged);
   });
 }
 

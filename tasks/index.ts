@@ -6,6 +6,7 @@ import type { Context } from '../src/context.ts';
 import type { Lease } from '../src/generations/lease.ts';
 import generationRun from './generation__run.ts';
 import webhookDeliver from './webhook__deliver.ts';
+import storeSweep from './store__sweep.ts';
 import workflowCheckDeadline from './workflow__check_deadline.ts';
 
 export function createTaskList(ctx: Context, lease: Lease): TaskList {
@@ -13,5 +14,6 @@ export function createTaskList(ctx: Context, lease: Lease): TaskList {
     generation__run: generationRun(ctx, lease),
     workflow__check_deadline: workflowCheckDeadline(ctx),
     webhook__deliver: webhookDeliver(ctx),
+    store__sweep: storeSweep(ctx),
   };
 }

@@ -41,3 +41,61 @@ test('every environment variable the services set is one Kiln reads', () => {
     }
   }
 });
+
+// ---------------------------------------------------------------- the s3 variant and the image
+
+const s3 = parse(fs.readFileSync(path.join(root, 'docker-compose.s3.yml'), 'utf8'), { merge: true });
+
+/** `${NAME:-default}` → default (as compose does with NAME unset); `$$` → `$`. */
+function interpolate(value: string): string {
+  return value.replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1').replace(/\$\$/g, '$');
+}
+
+test('docker-compose.s3.yml: MinIO with its bucket, and the kiln services switched to the s3 store', () => {
+  assert.match(s3.services.minio.image, /^minio\/minio/);
+  assert.ok(s3.services.minio.healthcheck);
+  assert.equal(s3.services['minio-init'].depends_on.minio.condition, 'service_healthy');
+  assert.match(s3.services['minio-init'].command.join(' '), /mc mb --ignore-existing/);
+  for (const name of ['migrate', 'api', 'worker']) {
+    // An override: the service exists in docker-compose.yml and keeps its own settings there.
+    assert.ok(compose.services[name], name);
+    const env = s3.services[name].environment;
+    assert.equal(env.KILN_STORE, 's3');
+    assert.equal(env.KILN_S3_ENDPOINT, 'http://minio:9000');
+    assert.equal(env.KILN_S3_FORCE_PATH_STYLE, '1');
+    assert.equal(s3.services[name].depends_on['minio-init'].condition, 'service_completed_successfully');
+    for (const key of Object.keys(env)) {
+      // AWS_* are read by the AWS SDK's default credential chain, everything else by src/config.ts.
+      if (!key.startsWith('AWS_')) assert.ok(configSource.includes(`'${key}'`), `${name}: ${key} is read in src/config.ts`);
+    }
+  }
+});
+
+test('the merged s3 configuration loads: the api gets an s3 store on MinIO', async () => {
+  const { loadConfig } = await import('../src/config.ts');
+  const merged = { ...compose.services.api.environment, ...s3.services.api.environment };
+  const saved = { ...process.env };
+  try {
+    for (const [k, v] of Object.entries(merged)) process.env[k] = interpolate(String(v));
+    const config = loadConfig();
+    assert.equal(config.store.backend, 's3');
+    assert.equal(config.store.s3?.bucket, 'kiln');
+    assert.equal(config.store.s3?.publicEndpoint, 'http://localhost:9000');
+    assert.equal(config.store.retentionSeconds, undefined, 'KILN_RETENTION unset keeps outputs forever');
+    // MinIO's credentials reach the SDK's chain, and minio-init creates the bucket the services use.
+    assert.equal(process.env.AWS_ACCESS_KEY_ID, interpolate(s3.services.minio.environment.MINIO_ROOT_USER));
+    assert.equal(interpolate(s3.services['minio-init'].environment.KILN_S3_BUCKET), config.store.s3?.bucket);
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+});
+
+test('.dockerignore keeps node_modules, local data, git history and secrets out of the image', () => {
+  const ignored = fs.readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  for (const entry of ['node_modules/', '.kiln/', '.git/', '.env', '*.log', '.kiln-test*/']) assert.ok(ignored.includes(entry), entry);
+  // …but not what the image runs.
+  for (const kept of ['src', 'bin', 'db', 'tasks', 'catalog', 'package.json', 'package-lock.json']) {
+    assert.ok(!ignored.some((l) => l.replace(/\/$/, '') === kept), `${kept} is copied`);
+  }
+});

@@ -121,7 +121,7 @@ test('path escapes are refused and never read outside the store', async () => {
 
 test('bad input is a 400 envelope, never a 500, and the server stays up', async () => {
   const put = (name: string, data: Buffer, format = 'png') =>
-    putObject(srv.db.sql, { path: `${accountId}/uploads/${name}`, owner: accountId, data, contentType: `image/${format}`, format: format as any, width: 1, height: 1, visibility: 'private' });
+    putObject(srv.ctx, { path: `${accountId}/uploads/${name}`, owner: accountId, data, contentType: `image/${format}`, format: format as any, width: 1, height: 1, visibility: 'private' });
   await put('corrupt.png', Buffer.from('\x89PNG\r\n\x1a\nthis is not really a png at all'));
   const bomb = await sharp({ create: { width: 10_000, height: 10_000, channels: 3, background: '#fff' } }).png({ compressionLevel: 9 }).toBuffer();
   await put('bomb.png', bomb);

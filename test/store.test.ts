@@ -22,7 +22,7 @@ before(async () => {
 });
 
 async function put(owner: string | null, path: string, visibility: 'public' | 'private') {
-  return putObject(srv.db.sql, { path, owner, data: image, contentType: 'image/png', format: 'png', width: 8, height: 4, visibility });
+  return putObject(srv.ctx, { path, owner, data: image, contentType: 'image/png', format: 'png', width: 8, height: 4, visibility });
 }
 
 test('objects round-trip through Postgres with their metadata', async () => {
@@ -32,9 +32,9 @@ test('objects round-trip through Postgres with their metadata', async () => {
   assert.deepEqual({ ...meta, createdAt: undefined }, {
     path, ownerId: alice, contentType: 'image/png', format: 'png', width: 8, height: 4, bytes: image.length, visibility: 'public', createdAt: undefined,
   });
-  const obj = await getObject(srv.db.sql, path);
+  const obj = await getObject(srv.ctx, path);
   assert.ok(obj && obj.data.equals(image));
-  assert.equal(await getObject(srv.db.sql, `${alice}/transforms/${randomUUID()}.png`), null);
+  assert.equal(await getObject(srv.ctx, `${alice}/transforms/${randomUUID()}.png`), null);
 });
 
 test('the store refuses overwrites, foreign prefixes and bad paths', async () => {

@@ -33,7 +33,7 @@ export async function openDatabase(
     }
   }
   try {
-    if (opts.migrate) await migrate(url);
+    if (opts.migrate) await migrate(url, { config });
   } catch (e) {
     await stopEmbedded?.();
     throw e;

@@ -14,6 +14,7 @@ import { runServices } from './serve.ts';
 import { withDb, type Command } from './command.ts';
 import { workflowCommands } from './workflows.ts';
 import { mcpCommands } from './mcp.ts';
+import { storeCommands } from './store.ts';
 import { addWorkspaceMember, type MemberRow } from '../db/sql/add_workspace_member.ts';
 import { allModels } from '../db/sql/all_models.ts';
 import { countMigrations } from '../db/sql/count_migrations.ts';
@@ -68,7 +69,7 @@ export const commands: Record<string, Command> = {
       parseArgs(argv, { options: {} });
       const db = await openDatabase(config, { migrate: false, poolSize: 1 });
       try {
-        await migrate(db.url);
+        await migrate(db.url, { config });
         const [row] = await countMigrations(db.sql);
         return { migrated: true, migrations: row!.n };
       } finally {
@@ -292,6 +293,7 @@ export const commands: Record<string, Command> = {
 
   ...workflowCommands,
   ...mcpCommands,
+  ...storeCommands,
 
   usage: {
     help: '--user ID [--workspace ID]',

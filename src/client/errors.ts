@@ -51,6 +51,7 @@ function fallbackType(status: number): string {
     case 403: return 'insufficient_scope';
     case 404: return 'not_found';
     case 409: return 'conflict';
+    case 410: return 'gone';
     case 429: return 'rate_limited';
     default: return 'server_error';
   }

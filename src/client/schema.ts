@@ -490,7 +490,7 @@ export interface components {
                  * @description Stable machine-readable error type.
                  * @enum {string}
                  */
-                type: "invalid_request" | "unauthorized" | "insufficient_scope" | "rate_limited" | "insufficient_quota" | "payment_required" | "not_found" | "conflict" | "idempotency_conflict" | "server_error";
+                type: "invalid_request" | "unauthorized" | "insufficient_scope" | "rate_limited" | "insufficient_quota" | "payment_required" | "not_found" | "gone" | "conflict" | "idempotency_conflict" | "server_error";
                 /** @description Human-readable message. */
                 message: string;
             };
@@ -549,7 +549,7 @@ export interface components {
         ImageResult: {
             /** @constant */
             type: "image";
-            /** @description Signed, expiring URL of the generated image. */
+            /** @description Signed, expiring URL of the generated image; null once the image expired (see `expiredAt`). */
             url: string | null;
             /** @description MIME type. */
             mediaType: string | null;
@@ -558,6 +558,8 @@ export interface components {
             costMicros: number;
             /** @description The catalog entry that produced the output and was billed: the requested model, or one of its fallbacks when its upstream was down. Absent on outputs made before fallbacks existed. */
             model?: string;
+            /** @description When the image was removed under the service's retention period (KILN_RETENTION); the record, status and cost stay. Absent while the image is kept. */
+            expiredAt?: string;
         };
         CodeResult: {
             /** @constant */
@@ -758,7 +760,7 @@ export interface components {
              * @enum {string}
              */
             platform?: "x" | "linkedin" | "instagram" | "facebook" | "threads" | "tiktok";
-            /** @description Signed, expiring URL; completed image outputs. */
+            /** @description Signed, expiring URL; completed image outputs, until they expire. */
             url?: string;
             /** @description Completed image outputs. */
             mediaType?: string;
@@ -770,6 +772,8 @@ export interface components {
             costMicros?: number;
             /** @description Completed outputs: the catalog entry that produced the output and was billed — the prompt's model, or one of its fallbacks when its upstream was down. */
             model?: string;
+            /** @description Completed image outputs removed under the service's retention period (KILN_RETENTION): when; `url` is then absent. */
+            expiredAt?: string;
         };
         WorkflowRunSummary: {
             /**

@@ -7,14 +7,18 @@ import postgres from 'postgres';
 import { createRequire } from 'node:module';
 import { migrate as gmMigrate } from 'graphile-migrate';
 import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
+import type { Config } from '../config.ts';
 
 const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 export const MIGRATIONS_FOLDER = path.join(ROOT, 'db', 'migrations');
 
-/** Applies graphile-worker's schema and every committed migration. Idempotent. */
-export async function migrate(url: string, opts: { includeCurrent?: boolean } = {}): Promise<void> {
+/**
+ * Applies graphile-worker's schema and every committed migration. Idempotent. `config` says
+ * where the seed images go (KILN_STORE); without it they go into Postgres.
+ */
+export async function migrate(url: string, opts: { includeCurrent?: boolean; config?: Config } = {}): Promise<void> {
   await runWorkerMigrations({ connectionString: url, logger: quietLogger() });
   try {
     await gmMigrate({ connectionString: url, migrationsFolder: MIGRATIONS_FOLDER, manageGraphileMigrateSchema: true, logger: gmLogger() } as any);
@@ -28,7 +32,7 @@ export async function migrate(url: string, opts: { includeCurrent?: boolean } = 
   const { loadSeeds } = await import('../storage/seeds.ts');
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    await loadSeeds(sql);
+    await loadSeeds(sql, opts.config);
   } finally {
     await sql.end();
   }

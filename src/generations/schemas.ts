@@ -103,11 +103,14 @@ const producedBy = v.optional(
 
 export const ImageResult = v.object({
   type: v.literal('image'),
-  url: v.pipe(v.nullable(v.string()), v.description('Signed, expiring URL of the generated image.')),
+  url: v.pipe(v.nullable(v.string()), v.description('Signed, expiring URL of the generated image; null once the image expired (see `expiredAt`).')),
   mediaType: v.pipe(v.nullable(v.string()), v.description('MIME type.')),
   aspectRatio: v.string(),
   costMicros,
   model: producedBy,
+  expiredAt: v.optional(
+    v.pipe(v.string(), v.description('When the image was removed under the service\'s retention period (KILN_RETENTION); the record, status and cost stay. Absent while the image is kept.')),
+  ),
 });
 
 export const CodeResult = v.object({

@@ -374,13 +374,16 @@ export async function renderGeneration(ctx: Context, row: GenerationRow): Promis
   if (row.status === 'completed' && row.result) {
     const costMicros = Number(row.cost_micros ?? 0);
     if (row.result.type === 'image') {
+      // Retention removed the image: the record and cost stay, the URL goes.
+      const expiredAt = row.result.expiredAt;
       result = {
         type: 'image',
-        url: row.result.path ? await signedUrl(ctx, row.result.path) : null,
+        url: row.result.path && !expiredAt ? await signedUrl(ctx, row.result.path) : null,
         mediaType: row.result.mediaType ?? null,
         aspectRatio: row.result.aspectRatio ?? '1:1',
         costMicros,
         ...(row.result.model ? { model: row.result.model } : {}),
+        ...(expiredAt ? { expiredAt } : {}),
       };
     } else {
       result = {

@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import postgres from 'postgres';
-import { run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
+import { parseCronItems, run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Context } from '../context.ts';
 import { errorFields } from '../log.ts';
 import { attachWorkerPool } from '../db/sql/attach_worker_pool.ts';
@@ -23,6 +23,8 @@ import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
 import { watchCancels } from './cancel.ts';
 import type { Lease } from './lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
+import { SWEEP_JOB_KEY } from '../../tasks/store__sweep.ts';
+import { sweepNeeded } from '../storage/sweep.ts';
 
 export interface WorkerHandle {
   /** The graphile-worker runner of the current lease. */
@@ -82,15 +84,26 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
       });
       const pending: Partial<Term> = { conn, lease, abort, poolId: null, lost: false };
       t = pending as Term;
+      const sweep = sweepNeeded(ctx.config);
       t.runner = await run({
         connectionString: url,
         concurrency: ctx.config.workerConcurrency,
         taskList: createTaskList(ctx, lease),
+        // The store's retention and orphan sweep, every minute (graphile-worker's cron runs an
+        // item once per minute across all workers); shorter intervals reschedule themselves.
+        parsedCronItems: sweep ? parseCronItems([{
+          task: 'store__sweep', match: '* * * * *', identifier: 'kiln_store_sweep',
+          options: { backfillPeriod: 0, maxAttempts: 1, jobKey: SWEEP_JOB_KEY, jobKeyMode: 'preserve_run_at' },
+        }]) : [],
         logger,
         events,
         noHandleSignals: true,
         pollInterval: 1000,
       });
+      // Sub-minute sweeps start now rather than at the next cron minute.
+      if (sweep && ctx.config.store.sweepSeconds < 60) {
+        await t.runner.addJob('store__sweep', {}, { jobKey: SWEEP_JOB_KEY, jobKeyMode: 'preserve_run_at', maxAttempts: 1 });
+      }
       return t;
     } catch (e) {
       t = undefined;

@@ -1,16 +1,30 @@
-// The image store (bucket `workflow-images`): objects live in Postgres (kiln_private.objects) so
-// every API and worker process shares them; URLs are public or HMAC-signed and expiring.
+// The image store (bucket `workflow-images`): metadata rows live in Postgres
+// (kiln_private.objects) so every API and worker process shares them; bytes live in the row
+// (KILN_STORE=postgres) or in an S3-compatible bucket (s3, ./s3.ts). URLs are public or
+// HMAC-signed and expiring. Bytes are written before their row commits (see stageObject).
 
-import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
-import type { Sql } from '../db/pool.ts';
+import type { Queryable, Sql } from '../db/pool.ts';
 import { ensureSecret } from '../db/sql/ensure_secret.ts';
-import { getObject as getObjectSql, type ObjectRow } from '../db/sql/get_object.ts';
-import { putObject as putObjectSql } from '../db/sql/put_object.ts';
+import { findObject as findObjectSql } from '../db/sql/find_object.ts';
+import type { ObjectRow } from '../db/sql/get_object.ts';
+import { noteObjectIntent } from '../db/sql/note_object_intent.ts';
+import { recordObject, type RecordObjectArgs } from '../db/sql/record_object.ts';
+// Type only: the AWS SDK (~0.5 s to load) is imported when a bucket is configured, not by every process.
+import type { Bucket } from './s3.ts';
 
 export const BUCKET = 'workflow-images';
 export type Visibility = 'private' | 'public';
 export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'avif' | 'gif';
+export type Backend = 'postgres' | 's3';
+
+/** The longest a presigned GET may live (SigV4's limit is a week; ours stays well inside the sweep's grace). */
+export const MAX_PRESIGN_SECONDS = 900;
+
+/** What the store needs of a context: the pool and the configuration. */
+export type StoreContext = Pick<Context, 'sql' | 'config'>;
 
 export interface ObjectMeta {
   path: string;
@@ -30,6 +44,15 @@ export interface StoredObject extends ObjectMeta {
   data: Buffer;
 }
 
+/** An object's row: where its bytes are (inline for postgres). */
+export interface LocatedObject extends ObjectMeta {
+  backend: Backend;
+  location: string | null;
+  /** SHA-256 of the bytes; null for rows stored before it was kept. */
+  sha256: Buffer | null;
+  data: Buffer | null;
+}
+
 export interface PutObject {
   path: string;
   /** Account id; null only for paths under `seed/`. */
@@ -41,6 +64,9 @@ export interface PutObject {
   height: number;
   visibility: Visibility;
 }
+
+/** An object whose bytes are written (s3) or ready to go into its row (postgres); commit it with commitObject. */
+export type StagedObject = RecordObjectArgs;
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** Same rule as the table's check constraint: `<account>/<dirs…>/<file>` or `seed/<dirs…>/<file>`. */
@@ -64,12 +90,16 @@ export function objectPath(accountId: string, kind: string, format: ImageFormat,
   return path;
 }
 
+export function sha256(data: Uint8Array): Buffer {
+  return createHash('sha256').update(data).digest();
+}
+
 function metaOf(row: ObjectRow): ObjectMeta {
   return {
     path: row.path,
     ownerId: row.owner_id ?? null,
     contentType: row.content_type,
-    // Checked by kiln.put_object: one of the store's formats and visibilities.
+    // Checked by the table: one of the store's formats and visibilities.
     format: row.format as ImageFormat,
     width: row.width,
     height: row.height,
@@ -79,21 +109,76 @@ function metaOf(row: ObjectRow): ObjectMeta {
   };
 }
 
-/** Stores a new object (never overwrites: a taken path raises KC001, a bad one KI001). */
-export async function putObject(sql: Sql, obj: PutObject): Promise<ObjectMeta> {
+/** The configured bucket, or null when KILN_S3_BUCKET is unset. Set during a move either way, so reads find both sides. */
+export async function bucketOf(config: Config): Promise<Bucket | null> {
+  if (!config.store.s3) return null;
+  const { bucketFor } = await import('./s3.ts');
+  return bucketFor(config.store.s3);
+}
+
+export async function needBucket(config: Config): Promise<Bucket> {
+  const b = await bucketOf(config);
+  if (!b) throw new Error('an object is stored in S3 but KILN_S3_BUCKET is not set');
+  return b;
+}
+
+/**
+ * Writes an object's bytes where new objects go (KILN_STORE) and returns the row to commit.
+ * On s3 the key is noted first (its own commit), then written: if the row never commits — a
+ * crash, a duplicate execution that loses — the sweep deletes the bytes after the grace period.
+ */
+export async function stageObject(ctx: StoreContext, obj: PutObject, backend: Backend = ctx.config.store.backend): Promise<StagedObject> {
   if (!isValidPath(obj.path)) throw new TypeError('invalid object path');
-  const [row] = await putObjectSql(sql, {
-    path: obj.path, ownerId: obj.owner, data: obj.data, contentType: obj.contentType, format: obj.format,
-    width: obj.width, height: obj.height, visibility: obj.visibility,
-  });
+  const base = {
+    path: obj.path, ownerId: obj.owner, sha256: sha256(obj.data), byteSize: obj.data.byteLength, contentType: obj.contentType,
+    format: obj.format, width: obj.width, height: obj.height, visibility: obj.visibility,
+  };
+  if (backend === 'postgres') return { ...base, data: obj.data, location: null };
+  const bucket = await needBucket(ctx.config);
+  const location = bucket.keyFor(obj.path);
+  await noteObjectIntent(ctx.sql, location);
+  await bucket.write(location, obj.data, obj.contentType);
+  return { ...base, data: null, location };
+}
+
+/** Commits a staged object's row (in the caller's transaction, when given one). KC001 when the path is taken, KI001 when invalid. */
+export async function commitObject(sql: Queryable, staged: StagedObject): Promise<ObjectMeta> {
+  const [row] = await recordObject(sql, staged);
   return metaOf(row!);
 }
 
-/** The object with its bytes, or null. Ownership is the caller's check (see `canRead`). */
-export async function getObject(sql: Sql, path: string): Promise<StoredObject | null> {
+/** Stores a new object (never overwrites: a taken path raises KC001, a bad one KI001). */
+export async function putObject(ctx: StoreContext, obj: PutObject): Promise<ObjectMeta> {
+  return commitObject(ctx.sql, await stageObject(ctx, obj));
+}
+
+export type Found = { state: 'stored'; object: LocatedObject } | { state: 'expired'; path: string; ownerId: string | null; visibility: Visibility; expiredAt: Date } | null;
+
+/** The object's row (with inline bytes on postgres), its tombstone when retention removed it, or null. */
+export async function locateObject(ctx: StoreContext, path: string): Promise<Found> {
   if (!isValidPath(path)) return null;
-  const [row] = await getObjectSql(sql, path);
-  return row ? { ...metaOf(row), data: row.data } : null;
+  const [row] = await findObjectSql(ctx.sql, path);
+  if (!row) return null;
+  if (row.expired_at) return { state: 'expired', path: row.path, ownerId: row.owner_id ?? null, visibility: row.visibility as Visibility, expiredAt: row.expired_at };
+  const r = row as Extract<typeof row, { backend: Backend }>;
+  return { state: 'stored', object: { ...metaOf(r), backend: r.backend, location: r.location, sha256: r.sha256, data: r.data } };
+}
+
+/**
+ * The object with its bytes, or null. A read finds the object wherever it is: when its bucket
+ * key vanished under it (store migrate moved it and the sweep ran), the row is read again.
+ * Ownership is the caller's check (see `canRead`).
+ */
+export async function getObject(ctx: StoreContext, path: string): Promise<StoredObject | null> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const found = await locateObject(ctx, path);
+    if (found?.state !== 'stored') return null;
+    const o = found.object;
+    if (o.data) return { ...o, data: o.data };
+    const data = await (await needBucket(ctx.config)).read(o.location!);
+    if (data) return { ...o, data };
+  }
+  throw new Error('an object row points at bucket bytes that are missing');
 }
 
 /** Whether an account may use the object at `path` as a source: its own, or a shared seed image. */

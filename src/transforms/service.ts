@@ -32,7 +32,7 @@ export async function runTransform(ctx: Context, caller: { accountId: string }, 
   const req = parseWith(TransformRequest, input);
   const path = resolveSource(ctx, caller.accountId, req.source);
   if (!path) throw errors.notFound('Source image');
-  const source = await getObject(ctx.sql, path);
+  const source = await getObject(ctx, path);
   if (!source) throw new ApiError('not_found', NOT_FOUND);
   if (source.bytes > MAX_SOURCE_BYTES) {
     throw errors.invalid(`Source image is larger than 10 MB (${source.bytes} bytes).`);
@@ -49,7 +49,7 @@ export async function runTransform(ctx: Context, caller: { accountId: string }, 
   if (!('data' in out)) {
     return { url: null, path: null, width: null, height: null, bytes: null, format: null, withinTarget: null, trimmed: false };
   }
-  const stored = await putObject(ctx.sql, {
+  const stored = await putObject(ctx, {
     path: objectPath(caller.accountId, 'transforms', out.format),
     owner: caller.accountId,
     data: out.data,

@@ -72,6 +72,8 @@ export const OutputResult = v.looseObject({
   path: v.optional(v.string()),
   mediaType: v.optional(v.string()),
   code: v.optional(v.string()),
+  /** Set (and `path` removed) when retention removed the image. */
+  expiredAt: v.optional(v.string()),
 });
 
 export const OutputNode = v.looseObject({

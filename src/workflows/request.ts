@@ -15,7 +15,7 @@ export type Upstream = Record<string, { type: string; path?: string; mediaType?:
 
 /** A store image as a data: URI, so the shared executor treats it like any inline image. */
 async function storeImage(ctx: Context, path: string, label: string): Promise<{ url: string; mediaType: string }> {
-  const obj = await getObject(ctx.sql, path);
+  const obj = await getObject(ctx, path);
   if (!obj) throw new InputError(`input "${label}": the image was not found in the store`);
   return { url: `data:${obj.contentType};base64,${obj.data.toString('base64')}`, mediaType: obj.contentType };
 }

@@ -30,12 +30,13 @@ export const WorkflowRunResult = v.object({
   status: v.picklist(['completed', 'failed', 'skipped']),
   label: v.optional(v.pipe(v.string(), v.description('The output node\'s label, when set.'))),
   platform: v.optional(v.pipe(v.picklist(PLATFORMS), v.description('Set on outputs created by a social-post campaign.'))),
-  url: v.optional(v.pipe(v.string(), v.description('Signed, expiring URL; completed image outputs.'))),
+  url: v.optional(v.pipe(v.string(), v.description('Signed, expiring URL; completed image outputs, until they expire.'))),
   mediaType: v.optional(v.pipe(v.string(), v.description('Completed image outputs.'))),
   code: v.optional(v.pipe(v.string(), v.description('Text of completed code, screen (HTML) and design (SVG) outputs.'))),
   error: v.optional(v.pipe(v.string(), v.description('Set when `status` is `failed`.'))),
   costMicros: v.optional(v.pipe(v.number(), v.integer(), v.description('Billed cost in microdollars (0 when nothing was charged).'))),
   model: v.optional(v.pipe(v.string(), v.description('Completed outputs: the catalog entry that produced the output and was billed — the prompt\'s model, or one of its fallbacks when its upstream was down.'))),
+  expiredAt: v.optional(v.pipe(v.string(), v.description('Completed image outputs removed under the service\'s retention period (KILN_RETENTION): when; `url` is then absent.'))),
 });
 
 const Progress = v.pipe(

@@ -133,7 +133,10 @@ async function renderResult(ctx: Context, r: WorkflowRunResultJson): Promise<Wor
   if (r.label) out.label = r.label;
   if (r.platform) out.platform = r.platform as WorkflowRunResultBody['platform'];
   if (r.status === 'completed') {
-    if (r.type === 'image' && r.path) {
+    if (r.type === 'image' && r.expiredAt) {
+      out.mediaType = r.mediaType ?? 'image/png';
+      out.expiredAt = r.expiredAt;
+    } else if (r.type === 'image' && r.path) {
       out.url = await signedUrl(ctx, r.path);
       out.mediaType = r.mediaType ?? 'image/png';
     } else if (r.code != null) {

@@ -157,7 +157,7 @@ export function validateGraph(input: unknown, opts: ValidateOptions): Validation
 }
 
 /** The value type a node hands to a prompt it feeds (null: no value, e.g. a skipped video). */
-function valueType(id: string, byId: Map<string, NodeValue>, producer: Map<string, string>): 'text' | 'image' | null | 'missing' {
+function valueType(id: string, byId: Map<string, NodeValue>, producer: Map<string, string>): 'text' | 'image' | null | 'missing' | 'expired' {
   const node = byId.get(id)!;
   if (node.kind === 'text') return 'text';
   if (node.kind === 'image') return 'image';
@@ -168,6 +168,8 @@ function valueType(id: string, byId: Map<string, NodeValue>, producer: Map<strin
     return out === 'video' ? null : out === 'image' ? 'image' : 'text';
   }
   if (!node.result) return 'missing';
+  // Retention removed a written-back image (its result keeps expiredAt, loses its path).
+  if (node.result.type === 'image' && !node.result.path) return 'expired';
   return node.result.type === 'image' ? 'image' : 'text';
 }
 
@@ -184,6 +186,7 @@ function checkPrompt(
   for (const from of inputsOf.get(node.id) ?? []) {
     const t = valueType(from, byId, producer);
     if (t === 'missing') issues.push(`${name}: input "${from}" is an output node that no prompt produces and that holds no result`);
+    if (t === 'expired') issues.push(`${name}: input "${from}" holds an image that expired and was removed (retention); connect the prompt that makes it, or run that prompt again`);
     if (t === 'image') images++;
   }
   if (node.output === 'video') return null;

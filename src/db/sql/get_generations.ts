@@ -6,7 +6,7 @@ const TEXT = 25, UUID = 2950;
 
 /** A stored result (kiln_private.generations.result). */
 export type GenerationResult =
-  | { type: 'image'; path?: string | null; mediaType?: string | null; aspectRatio?: string | null; width?: number; height?: number; model?: string }
+  | { type: 'image'; path?: string | null; mediaType?: string | null; aspectRatio?: string | null; width?: number; height?: number; model?: string; expiredAt?: string }
   | { type: 'code'; code?: string | null; structuredOutput?: unknown; model?: string };
 
 /** kiln.get_generation's json: a generation's status. */

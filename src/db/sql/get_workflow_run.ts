@@ -35,6 +35,8 @@ export interface WorkflowRunResultJson {
   costMicros?: number | string | null;
   /** The catalog entry that produced a completed output (absent before fallbacks existed). */
   model?: string | null;
+  /** When retention removed a completed image output's bytes. */
+  expiredAt?: string | null;
 }
 
 export function getWorkflowRun(sql: Queryable, accountId: string, workflowId: string, runId: string) {

@@ -136,6 +136,7 @@ function generationText(g: GenerationStatusBody): string {
   if (g.status === 'failed') return `Generation ${g.id} failed: ${g.error}`;
   if (g.status !== 'completed' || !g.result) return `Generation ${g.id} is ${g.status}; poll again shortly.`;
   const cost = `cost ${g.result.costMicros} microdollars`;
+  if (g.result.type === 'image' && g.result.expiredAt) return `Generation ${g.id} completed (${cost}). Its image expired on ${g.result.expiredAt} and was removed (retention).`;
   if (g.result.type === 'image') return `Generation ${g.id} completed (${cost}). Image (signed, expiring URL): ${g.result.url}`;
   const code = g.result.code ?? '';
   return `Generation ${g.id} completed (${cost}), ${code.length} characters:\n${code.length > 4000 ? `${code.slice(0, 4000)}\n… (truncated; the full text is in structuredContent.result.code)` : code}`;
