@@ -13,10 +13,11 @@ import getWorkflowRun from './workflows/get-run.ts';
 import listWorkflowRuns from './workflows/list-runs.ts';
 import retryWorkflowRun from './workflows/retry-run.ts';
 import runEvents from './workflows/run-events.ts';
+import getWorkflowRunGraph from './workflows/run-graph.ts';
 import listWorkflows from './workflows/list.ts';
 import runWorkflow from './workflows/run.ts';
 
 export const apiRoutes: RouteDef[] = [
   listModels, getUsage, createGeneration, getGeneration, generationEvents, cancelGeneration, transformImage,
-  listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, cancelWorkflowRun, retryWorkflowRun,
+  listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
 ];
