@@ -1,5 +1,5 @@
 // Configuration, read once from the environment, typed, failing fast on bad values.
-// Every variable is documented in README.md ("Configuration").
+// Every variable is documented in docs/configuration.md (or the page of its feature under docs/).
 
 import path from 'node:path';
 

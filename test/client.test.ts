@@ -142,6 +142,30 @@ test('generations: create (202 body, automatic Idempotency-Key), get, cancel; us
   assert.equal(await generationsOf(account.id), before + 1);
 });
 
+test('generations.list / all page through GET /generations; usage.daily adds up to usage.get', async () => {
+  const a = await createAccount(srv.db.sql, { tier: 'pro' });
+  const c = client({ apiKey: (await createKey(srv.db.sql, a.id)).key });
+  const made = [];
+  for (let i = 0; i < 5; i++) made.push((await c.generations.create({ ...CODE, prompt: `listed ${i}` })).id);
+  const first = await c.generations.list({ limit: 2 });
+  assert.equal(first.data.length, 2);
+  assert.equal(typeof first.nextCursor, 'string');
+  const second = await c.generations.list({ limit: 2, cursor: first.nextCursor! });
+  const all = [];
+  for await (const g of c.generations.all({ limit: 2, status: 'pending' })) all.push(g.id);
+  assert.deepEqual(all, made.reverse(), 'newest first, every page');
+  assert.deepEqual([...first.data, ...second.data].map((g) => g.id), all.slice(0, 4));
+  await rejects(c.generations.list({ cursor: 'nope' }), { status: 400, type: 'invalid_request' });
+
+  const usage = await c.usage.get();
+  const daily = await c.usage.daily();
+  assert.equal(daily.scope, 'personal');
+  assert.ok(usage.used_micros > 0);
+  assert.equal(daily.days.reduce((s, d) => s + d.spend_micros, 0), usage.used_micros);
+  await rejects(c.usage.daily({ from: '2026-02-30' }), { status: 400, type: 'invalid_request' });
+  for (const id of made) await c.generations.cancel(id);
+});
+
 test('without crypto.randomUUID (a plain-http page is no secure context): create still sends a fresh v4 Idempotency-Key', async (t) => {
   // An own property shadows Crypto.prototype.randomUUID for this test only.
   Object.defineProperty(globalThis.crypto, 'randomUUID', { value: undefined, configurable: true });

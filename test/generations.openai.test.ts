@@ -219,14 +219,6 @@ test('the shipped OpenAI and OpenRouter catalog entries are ready: real upstream
   }
 });
 
-test('the README shows the shipped gpt-image-1 entry as it is in catalog/', () => {
-  const readme = fs.readFileSync(path.resolve(import.meta.dirname, '..', 'README.md'), 'utf8');
-  const block = /```json\n(\{"id":"openai\/gpt-image-1"[\s\S]*?)```/.exec(readme);
-  assert.ok(block, 'README has the gpt-image-1 entry');
-  const { description: _, ...file } = entryOf('openai-gpt-image-1.json');
-  assert.deepEqual(JSON.parse(block[1]!), file);
-});
-
 test('catalog gpt-image-1: no response_format, medium quality, 1024x1536 for 2:3; the per-image price covers the upstream\'s token bill', async () => {
   const done = await cases['catalog-gpt-image']!.final!;
   assert.equal(done.status, 'completed', JSON.stringify(done));

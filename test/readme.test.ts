@@ -1,33 +1,126 @@
-// The README stays true to the code: its two set-up commands come first, every environment
-// variable Kiln reads is documented, and every CLI command is listed.
+// The README and docs/ stay true to the code: README's two set-up commands come first and it links
+// every docs page; every environment variable Kiln reads and every CLI command is documented
+// somewhere in them; the catalog entries they show are valid entries, and the shipped ones are
+// shown as they are in catalog/; the analyst queries they list are the ones in
+// db/examples/analyst.sql; and every relative link and #anchor between them resolves.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import * as v from 'valibot';
 import { commands } from '../src/cli/commands.ts';
+import { ModelEntry } from '../src/cli/model-entry.ts';
 import { userCommands } from '../src/cli/user/index.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
-const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
+const readme = read('README.md');
+const docs = fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
+const pages = new Map(['README.md', ...docs].map((f) => [f, read(f)]));
+const everything = [...pages.values()].join('\n');
+
+// Pages other branches are writing, linked before they land; once one exists it is checked like the rest.
+const ANNOUNCED = ['docs/webhooks.md', 'docs/storage.md', 'docs/console.md', 'docs/node.md'];
+
+/** Markdown outside fenced code blocks (a `#` line in a shell snippet is not a heading). */
+const prose = (text: string) => text.replace(/^```[\s\S]*?^```/gm, '');
+const fences = (text: string, lang: string) => [...text.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\``, 'gm'))].map((m) => m[1]!);
 
 test('the two set-up commands come first', () => {
-  const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)![1];
+  const firstBlock = /```sh\n([\s\S]*?)```/.exec(readme)![1]!;
   const lines = firstBlock.trim().split('\n').map((l) => l.replace(/\s+#.*$/, '').trim());
   assert.deepEqual(lines, ['npm install && npm start', 'npm install && npm test']);
 });
 
+test('README fits a newcomer: under 250 lines, a first curl and the console before the docs list', () => {
+  const lines = readme.split('\n').length;
+  assert.ok(lines <= 250, `README.md has ${lines} lines`);
+  const docsList = readme.indexOf('## Documentation');
+  assert.ok(docsList > 0);
+  assert.ok(readme.slice(0, docsList).includes('curl -s -H "Authorization: Bearer $KEY"'), 'a first curl');
+  assert.match(readme.slice(0, docsList), /served at `\/console`/);
+});
+
+test('README links every docs page, the ones announced by other branches included', () => {
+  for (const page of new Set([...docs, ...ANNOUNCED])) assert.ok(readme.includes(`](${page})`), `README links ${page}`);
+});
+
 test('every environment variable read in src/config.ts is documented', () => {
-  const config = fs.readFileSync(path.join(root, 'src', 'config.ts'), 'utf8');
+  const config = read('src/config.ts');
   const vars = [...config.matchAll(/\b(?:int|num|bool|str|opt)\('([A-Z_]+)'/g)].map((m) => m[1]);
   assert.ok(vars.length > 20);
-  for (const v of vars) assert.ok(readme.includes(`\`${v}\``), `${v} is documented in README.md`);
+  for (const name of vars) assert.ok(everything.includes(`\`${name}\``), `${name} is documented in README.md or docs/`);
 });
 
 test('every CLI command is documented', () => {
   for (const name of [...Object.keys(commands), ...Object.keys(userCommands)]) {
     // Table cells escape the pipe: `member add\|remove` documents both.
     const alt = name.replace(/ (add|remove)$/, ' add\\|remove');
-    assert.ok(readme.includes(`kiln ${name}`) || readme.includes(`kiln ${alt}`), `kiln ${name} is documented`);
+    assert.ok(everything.includes(`kiln ${name}`) || everything.includes(`kiln ${alt}`), `kiln ${name} is documented`);
   }
+});
+
+test('catalog entries shown are valid, and a shipped one is shown as it is in catalog/', () => {
+  const shipped = new Map<string, unknown>();
+  for (const f of fs.readdirSync(path.join(root, 'catalog')).filter((f) => f.endsWith('.json'))) {
+    const { description: _, ...entry } = JSON.parse(read(`catalog/${f}`));
+    shipped.set(entry.id, entry);
+  }
+  let checked = 0;
+  for (const [file, text] of pages) {
+    for (const block of fences(text, 'json').filter((b) => b.startsWith('{"id":'))) {
+      const entry = JSON.parse(block);
+      const parsed = v.safeParse(ModelEntry, entry);
+      assert.ok(parsed.success, `${file}: ${entry.id} is a valid catalog entry: ${JSON.stringify(parsed.issues?.[0]?.message)}`);
+      if (shipped.has(entry.id)) {
+        assert.deepEqual(entry, shipped.get(entry.id), `${file} shows catalog entry ${entry.id} as it is in catalog/`);
+        checked++;
+      }
+    }
+  }
+  // openai/gpt-image-1, anthropic, gemini, fal and replicate each show one.
+  assert.ok(checked >= 5, `${checked} shipped entries shown`);
+  assert.ok(pages.get('docs/providers.md')!.includes('{"id":"openai/gpt-image-1"'));
+});
+
+test('the analyst queries listed are the ones in db/examples/analyst.sql', () => {
+  const inFile = [...read('db/examples/analyst.sql').matchAll(/^-- name: (\S+)/gm)].map((m) => m[1]);
+  const listed = [...pages.get('docs/analysts.md')!.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual(listed, inFile);
+});
+
+/** GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+function anchorsOf(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const m of prose(text).matchAll(/^#{1,6} (.+)$/gm)) {
+    const slug = m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    out.add(n ? `${slug}-${n}` : slug);
+  }
+  return out;
+}
+
+test('every relative link and #anchor in README.md and docs/ resolves', () => {
+  let links = 0;
+  for (const [file, text] of pages) {
+    for (const m of prose(text).matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1]!;
+      if (/^[a-z]+:/.test(target)) continue;
+      links++;
+      const [rel, anchor] = target.split('#') as [string, string | undefined];
+      const resolved = rel ? path.posix.normalize(path.posix.join(path.posix.dirname(file), rel)) : file;
+      if (!fs.existsSync(path.join(root, resolved))) {
+        assert.ok(ANNOUNCED.includes(resolved), `${file}: ${target} → ${resolved} does not exist`);
+        continue;
+      }
+      if (anchor) {
+        assert.ok(resolved.endsWith('.md'), `${file}: ${target}`);
+        assert.ok(anchorsOf(read(resolved)).has(anchor), `${file}: ${target} — no heading #${anchor} in ${resolved}`);
+      }
+    }
+  }
+  assert.ok(links > 40, `${links} links checked`);
 });

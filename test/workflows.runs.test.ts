@@ -70,7 +70,9 @@ test('a diamond runs in dependency order; upstream outputs reach downstream prom
   for (const x of [a, b, c, d]) assert.equal(x!.length, 1, 'each prompt ran once');
   assert.ok(b![0]!.at >= a![0]!.done && c![0]!.at >= a![0]!.done, 'B and C start after A answered');
   assert.ok(d![0]!.at >= b![0]!.done && d![0]!.at >= c![0]!.done, 'D starts after B and C answered');
-  assert.ok(Math.abs(b![0]!.at - c![0]!.at) < 300 && b![0]!.at < c![0]!.done && c![0]!.at < b![0]!.done, 'B and C overlap in time');
+  // Overlap is the claim (each answers 400 ms after it starts, so run one after the other they
+  // could not overlap); how close together they start depends on the machine's load.
+  assert.ok(b![0]!.at < c![0]!.done && c![0]!.at < b![0]!.done, 'B and C overlap in time');
 
   assert.match(userText(a![0]!.req), /--- Brief ---\nBRIEF-TEXT/);
   assert.match(userText(b![0]!.req), /--- A out ---\nresult-of-dia-A/);

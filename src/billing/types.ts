@@ -15,7 +15,7 @@ export interface TimeCost {
   micros_per_second: number;
 }
 
-/** Where and how an entry's adapter calls its upstream (see README "Model catalog"). */
+/** Where and how an entry's adapter calls its upstream (see docs/providers.md "Model catalog"). */
 export interface CatalogUpstream {
   baseUrl?: string;
   /** The upstream's model name (openai, anthropic, gemini, replicate `owner/name`). */

@@ -7,6 +7,10 @@ import { openDatabase } from './boot.ts';
 
 export interface Command {
   help: string;
+  /**
+   * The arguments after the command's name: declare and read them with `parseArgs` (args.ts)
+   * first thing. What it resolves with is printed as JSON (nothing when undefined).
+   */
   run(argv: string[], config: Config): Promise<unknown>;
 }
 

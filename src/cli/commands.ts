@@ -8,7 +8,7 @@ import { childEnv, type Config } from '../config.ts';
 import { migrate } from '../db/migrate.ts';
 import { issueMessage } from '../schemas.ts';
 import { generateKey } from '../auth/keys.ts';
-import { microsFlag, parseFlags, required, UsageError, uuidFlag } from './args.ts';
+import { microsFlag, parseArgs, required, UsageError, uuidFlag } from './args.ts';
 import { ModelEntry } from './model-entry.ts';
 import { runServices } from './serve.ts';
 import { withDb, type Command } from './command.ts';
@@ -65,7 +65,7 @@ export const commands: Record<string, Command> = {
   migrate: {
     help: 'Apply committed migrations (and graphile-worker\'s schema).',
     async run(argv, config) {
-      parseFlags(argv, {});
+      parseArgs(argv, { options: {} });
       const db = await openDatabase(config, { migrate: false, poolSize: 1 });
       try {
         await migrate(db.url);
@@ -80,7 +80,9 @@ export const commands: Record<string, Command> = {
   'user create': {
     help: '--email E [--tier legacy_free|pro|enterprise|blocked] [--budget-micros N|unlimited]',
     async run(argv, config) {
-      const f = parseFlags(argv, { email: 'string', tier: 'string', 'budget-micros': 'string' });
+      const f = parseArgs(argv, {
+        options: { email: { type: 'string' }, tier: { type: 'string' }, 'budget-micros': { type: 'string' } },
+      }).values;
       const email = required(f, 'email');
       const tier = tierFlag(f.tier) ?? 'legacy_free';
       const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
@@ -93,7 +95,9 @@ export const commands: Record<string, Command> = {
   'user set': {
     help: '--user ID [--tier T] [--budget-micros N|unlimited]',
     async run(argv, config) {
-      const f = parseFlags(argv, { user: 'string', tier: 'string', 'budget-micros': 'string' });
+      const f = parseArgs(argv, {
+        options: { user: { type: 'string' }, tier: { type: 'string' }, 'budget-micros': { type: 'string' } },
+      }).values;
       const id = uuidFlag(f, 'user')!;
       const tier = tierFlag(f.tier);
       const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
@@ -107,7 +111,9 @@ export const commands: Record<string, Command> = {
   'key create': {
     help: '--user ID [--scopes read|read,write] [--rpm N] [--workspace ID] [--name N]',
     async run(argv, config) {
-      const f = parseFlags(argv, { user: 'string', scopes: 'string', rpm: 'string', workspace: 'string', name: 'string' });
+      const f = parseArgs(argv, {
+        options: { user: { type: 'string' }, scopes: { type: 'string' }, rpm: { type: 'string' }, workspace: { type: 'string' }, name: { type: 'string', allowEmpty: true } },
+      }).values;
       const user = uuidFlag(f, 'user')!;
       const workspace = uuidFlag(f, 'workspace', true);
       const scopes = String(f.scopes ?? 'read,write').split(',').map((s) => s.trim()).filter(Boolean);
@@ -119,7 +125,7 @@ export const commands: Record<string, Command> = {
       }
       const { key, hash, displayPrefix } = generateKey();
       return withDb(config, async (sql) => {
-        const [k] = await createApiKey(sql, user, hash, displayPrefix, [...new Set(scopes)], rpm, workspace ?? null, (f.name as string) ?? null);
+        const [k] = await createApiKey(sql, user, hash, displayPrefix, [...new Set(scopes)], rpm, workspace ?? null, f.name ?? null);
         if (!k) throw new Error('key not created');
         return { id: k.id, key, prefix: k.display_prefix, user: k.account_id, scopes: k.scopes, rpm: k.rpm, workspace: k.workspace_id, created_at: k.created_at };
       });
@@ -128,7 +134,7 @@ export const commands: Record<string, Command> = {
   'key revoke': {
     help: '--key-id ID',
     async run(argv, config) {
-      const f = parseFlags(argv, { 'key-id': 'string' });
+      const f = parseArgs(argv, { options: { 'key-id': { type: 'string' } } }).values;
       const id = uuidFlag(f, 'key-id')!;
       return withDb(config, async (sql) => {
         const [k] = await revokeApiKey(sql, id);
@@ -140,7 +146,7 @@ export const commands: Record<string, Command> = {
   'workspace create': {
     help: '--name N --owner USER',
     async run(argv, config) {
-      const f = parseFlags(argv, { name: 'string', owner: 'string' });
+      const f = parseArgs(argv, { options: { name: { type: 'string' }, owner: { type: 'string' } } }).values;
       const name = required(f, 'name');
       const owner = uuidFlag(f, 'owner')!;
       return withDb(config, async (sql) => {
@@ -152,10 +158,12 @@ export const commands: Record<string, Command> = {
   'workspace member add': {
     help: '--workspace ID --user USER [--role admin|member]',
     async run(argv, config) {
-      const f = parseFlags(argv, { workspace: 'string', user: 'string', role: 'string' });
+      const f = parseArgs(argv, {
+        options: { workspace: { type: 'string' }, user: { type: 'string' }, role: { type: 'string' } },
+      }).values;
       const ws = uuidFlag(f, 'workspace')!;
       const user = uuidFlag(f, 'user')!;
-      const role = (f.role as string) ?? 'member';
+      const role = f.role ?? 'member';
       if (role !== 'admin' && role !== 'member') throw new UsageError('--role must be admin or member');
       return withDb(config, async (sql) => {
         const [m] = await addWorkspaceMember(sql, ws, user, role);
@@ -166,7 +174,7 @@ export const commands: Record<string, Command> = {
   'workspace member remove': {
     help: '--workspace ID --user USER',
     async run(argv, config) {
-      const f = parseFlags(argv, { workspace: 'string', user: 'string' });
+      const f = parseArgs(argv, { options: { workspace: { type: 'string' }, user: { type: 'string' } } }).values;
       const ws = uuidFlag(f, 'workspace')!;
       const user = uuidFlag(f, 'user')!;
       return withDb(config, async (sql) => {
@@ -178,7 +186,9 @@ export const commands: Record<string, Command> = {
   'workspace plan': {
     help: '--workspace ID --status active|lapsed [--budget-micros N|unlimited]',
     async run(argv, config) {
-      const f = parseFlags(argv, { workspace: 'string', status: 'string', 'budget-micros': 'string' });
+      const f = parseArgs(argv, {
+        options: { workspace: { type: 'string' }, status: { type: 'string' }, 'budget-micros': { type: 'string' } },
+      }).values;
       const ws = uuidFlag(f, 'workspace')!;
       const status = required(f, 'status');
       if (status !== 'active' && status !== 'lapsed') throw new UsageError('--status must be active or lapsed');
@@ -191,9 +201,9 @@ export const commands: Record<string, Command> = {
   },
 
   'model upsert': {
-    help: '--file model.json (one catalog entry; see README "Model catalog")',
+    help: '--file model.json (one catalog entry; see docs/providers.md)',
     async run(argv, config) {
-      const f = parseFlags(argv, { file: 'string' });
+      const f = parseArgs(argv, { options: { file: { type: 'string' } } }).values;
       const file = required(f, 'file');
       let raw: unknown;
       try {
@@ -213,7 +223,7 @@ export const commands: Record<string, Command> = {
   'model list': {
     help: 'Print the catalog, including disabled entries and upstream cost.',
     async run(argv, config) {
-      parseFlags(argv, {});
+      parseArgs(argv, { options: {} });
       return withDb(config, async (sql) => {
         const rows = await allModels(sql);
         return rows.map((r) => ({ ...r, markup: r.markup == null ? null : Number(r.markup) }));
@@ -253,7 +263,7 @@ export const commands: Record<string, Command> = {
   schema: {
     help: '[--url URL] — development: rewrite db/schema.sql from a scratch database migrated with the committed migrations (DATABASE_URL\'s server, or the embedded cluster); --url dumps that already-migrated database instead (the `kiln gm commit` hook).',
     async run(argv, config) {
-      const f = parseFlags(argv, { url: 'string' });
+      const f = parseArgs(argv, { options: { url: { type: 'string', allowEmpty: true } } }).values;
       const { dumpCommittedSchema, dumpSchema, writeSchemaFile, SCHEMA_FILE } = await import('../db/schema-dump.ts');
       let text: string;
       if (typeof f.url === 'string') {
@@ -286,7 +296,7 @@ export const commands: Record<string, Command> = {
   usage: {
     help: '--user ID [--workspace ID]',
     async run(argv, config) {
-      const f = parseFlags(argv, { user: 'string', workspace: 'string' });
+      const f = parseArgs(argv, { options: { user: { type: 'string' }, workspace: { type: 'string' } } }).values;
       const user = uuidFlag(f, 'user')!;
       const ws = uuidFlag(f, 'workspace', true);
       return withDb(config, async (sql) => {

@@ -4,7 +4,7 @@ import { withDb, type Command } from './command.ts';
 import { linkIdentity, type IdentityRow } from '../db/sql/link_identity.ts';
 import { listIdentities } from '../db/sql/list_identities.ts';
 import { unlinkIdentity } from '../db/sql/unlink_identity.ts';
-import { parseFlags, required, UsageError, uuidFlag } from './args.ts';
+import { parseArgs, required, UsageError, uuidFlag } from './args.ts';
 import { DevIssuerDisabledError, devIssuerUrl, mintDevToken, startDevIssuer } from '../mcp/dev-issuer.ts';
 import { DEV_ENV, issuerOf, mcpUrlOf } from '../mcp/mount.ts';
 
@@ -32,7 +32,9 @@ export const mcpCommands: Record<string, Command> = {
   'identity link': {
     help: '--user ID --issuer URL --subject SUB [--workspace ID] [--email E] — let an OIDC sign-in act as USER on the MCP endpoint (billing WORKSPACE\'s Team plan when given)',
     async run(argv, config) {
-      const f = parseFlags(argv, { user: 'string', issuer: 'string', subject: 'string', workspace: 'string', email: 'string' });
+      const f = parseArgs(argv, {
+        options: { user: { type: 'string' }, issuer: { type: 'string' }, subject: { type: 'string' }, workspace: { type: 'string' }, email: { type: 'string', allowEmpty: true } },
+      }).values;
       const user = uuidFlag(f, 'user')!;
       const issuer = required(f, 'issuer');
       const subject = required(f, 'subject');
@@ -42,7 +44,7 @@ export const mcpCommands: Record<string, Command> = {
         process.stderr.write(`note: this server trusts tokens from ${configured}, not ${issuer}; the link only takes effect for that issuer\n`);
       }
       return withDb(config, async (sql) => {
-        const [i] = await linkIdentity(sql, issuer, subject, user, workspace ?? null, (f.email as string) ?? null);
+        const [i] = await linkIdentity(sql, issuer, subject, user, workspace ?? null, f.email ?? null);
         return identityJson(i!);
       });
     },
@@ -50,7 +52,7 @@ export const mcpCommands: Record<string, Command> = {
   'identity unlink': {
     help: '--issuer URL --subject SUB',
     async run(argv, config) {
-      const f = parseFlags(argv, { issuer: 'string', subject: 'string' });
+      const f = parseArgs(argv, { options: { issuer: { type: 'string' }, subject: { type: 'string' } } }).values;
       const issuer = required(f, 'issuer');
       const subject = required(f, 'subject');
       return withDb(config, async (sql) => {
@@ -62,7 +64,7 @@ export const mcpCommands: Record<string, Command> = {
   'identity list': {
     help: '--user ID',
     async run(argv, config) {
-      const f = parseFlags(argv, { user: 'string' });
+      const f = parseArgs(argv, { options: { user: { type: 'string' } } }).values;
       const user = uuidFlag(f, 'user')!;
       return withDb(config, async (sql) => {
         const rows = await listIdentities(sql, user);
@@ -74,7 +76,7 @@ export const mcpCommands: Record<string, Command> = {
   'dev-issuer': {
     help: 'DEVELOPMENT ONLY (KILN_DEV_ISSUER=1): serve the local OIDC issuer (discovery + JWKS) on 127.0.0.1:KILN_DEV_ISSUER_PORT until Ctrl-C',
     async run(argv, config) {
-      parseFlags(argv, {});
+      parseArgs(argv, { options: {} });
       if (!config.devIssuer) throw new DevIssuerDisabledError();
       const dev = await startDevIssuer({ dataDir: config.dataDir, port: config.devIssuerPort, env: DEV_ENV });
       process.stdout.write(
@@ -94,7 +96,9 @@ export const mcpCommands: Record<string, Command> = {
   'dev-token': {
     help: 'DEVELOPMENT ONLY (KILN_DEV_ISSUER=1): --user ID [--ttl SECONDS] [--email E] — print a token for the MCP endpoint signed by the dev issuer (subject = user id)',
     async run(argv, config) {
-      const f = parseFlags(argv, { user: 'string', ttl: 'string', email: 'string' });
+      const f = parseArgs(argv, {
+        options: { user: { type: 'string' }, ttl: { type: 'string' }, email: { type: 'string', allowEmpty: true } },
+      }).values;
       const user = uuidFlag(f, 'user')!;
       const ttl = ttlFlag(f.ttl);
       if (!config.devIssuer) throw new DevIssuerDisabledError();
@@ -103,7 +107,7 @@ export const mcpCommands: Record<string, Command> = {
       if (config.oidcIssuer && config.oidcIssuer !== issuer) {
         process.stderr.write(`warning: OIDC_ISSUER is ${config.oidcIssuer}; a server with that setting refuses development tokens\n`);
       }
-      const token = await mintDevToken({ dataDir: config.dataDir, sub: user, email: f.email as string | undefined, audience, issuer, ttl, env: DEV_ENV });
+      const token = await mintDevToken({ dataDir: config.dataDir, sub: user, email: f.email, audience, issuer, ttl, env: DEV_ENV });
       process.stderr.write(
         `token for subject ${user} (issuer ${issuer}, audience ${audience}, ${ttl ?? 3600} s). ` +
           `Link it once with: kiln identity link --user ${user} --issuer ${issuer} --subject ${user}\n`,

@@ -1,4 +1,4 @@
-// The catalog entry file format of `kiln model upsert` (documented in README "Model catalog").
+// The catalog entry file format of `kiln model upsert` (documented in docs/providers.md "Model catalog").
 
 import * as v from 'valibot';
 import { OPENAI_FAMILIES, openaiEntryProblem } from '../providers/openai-family.ts';

@@ -11,7 +11,7 @@ import { createApp, API_PREFIX } from '../http/server.ts';
 import { extensions } from './mounts.ts';
 import { startWorker } from '../generations/worker.ts';
 import { errorFields } from '../log.ts';
-import { parseFlags } from './args.ts';
+import { parseArgs } from './args.ts';
 import { createFirstAccount } from '../db/sql/create_first_account.ts';
 
 export interface RunOptions {
@@ -21,7 +21,7 @@ export interface RunOptions {
 }
 
 export async function runServices(config: Config, opts: RunOptions): Promise<undefined> {
-  parseFlags(opts.argv, {});
+  parseArgs(opts.argv, { options: {} });
   const shutdown = new AbortController();
   // Migrate on start for the embedded default; with DATABASE_URL operators run `kiln migrate`
   // (as in docker-compose.yml), but `serve` migrates too so one command is enough.

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { withDb, type Command } from './command.ts';
-import { parseFlags, required, UsageError, uuidFlag } from './args.ts';
+import { parseArgs, required, UsageError, uuidFlag } from './args.ts';
 import { createWorkflow, getWorkflow, replaceWorkflow, type SavedWorkflow } from '../workflows/saved.ts';
 
 function readGraph(file: string): unknown {
@@ -31,7 +31,9 @@ export const workflowCommands: Record<string, Command> = {
   'workflow import': {
     help: '--user ID --file graph.json [--name N] [--workspace ID]  |  --id ID --file graph.json [--name N] (replace a graph)',
     async run(argv, config) {
-      const f = parseFlags(argv, { user: 'string', file: 'string', name: 'string', workspace: 'string', id: 'string' });
+      const f = parseArgs(argv, {
+        options: { user: { type: 'string' }, file: { type: 'string' }, name: { type: 'string' }, workspace: { type: 'string' }, id: { type: 'string' } },
+      }).values;
       const file = required(f, 'file');
       const graph = readGraph(file);
       const name = typeof f.name === 'string' ? f.name : null;
@@ -52,7 +54,7 @@ export const workflowCommands: Record<string, Command> = {
   'workflow export': {
     help: '--id ID (prints the stored graph, including outputs written back by completed runs)',
     async run(argv, config) {
-      const f = parseFlags(argv, { id: 'string' });
+      const f = parseArgs(argv, { options: { id: { type: 'string' } } }).values;
       const id = uuidFlag(f, 'id')!;
       return withDb(config, async (sql) => {
         const w = await getWorkflow(sql, id);

@@ -19,6 +19,9 @@ export type GenerationAccepted = Schemas['GenerationAccepted'];
 export type Generation = Schemas['GenerationStatus'];
 export type Model = Schemas['Model'];
 export type Usage = Schemas['Usage'];
+export type DailyUsage = Schemas['DailyUsage'];
+export type DailyUsageDay = Schemas['DailyUsageDay'];
+export type GenerationList = Schemas['GenerationList'];
 export type ImageTransformRequest = Schemas['ImageTransformRequest'];
 export type ImageTransformResult = Schemas['ImageTransformResult'];
 export type WorkflowSummary = Schemas['WorkflowSummary'];
@@ -30,6 +33,8 @@ export type RunProgress = WorkflowRun['progress'];
 export type WorkflowRunGraph = Schemas['WorkflowRunGraph'];
 export type ListQuery = NonNullable<operations['listWorkflows']['parameters']['query']>;
 export type RunListQuery = NonNullable<operations['listWorkflowRuns']['parameters']['query']>;
+export type GenerationListQuery = NonNullable<operations['listGenerations']['parameters']['query']>;
+export type DailyUsageQuery = NonNullable<operations['getDailyUsage']['parameters']['query']>;
 
 export interface KilnClientOptions {
   /** The service's URL, e.g. `http://127.0.0.1:8787`; a trailing `/api/v1` is accepted too. */
@@ -148,6 +153,19 @@ export function createKilnClient(options: KilnClientOptions) {
     cancel(id: string, opts: CallOptions = {}) {
       return unwrap(raw.POST('/generations/{id}/cancel', { params: { path: { id } }, signal: opts.signal }));
     },
+    /** GET /generations: one page, newest first (`nextCursor` → the next one). */
+    list(query: GenerationListQuery = {}, opts: CallOptions = {}) {
+      return unwrap(raw.GET('/generations', { params: { query }, signal: opts.signal }));
+    },
+    /** Every generation matching `query`, newest first, reading page after page as the loop asks. */
+    async *all(query: Omit<GenerationListQuery, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<Generation, void, undefined> {
+      let cursor: string | null | undefined;
+      do {
+        const page: GenerationList = await generations.list({ ...query, ...(cursor ? { cursor } : {}) }, opts);
+        yield* page.data;
+        cursor = page.nextCursor;
+      } while (cursor);
+    },
     /**
      * Creates a generation and resolves with it settled (`completed` or `failed`). Each request
      * waits on the server (`Prefer: wait`), so this is a few long requests, not a polling loop.
@@ -249,7 +267,11 @@ export function createKilnClient(options: KilnClientOptions) {
   return {
     generations,
     runs,
-    usage: { get: (opts: CallOptions = {}) => unwrap(raw.GET('/usage', { signal: opts.signal })) },
+    usage: {
+      get: (opts: CallOptions = {}) => unwrap(raw.GET('/usage', { signal: opts.signal })),
+      /** GET /usage/daily: per UTC day and model (default: the current period). */
+      daily: (query: DailyUsageQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/usage/daily', { params: { query }, signal: opts.signal })),
+    },
     models: { list: (opts: CallOptions = {}) => unwrap(raw.GET('/models', { signal: opts.signal })) },
     transforms: {
       create: (body: ImageTransformRequest, opts: CallOptions = {}) => unwrap(raw.POST('/images/transforms', { body, signal: opts.signal })),

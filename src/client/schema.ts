@@ -42,6 +42,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read usage per day and model
+         * @description The billing scope of `GET /usage` (the personal budget, or the Team pool of a workspace-bound key) per UTC day and model. A charge counts on the UTC day it was made: at its reserved amount while its generation is in flight, at its actual cost once settled, not at all once released. By default the current period, whose days add up exactly to `used_micros` (`workspace_used_micros`).
+         */
+        get: operations["getDailyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/generations": {
         parameters: {
             query?: never;
@@ -49,7 +69,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List generations
+         * @description The key's account's generations created through the API, in the key's billing scope (the personal budget for a key without a workspace, the workspace for a workspace-bound key; other members' jobs are not listed), newest first. Each item is exactly the `GET /generations/{id}` body. Pages follow `nextCursor` (keyset: no gaps or repeats while new jobs arrive). Generations made over MCP, by the application or as workflow outputs are not listed.
+         */
+        get: operations["listGenerations"];
         put?: never;
         /**
          * Start an image or code generation
@@ -423,6 +447,12 @@ export interface components {
         ModelList: {
             data: components["schemas"]["Model"][];
         };
+        GenerationList: {
+            /** @description Newest first; each item exactly as `GET /generations/{id}` returns it. */
+            data: components["schemas"]["GenerationStatus"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
         ImageTransformRequest: {
             /** @description A store path, or a public or signed URL of this store, that the caller owns; or a shared image under `seed/`. */
             source: string;
@@ -482,6 +512,33 @@ export interface components {
             workspace_remaining_micros: number | null;
             /** @description When the pool resets. */
             workspace_resets_at: string | null;
+        };
+        DailyUsage: {
+            /**
+             * @description As in `GET /usage`: `workspace` for workspace-bound keys (the Team pool's days, every member's charges).
+             * @enum {string}
+             */
+            scope: "personal" | "workspace";
+            /** @description Set for workspace-bound keys. */
+            workspace_id: string | null;
+            /** @description First day of the range. */
+            from: string;
+            /** @description Last day of the range. */
+            to: string;
+            /** @description One entry per day and model with charges, by day then model. Over a whole period they add up exactly to `used_micros` (`workspace_used_micros` for a workspace-bound key) of `GET /usage`. */
+            days: components["schemas"]["DailyUsageDay"][];
+        };
+        DailyUsageDay: {
+            /** @description UTC day the charges were made on. */
+            day: string;
+            /** @description The catalog entry billed (the one that produced the output). */
+            model_id: string;
+            /** @description What the day's charges of this model count against the budget: settled charges at their cost plus reservations still in flight at their reserved amount (as `used_micros` counts them). */
+            spend_micros: number;
+            /** @description Charges counted: settled ones and reservations still in flight (released reservations cost nothing and are left out). */
+            charges: number;
+            /** @description The part of `spend_micros` still reserved by generations in flight; it becomes their actual cost (never more) when they settle. */
+            held_micros: number;
         };
         WorkflowSummary: {
             /** Format: uuid */
@@ -723,6 +780,166 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDailyUsage: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Usage per day and model. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DailyUsage"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listGenerations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: string;
+                type?: string;
+                model?: string;
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of generations. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GenerationList"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, revoked or unknown API key. */

@@ -164,7 +164,7 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
       if (maxChars !== undefined && [...prompt].length > maxChars) {
         throw rejected(`the prompt is too long for this model (at most ${maxChars} characters, text inputs included)`);
       }
-      // An operator's bound on the text tokens a token-billed image model can consume (README).
+      // An operator's bound on the text tokens a token-billed image model can consume (docs/providers.md).
       const maxBytes = upstreamSetting(req.model, 'maxPromptBytes');
       if (typeof maxBytes === 'number' && Buffer.byteLength(prompt, 'utf8') > maxBytes) {
         throw rejected(`the prompt is too long for this model (at most ${maxBytes} bytes of UTF-8, text inputs included)`);

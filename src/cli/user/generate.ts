@@ -2,8 +2,7 @@
 // code to a file. Ctrl-C cancels the job on the server before exiting.
 
 import type { Generation, GenerationAccepted, GenerationRequest, KilnClient } from '../../client/index.ts';
-import { UsageError } from '../args.ts';
-import { oneOf, parseArgs } from './args.ts';
+import { oneOf, parseArgs, UsageError } from '../args.ts';
 import { clientFromEnv, describe, EXIT, exitCodeOf, interruptible } from './exit.ts';
 import { codeExtension, download, imageExtension, targetPath, writeAtomically } from './files.ts';
 import { dim, dollars, elapsed, green, interactive, jsonLine, LiveBlock, red } from './live.ts';
@@ -24,9 +23,13 @@ interface Outcome {
 }
 
 export async function generate(argv: string[]): Promise<number> {
-  const { flags, args } = parseArgs(argv, {
-    prompt: 'string', model: 'string', aspect: 'string', lang: 'string', screen: 'boolean', image: 'list', out: 'string', json: 'boolean',
-  }, { min: 1, max: 1, names: 'what to generate: image or code' });
+  const { values: flags, positionals: args } = parseArgs(argv, {
+    options: {
+      prompt: { type: 'string' }, model: { type: 'string' }, aspect: { type: 'string' }, lang: { type: 'string' },
+      screen: { type: 'boolean' }, image: { type: 'string', multiple: true }, out: { type: 'string' }, json: { type: 'boolean' },
+    },
+    positionals: { min: 1, max: 1, names: 'what to generate: image or code' },
+  });
   const type = args[0];
   if (type !== 'image' && type !== 'code') throw new UsageError(`generate image or code, not ${JSON.stringify(type)}`);
   if (!flags.prompt) throw new UsageError('--prompt is required');

@@ -9,7 +9,7 @@ import { run, RUN_HELP } from './run.ts';
 
 export interface UserCommand {
   help: string;
-  /** Prints its own output; resolves with the exit code. */
+  /** Reads its arguments with `parseArgs` (../args.ts), prints its own output; resolves with the exit code. */
   run(argv: string[]): Promise<number>;
 }
 

@@ -2,8 +2,7 @@
 // terminal and as JSON lines elsewhere.
 
 import type { ImageTransformRequest } from '../../client/index.ts';
-import { UsageError } from '../args.ts';
-import { intFlag, oneOf, parseArgs } from './args.ts';
+import { intFlag, oneOf, parseArgs, UsageError } from '../args.ts';
 import { clientFromEnv, EXIT } from './exit.ts';
 import { download, imageExtension, targetPath, writeAtomically } from './files.ts';
 import { dim, dollars, interactive, jsonLine } from './live.ts';
@@ -15,9 +14,13 @@ export const ME_HELP = "[--json] — the key's account: tier, budget, usage this
 const FORMATS = ['png', 'jpeg', 'webp', 'avif'] as const;
 
 export async function transform(argv: string[]): Promise<number> {
-  const { flags, args } = parseArgs(argv, {
-    op: 'string', format: 'string', quality: 'string', 'target-bytes': 'string', 'max-dimension': 'string', out: 'string', json: 'boolean',
-  }, { min: 1, max: 1, names: 'SOURCE (a store path or URL of an image of yours, or seed/…)' });
+  const { values: flags, positionals: args } = parseArgs(argv, {
+    options: {
+      op: { type: 'string' }, format: { type: 'string' }, quality: { type: 'string' }, 'target-bytes': { type: 'string' },
+      'max-dimension': { type: 'string' }, out: { type: 'string' }, json: { type: 'boolean' },
+    },
+    positionals: { min: 1, max: 1, names: 'SOURCE (a store path or URL of an image of yours, or seed/…)' },
+  });
   const op = oneOf(flags.op, 'op', ['convert', 'compress', 'trim'] as const);
   if (!op) throw new UsageError('--op is required (convert, compress or trim)');
   let quality: number | undefined;
@@ -51,7 +54,7 @@ export async function transform(argv: string[]): Promise<number> {
 }
 
 export async function models(argv: string[]): Promise<number> {
-  const { flags } = parseArgs(argv, { json: 'boolean' }, { min: 0, max: 0, names: '' });
+  const { values: flags } = parseArgs(argv, { options: { json: { type: 'boolean' } } });
   const { data } = await clientFromEnv().models.list();
   if (!interactive(flags.json)) {
     for (const m of data) jsonLine(process.stdout, m);
@@ -69,7 +72,7 @@ export async function models(argv: string[]): Promise<number> {
 }
 
 export async function me(argv: string[]): Promise<number> {
-  const { flags } = parseArgs(argv, { json: 'boolean' }, { min: 0, max: 0, names: '' });
+  const { values: flags } = parseArgs(argv, { options: { json: { type: 'boolean' } } });
   const u = await clientFromEnv().usage.get();
   if (!interactive(flags.json)) {
     jsonLine(process.stdout, u);

@@ -3,7 +3,7 @@
 // the run on the server.
 
 import type { KilnClient, RunEvent, WorkflowRun, WorkflowRunResult } from '../../client/index.ts';
-import { parseArgs } from './args.ts';
+import { parseArgs } from '../args.ts';
 import { clientFromEnv, describe, EXIT, exitCodeOf, interruptible } from './exit.ts';
 import { dim, dollars, elapsed, green, interactive, jsonLine, LiveBlock, red } from './live.ts';
 
@@ -17,7 +17,10 @@ interface Watched {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags, args } = parseArgs(argv, { watch: 'boolean', json: 'boolean' }, { min: 1, max: 1, names: 'WORKFLOW_ID' });
+  const { values: flags, positionals: args } = parseArgs(argv, {
+    options: { watch: { type: 'boolean' }, json: { type: 'boolean' } },
+    positionals: { min: 1, max: 1, names: 'WORKFLOW_ID' },
+  });
   const workflowId = args[0]!;
   const client = clientFromEnv();
   const tty = interactive(flags.json);

@@ -3,7 +3,7 @@
 // is followed over its event stream until it settles.
 
 import { useEffect, useState } from 'preact/hooks';
-import { call, hasRoute, mine, money, noteStatus, recall, shortId, when, type Generation, type KilnClient } from './api.ts';
+import { money, noteStatus, recall, shortId, when, type Generation, type KilnClient } from './api.ts';
 import { Highlighted } from './highlight.tsx';
 import { Alert, Empty, go, Loading, Section, Status, useLoad } from './ui.tsx';
 
@@ -12,8 +12,6 @@ type Item = Generation & { createdAt?: string; type?: string; model?: string; pr
 interface Page {
   items: Item[];
   nextCursor: string | null;
-  /** False when the server has no GET /generations: the gallery shows this browser's own jobs. */
-  listed: boolean;
 }
 
 interface Filters {
@@ -25,28 +23,10 @@ interface Filters {
 const SETTLED = new Set(['completed', 'failed']);
 
 async function loadPage(client: KilnClient, f: Filters, cursor: string | null, signal: AbortSignal): Promise<Page> {
-  if (await hasRoute(client, 'GET', '/generations')) {
-    const r = await call<{ data: Item[]; nextCursor: string | null }>(client, 'GET', '/generations', {
-      query: { limit: 24, cursor: cursor ?? undefined, status: f.status, type: f.type, model: f.model }, signal,
-    });
-    return { items: r.data, nextCursor: r.nextCursor, listed: true };
-  }
-  // No list on this server: what this browser started, each read again.
-  const items: Item[] = [];
-  for (const m of mine()) {
-    let g: Item | undefined = m.last;
-    if (!g || !SETTLED.has(g.status)) {
-      try {
-        g = await client.generations.get(m.id, { signal });
-        noteStatus(m.id, g);
-      } catch {
-        continue;
-      }
-    }
-    items.push({ ...g, createdAt: m.createdAt, request: m.request });
-  }
-  const kept = items.filter((g) => (!f.status || g.status === f.status) && (!f.type || typeOf(g) === f.type) && (!f.model || modelOf(g) === f.model));
-  return { items: kept, nextCursor: null, listed: false };
+  const r = await client.generations.list({
+    limit: 24, ...(cursor ? { cursor } : {}), ...(f.status ? { status: f.status } : {}), ...(f.type ? { type: f.type } : {}), ...(f.model ? { model: f.model } : {}),
+  }, { signal });
+  return { items: r.data, nextCursor: r.nextCursor };
 }
 
 function typeOf(g: Item): string | undefined {
@@ -129,9 +109,6 @@ function Gallery({ client }: { client: KilnClient }) {
       </form>
       {load.state === 'loading' && <Loading what="generations" />}
       {load.state === 'error' && <Alert error={load.error} />}
-      {load.state === 'ok' && !last?.listed && (
-        <p class="notice info">This server has no <code>GET /generations</code> yet: the gallery shows the generations started from this browser tab.</p>
-      )}
       {load.state === 'ok' && items.length === 0 && (
         <Empty title="No generations yet">Try one in the <a href="#/playground">Playground</a>.</Empty>
       )}

@@ -1,7 +1,7 @@
 // Overview: the key's tier and budgets (personal, and the workspace pool for workspace keys),
 // and daily spend by model for the period.
 
-import { call, hasRoute, mine, money, when, type KilnClient } from './api.ts';
+import { money, when, type KilnClient } from './api.ts';
 import { SpendChart, type DaySpend } from './chart.tsx';
 import { Alert, Loading, Section, useLoad } from './ui.tsx';
 
@@ -9,55 +9,14 @@ interface Daily {
   from: string;
   to: string;
   days: DaySpend[];
-  /** Where the figures came from, said under the chart. */
-  source: string;
+  /** Reservations of generations still in flight, inside the days' spend. */
+  heldMicros: number;
 }
 
-const today = () => new Date().toISOString().slice(0, 10);
-const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
-
-/**
- * GET /usage/daily; on a server without it, the same figures summed from GET /generations; on one
- * without that either, from the generations this browser started.
- */
+/** GET /usage/daily for the current period: exact, read from the ledger's daily rollup. */
 async function loadDaily(client: KilnClient, signal: AbortSignal): Promise<Daily> {
-  if (await hasRoute(client, 'GET', '/usage/daily')) {
-    const d = await call<{ from: string; to: string; days: DaySpend[] }>(client, 'GET', '/usage/daily', { signal });
-    return { from: d.from, to: d.to, days: d.days, source: 'GET /usage/daily' };
-  }
-  const from = daysAgo(13);
-  const to = today();
-  const sum = new Map<string, DaySpend>();
-  const add = (day: string, model: string, micros: number) => {
-    if (day < from || day > to || !micros) return;
-    const k = `${day}|${model}`;
-    const row = sum.get(k) ?? { day, model_id: model, spend_micros: 0, charges: 0 };
-    row.spend_micros += micros;
-    row.charges = (row.charges ?? 0) + 1;
-    sum.set(k, row);
-  };
-  let source = 'the generations this browser started (this server has neither GET /usage/daily nor GET /generations)';
-  if (await hasRoute(client, 'GET', '/generations')) {
-    type Item = { id: string; createdAt?: string; result: { costMicros: number; model?: string } | null };
-    const local = new Map(mine().map((m) => [m.id, m]));
-    let cursor: string | undefined;
-    for (let page = 0; page < 10; page++) {
-      const list = await call<{ data: Item[]; nextCursor: string | null }>(client, 'GET', '/generations', { query: { limit: 100, cursor, since: `${from}T00:00:00Z` }, signal });
-      for (const g of list.data) {
-        const at = g.createdAt ?? local.get(g.id)?.createdAt;
-        if (at && g.result) add(at.slice(0, 10), g.result.model ?? 'unknown', g.result.costMicros);
-      }
-      if (!list.nextCursor) break;
-      cursor = list.nextCursor;
-    }
-    source = 'GET /generations (this server has no GET /usage/daily)';
-  } else {
-    for (const m of mine()) {
-      const r = m.last?.result;
-      if (r) add(m.createdAt.slice(0, 10), r.model ?? m.request.model ?? 'default', r.costMicros);
-    }
-  }
-  return { from, to, days: [...sum.values()].sort((a, b) => a.day.localeCompare(b.day)), source };
+  const d = await client.usage.daily({}, { signal });
+  return { from: d.from, to: d.to, days: d.days, heldMicros: d.days.reduce((s, x) => s + x.held_micros, 0) };
 }
 
 function Meter({ label, used, budget, remaining, resets }: { label: string; used: number | null; budget: number | null; remaining: number | null; resets: string | null }) {
@@ -88,8 +47,8 @@ export function Overview({ client }: { client: KilnClient }) {
       {usage.state === 'error' && <Alert error={usage.error} />}
       {usage.state === 'ok' && (() => {
         const u = usage.value;
-        // `held` is not in GET /usage: used_micros includes reservations in flight.
-        const held = (u as { held_micros?: number }).held_micros;
+        // GET /usage's used_micros includes reservations in flight; the daily rows say how much.
+        const held = daily.state === 'ok' ? daily.value.heldMicros : undefined;
         return (
           <div class="grid cards">
             <div class="card tier">
@@ -98,7 +57,7 @@ export function Overview({ client }: { client: KilnClient }) {
               <dl class="facts">
                 <div><dt>Billing scope</dt><dd>{u.scope === 'workspace' ? 'Workspace pool' : 'Personal budget'}</dd></div>
                 {u.workspace_id && <div><dt>Workspace</dt><dd><code>{u.workspace_id.slice(0, 8)}</code></dd></div>}
-                <div><dt>Held now</dt><dd>{held !== undefined ? money(held) : 'included in used'}</dd></div>
+                <div><dt>Held now</dt><dd>{held !== undefined ? money(held) : '…'}</dd></div>
               </dl>
             </div>
             <Meter label="Personal budget" used={u.used_micros} budget={u.token_budget_micros} remaining={u.remaining_micros} resets={u.resets_at} />
@@ -117,7 +76,7 @@ export function Overview({ client }: { client: KilnClient }) {
         {daily.state === 'ok' && (
           <>
             <SpendChart rows={daily.value.days} from={daily.value.from} to={daily.value.to} />
-            <p class="muted small">From {daily.value.source}. Days are UTC.</p>
+            <p class="muted small">This period, {daily.value.from} to {daily.value.to} (UTC days), from <code>GET /usage/daily</code>; it adds up to the budget used.</p>
           </>
         )}
       </div>

@@ -5,9 +5,11 @@ import cancelGeneration from './generations/cancel.ts';
 import createGeneration from './generations/create.ts';
 import generationEvents from './generations/events.ts';
 import getGeneration from './generations/get.ts';
+import listGenerations from './generations/list.ts';
 import transformImage from './images/transform.ts';
 import listModels from './models/list.ts';
 import getUsage from './usage/get.ts';
+import getDailyUsage from './usage/daily.ts';
 import cancelWorkflowRun from './workflows/cancel-run.ts';
 import getWorkflowRun from './workflows/get-run.ts';
 import listWorkflowRuns from './workflows/list-runs.ts';
@@ -18,6 +20,6 @@ import listWorkflows from './workflows/list.ts';
 import runWorkflow from './workflows/run.ts';
 
 export const apiRoutes: RouteDef[] = [
-  listModels, getUsage, createGeneration, getGeneration, generationEvents, cancelGeneration, transformImage,
+  listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
   listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
 ];

@@ -1,0 +1,68 @@
+// Daily usage: per UTC day and model, what a caller's billing scope used — the GET /usage/daily
+// body, read from the ledger's rollup (kiln_private.charge_days) so a month costs a month's rows.
+
+import * as v from 'valibot';
+import { authorizedCall, type AuthorizedCall } from '../auth/access.ts';
+import { getDailyUsageForKeys, type DailyUsageJson } from '../db/sql/get_daily_usage_for_keys.ts';
+import { errors } from '../errors.ts';
+import { registerSchemas } from '../schemas.ts';
+
+/** The longest range one request may ask for, in days (both ends included). */
+export const MAX_DAILY_RANGE_DAYS = 366;
+
+const day = (d: string) => v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.description(d));
+const micros = (d: string) => v.pipe(v.number(), v.integer(), v.description(d));
+
+export const DailyUsageQuery = {
+  from: v.pipe(v.string(), v.description('First UTC day, `YYYY-MM-DD`. Default: the first day of the current period.')),
+  to: v.pipe(v.string(), v.description(`Last UTC day, \`YYYY-MM-DD\`, at most ${MAX_DAILY_RANGE_DAYS} days after \`from\` counting both. Default: the last day of the current period when \`from\` is not given either, else today.`)),
+};
+
+export const DailyUsageDay = v.object({
+  day: day('UTC day the charges were made on.'),
+  model_id: v.pipe(v.string(), v.description('The catalog entry billed (the one that produced the output).')),
+  spend_micros: micros('What the day\'s charges of this model count against the budget: settled charges at their cost plus reservations still in flight at their reserved amount (as `used_micros` counts them).'),
+  charges: micros('Charges counted: settled ones and reservations still in flight (released reservations cost nothing and are left out).'),
+  held_micros: micros('The part of `spend_micros` still reserved by generations in flight; it becomes their actual cost (never more) when they settle.'),
+});
+
+export const DailyUsage = v.object({
+  scope: v.pipe(v.picklist(['personal', 'workspace']), v.description('As in `GET /usage`: `workspace` for workspace-bound keys (the Team pool\'s days, every member\'s charges).')),
+  workspace_id: v.pipe(v.nullable(v.pipe(v.string(), v.uuid())), v.description('Set for workspace-bound keys.')),
+  from: day('First day of the range.'),
+  to: day('Last day of the range.'),
+  days: v.pipe(v.array(DailyUsageDay), v.description('One entry per day and model with charges, by day then model. Over a whole period they add up exactly to `used_micros` (`workspace_used_micros` for a workspace-bound key) of `GET /usage`.')),
+});
+registerSchemas({ DailyUsage, DailyUsageDay });
+
+export type DailyUsageBody = v.InferOutput<typeof DailyUsage>;
+
+export interface DailyRange {
+  from: string | null;
+  to: string | null;
+}
+
+function isDay(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (!m) return false;
+  const d = new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!));
+  return +m[1]! >= 1970 && d.getUTCFullYear() === +m[1]! && d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]!;
+}
+
+/** Reads and checks from/to; invalid_request for a bad date, from after to, or too long a range. */
+export function parseDailyRange(raw: { from?: string; to?: string }, today = new Date()): DailyRange {
+  for (const k of ['from', 'to'] as const) {
+    if (raw[k] !== undefined && !isDay(raw[k]!)) throw errors.invalid(`${k}: must be a date as YYYY-MM-DD`);
+  }
+  if (raw.to !== undefined && raw.from === undefined) throw errors.invalid('from: required when to is given');
+  if (raw.from === undefined) return { from: null, to: null };
+  const to = raw.to ?? today.toISOString().slice(0, 10);
+  const span = (Date.parse(to) - Date.parse(raw.from)) / 86_400_000;
+  if (span < 0) throw errors.invalid(raw.to === undefined ? 'from: must not be after today' : 'from: must not be after to');
+  if (span + 1 > MAX_DAILY_RANGE_DAYS) throw errors.invalid(`to: the range may cover at most ${MAX_DAILY_RANGE_DAYS} days`);
+  return { from: raw.from, to: raw.to ?? null };
+}
+
+/** GET /usage/daily in one round trip: authorizes each key and reads its billing scope's days. */
+export const dailyUsageCall: AuthorizedCall<DailyRange, { body: DailyUsageJson | null }> = authorizedCall(100, ({ sql, config }, items) =>
+  getDailyUsageForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.from), items.map((i) => i.payload.to)));
