@@ -3,6 +3,7 @@
 // generations it started (sessionStorage), for servers without GET /generations.
 
 import { createKilnClient, KilnError, type Generation, type GenerationRequest, type KilnClient } from '../../client/index.ts';
+import { parseEventStream, type SseMessage } from '../../client/events.ts';
 
 export { KilnError };
 export type { Generation, GenerationRequest, KilnClient };
@@ -75,6 +76,20 @@ export async function hasRoute(client: KilnClient, method: string, path: string)
 export function errorText(e: unknown): string {
   if (e instanceof KilnError) return e.status ? `${e.message} (${e.type}, HTTP ${e.status})` : `${e.message} (${e.type})`;
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * GET /events (the account's event stream) from `lastEventId` on, until it ends or `signal`
+ * aborts. The caller resumes after a drop with the last id it saw.
+ */
+export async function* accountEvents(client: KilnClient, lastEventId: string | null, signal: AbortSignal): AsyncGenerator<SseMessage> {
+  const raw = client.raw as unknown as { GET: (p: string, o: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }> };
+  const { data, error, response } = await raw.GET('/events', {
+    headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }, parseAs: 'stream', signal,
+  });
+  if (!response.ok) throw KilnError.from(response, error);
+  if (!(data instanceof ReadableStream)) return;
+  yield* parseEventStream(data as ReadableStream<Uint8Array>);
 }
 
 /** A generation this console started: what was asked, and when each status was first seen. */

@@ -3,7 +3,7 @@
 // is followed over its event stream until it settles.
 
 import { useEffect, useState } from 'preact/hooks';
-import { money, noteStatus, recall, shortId, when, type Generation, type KilnClient } from './api.ts';
+import { accountEvents, hasRoute, money, noteStatus, recall, shortId, when, type Generation, type KilnClient } from './api.ts';
 import { Highlighted } from './highlight.tsx';
 import { Alert, Empty, go, Loading, Section, Status, useLoad } from './ui.tsx';
 
@@ -39,18 +39,49 @@ function promptOf(g: Item): string | undefined {
   return g.prompt ?? g.request?.prompt ?? recall(g.id)?.request.prompt;
 }
 
-/** Follows the items still running over their event streams; calls `update` with each new state. */
-function useLive(client: KilnClient, items: Item[], update: (g: Generation) => void) {
+/**
+ * Live updates. With GET /events (the account's stream), every generation that settles — made
+ * here, by the CLI, by another app — reaches `settled`; without it, the items still running are
+ * followed over their own event streams.
+ */
+function useLive(client: KilnClient, items: Item[], settled: (g: Generation) => void) {
   const running = items.filter((g) => !SETTLED.has(g.status)).map((g) => g.id).join(',');
+  const [account, setAccount] = useState<boolean | null>(null);
   useEffect(() => {
-    if (!running) return;
+    hasRoute(client, 'GET', '/events').then(setAccount, () => setAccount(false));
+  }, [client]);
+  useEffect(() => {
+    if (account !== true) return;
+    const ac = new AbortController();
+    (async () => {
+      let last: string | null = null;
+      for (let attempt = 0; attempt < 20 && !ac.signal.aborted; attempt++) {
+        try {
+          for await (const m of accountEvents(client, last, ac.signal)) {
+            last = m.id ?? last;
+            attempt = 0;
+            if (m.event !== 'generation.completed' && m.event !== 'generation.failed') continue;
+            const g = (JSON.parse(m.data) as { data: Generation }).data;
+            noteStatus(g.id, g);
+            settled(g);
+          }
+        } catch {
+          /* dropped: resume after the last event seen */
+        }
+        await new Promise((r) => setTimeout(r, 1000 * Math.min(2 ** attempt, 30)));
+      }
+    })();
+    return () => ac.abort();
+  }, [client, account]);
+  useEffect(() => {
+    if (account !== false || !running) return;
     const ac = new AbortController();
     for (const id of running.split(',')) {
       (async () => {
         try {
           for await (const e of client.generations.watch(id, { signal: ac.signal })) {
             noteStatus(id, e.data);
-            update(e.data);
+            settled(e.data);
           }
         } catch {
           /* aborted, or the stream gave up: the next visit reads it again */
@@ -58,7 +89,7 @@ function useLive(client: KilnClient, items: Item[], update: (g: Generation) => v
       })();
     }
     return () => ac.abort();
-  }, [client, running]);
+  }, [client, running, account]);
 }
 
 function Thumb({ g }: { g: Item }) {
@@ -82,7 +113,12 @@ function Gallery({ client }: { client: KilnClient }) {
   const [more, setMore] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
   const items = pages.flatMap((p) => p.items);
   const last = pages[pages.length - 1];
-  useLive(client, items, (g) => setPages((ps) => ps.map((p) => ({ ...p, items: p.items.map((i) => (i.id === g.id ? { ...i, ...g } : i)) }))));
+  const fitsFilters = (g: Item) => (!filters.status || g.status === filters.status) && (!filters.type || typeOf(g) === filters.type) && (!filters.model || modelOf(g) === filters.model);
+  useLive(client, items, (g) => setPages((ps) => {
+    if (!ps.length) return ps;
+    if (ps.some((p) => p.items.some((i) => i.id === g.id))) return ps.map((p) => ({ ...p, items: p.items.map((i) => (i.id === g.id ? { ...i, ...g } : i)) }));
+    return fitsFilters(g) ? [{ ...ps[0]!, items: [g, ...ps[0]!.items] }, ...ps.slice(1)] : ps;
+  }));
 
   const set = (k: keyof Filters) => (e: Event) => setFilters({ ...filters, [k]: (e.target as HTMLSelectElement).value });
   return (
@@ -151,7 +187,7 @@ function Detail({ client, id }: { client: KilnClient; id: string }) {
   const [cancel, setCancel] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
   const g = load.state === 'ok' ? (load.value as Item) : null;
   const local = recall(id);
-  useLive(client, g ? [g] : [], (next) => set(next));
+  useLive(client, g ? [g] : [], (next) => next.id === id && set(next));
   const timeline = local?.seen ?? (g ? [{ status: g.status, at: '' }] : []);
   const r = g?.result;
   const ext = r?.type === 'code' ? ({ tsx: 'tsx', jsx: 'jsx', css: 'css', svg: 'svg', json: 'json', typescript: 'ts', javascript: 'js', mdx: 'mdx', markdown: 'md', glsl: 'glsl' } as Record<string, string>)[local?.request.targetLanguage ?? ''] ?? 'txt' : 'png';

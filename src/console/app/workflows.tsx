@@ -99,6 +99,7 @@ function RunGraph({ graph, run, onPick, picked }: { graph: Graph; run: Run; onPi
   const box = useRef<HTMLDivElement>(null);
   const [paths, setPaths] = useState<Array<{ d: string; live: boolean; key: string }>>([]);
   const rows = layers(graph);
+  const layerOf = new Map(rows.flatMap((row, i) => row.map((n) => [n.id, i] as const)));
   // Edges are drawn once the nodes are laid out (and again when the box changes size).
   useLayoutEffect(() => {
     const el = box.current;
@@ -114,8 +115,21 @@ function RunGraph({ graph, run, onPick, picked }: { graph: Graph; run: Run; onPi
         const y1 = a.bottom - base.top;
         const x2 = b.left + b.width / 2 - base.left;
         const y2 = b.top - base.top;
-        const my = (y1 + y2) / 2;
-        return [{ key: `${e.from}>${e.to}`, d: `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`, live: status.get(e.to) === 'running' }];
+        const span = Number(layerOf.get(e.to) ?? 0) - Number(layerOf.get(e.from) ?? 0);
+        let d: string;
+        if (span > 1) {
+          // An edge that skips layers goes around the nodes between, on the right, instead of behind them.
+          const right = Math.max(a.right, b.right) - base.left + 18 + 10 * (span - 2);
+          const xa = a.right - base.left;
+          const ya = a.top + a.height / 2 - base.top;
+          const xb = b.right - base.left;
+          const yb = b.top + b.height / 2 - base.top;
+          d = `M${xa},${ya} C${right},${ya} ${right},${ya} ${right},${ya + 24} L${right},${yb - 24} C${right},${yb} ${right},${yb} ${xb},${yb}`;
+        } else {
+          const my = (y1 + y2) / 2;
+          d = `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`;
+        }
+        return [{ key: `${e.from}>${e.to}`, d, live: status.get(e.to) === 'running' }];
       }));
     };
     draw();
