@@ -68,12 +68,17 @@ before(async () => {
     id: 'local/slow-sketch', name: 'Slow Sketch (test)', category: 'image', provider: 'local', upstream: { delayMs: 1500 },
     supports_image_input: true, input_modalities: ['text', 'image'], output_modalities: ['image'], cost: { micros_per_image: 2500 }, markup: 1,
   } as any)})`;
+  await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json({
+    id: 'local/slow-coder', name: 'Slow Coder (test)', category: 'text', provider: 'local', upstream: { delayMs: 1500 },
+    supports_image_input: true, input_modalities: ['text', 'image'], output_modalities: ['text'],
+    cost: { input_micros_per_token: 0.1, output_micros_per_token: 0.5 }, maxOutputTokens: 1000, markup: 1,
+  } as any)})`;
   workflowId = await saveWorkflow(srv, a.id, {
     nodes: [
       { id: 'brief', kind: 'text', text: 'Autumn sale, 30% off' },
       { id: 'hero-prompt', kind: 'prompt', output: 'image', prompt: 'Hero image for the brief', model: 'local/slow-sketch', aspectRatio: '16:9' },
       { id: 'hero', kind: 'output', label: 'Hero' },
-      { id: 'page-prompt', kind: 'prompt', output: 'code', targetLanguage: 'tsx', prompt: 'Landing section using the hero image', model: 'local/coder' },
+      { id: 'page-prompt', kind: 'prompt', output: 'code', targetLanguage: 'tsx', prompt: 'Landing section using the hero image', model: 'local/slow-coder' },
       { id: 'landing', kind: 'output', label: 'Landing section' },
     ],
     edges: [
@@ -256,6 +261,13 @@ test('workflows: a run draws its snapshot graph and its output nodes turn comple
   await shot('08-run-live');
   // The page does not poll: only the run's event stream can turn them completed.
   await page.waitForSelector('[data-node-id="hero"][data-status="completed"]');
+  await page.waitForSelector('[data-node-id="page-prompt"][data-status="running"]');
+  await page.waitForFunction(() => {
+    const i = document.querySelector('.result img') as HTMLImageElement | null;
+    return !!i && i.complete && i.naturalWidth > 0;
+  });
+  // The README's picture (docs/console.png is a copy of it, chosen by a person).
+  await page.screenshot({ path: path.join(SHOTS, 'readme-run-live.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 1000 } });
   await page.waitForSelector('[data-node-id="landing"][data-status="completed"]');
   await page.waitForSelector('[data-run-status="completed"]');
   assert.equal(await node('brief').getAttribute('data-status'), 'completed');

@@ -101,33 +101,44 @@ function RunGraph({ graph, run, onPick, picked }: { graph: Graph; run: Run; onPi
   const rows = layers(graph);
   const layerOf = new Map(rows.flatMap((row, i) => row.map((n) => [n.id, i] as const)));
   // Edges are drawn once the nodes are laid out (and again when the box changes size).
+  // Left to right when every layer fits side by side (a desktop), top to bottom otherwise (a phone).
+  const [across, setAcross] = useState(false);
   useLayoutEffect(() => {
     const el = box.current;
     if (!el) return;
     const draw = () => {
+      const fits = rows.length * 210 <= el.clientWidth;
+      if (fits !== across) {
+        setAcross(fits);
+        return; // drawn again once laid out the other way
+      }
       const base = el.getBoundingClientRect();
       const rect = (id: string) => el.querySelector<HTMLElement>(`[data-node-id="${CSS.escape(id)}"]`)?.getBoundingClientRect();
       setPaths(graph.edges.flatMap((e) => {
         const a = rect(e.from);
         const b = rect(e.to);
         if (!a || !b) return [];
-        const x1 = a.left + a.width / 2 - base.left;
-        const y1 = a.bottom - base.top;
-        const x2 = b.left + b.width / 2 - base.left;
-        const y2 = b.top - base.top;
         const span = Number(layerOf.get(e.to) ?? 0) - Number(layerOf.get(e.from) ?? 0);
+        const L = (r: DOMRect) => r.left - base.left;
+        const R = (r: DOMRect) => r.right - base.left;
+        const T = (r: DOMRect) => r.top - base.top;
+        const B = (r: DOMRect) => r.bottom - base.top;
+        const cx = (r: DOMRect) => (L(r) + R(r)) / 2;
+        const cy = (r: DOMRect) => (T(r) + B(r)) / 2;
         let d: string;
-        if (span > 1) {
-          // An edge that skips layers goes around the nodes between, on the right, instead of behind them.
-          const right = Math.max(a.right, b.right) - base.left + 18 + 10 * (span - 2);
-          const xa = a.right - base.left;
-          const ya = a.top + a.height / 2 - base.top;
-          const xb = b.right - base.left;
-          const yb = b.top + b.height / 2 - base.top;
-          d = `M${xa},${ya} C${right},${ya} ${right},${ya} ${right},${ya + 24} L${right},${yb - 24} C${right},${yb} ${right},${yb} ${xb},${yb}`;
+        if (span > 1 && across) {
+          // An edge that skips layers goes around the nodes between (below them), not behind them.
+          const low = Math.max(B(a), B(b)) + 16 + 10 * (span - 2);
+          d = `M${cx(a)},${B(a)} C${cx(a)},${low} ${cx(a)},${low} ${cx(a) + 24},${low} L${cx(b) - 24},${low} C${cx(b)},${low} ${cx(b)},${low} ${cx(b)},${B(b)}`;
+        } else if (span > 1) {
+          const right = Math.max(R(a), R(b)) + 18 + 10 * (span - 2);
+          d = `M${R(a)},${cy(a)} C${right},${cy(a)} ${right},${cy(a)} ${right},${cy(a) + 24} L${right},${cy(b) - 24} C${right},${cy(b)} ${right},${cy(b)} ${R(b)},${cy(b)}`;
+        } else if (across) {
+          const mx = (R(a) + L(b)) / 2;
+          d = `M${R(a)},${cy(a)} C${mx},${cy(a)} ${mx},${cy(b)} ${L(b)},${cy(b)}`;
         } else {
-          const my = (y1 + y2) / 2;
-          d = `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`;
+          const my = (B(a) + T(b)) / 2;
+          d = `M${cx(a)},${B(a)} C${cx(a)},${my} ${cx(b)},${my} ${cx(b)},${T(b)}`;
         }
         return [{ key: `${e.from}>${e.to}`, d, live: status.get(e.to) === 'running' }];
       }));
@@ -136,9 +147,9 @@ function RunGraph({ graph, run, onPick, picked }: { graph: Graph; run: Run; onPi
     const ro = new ResizeObserver(draw);
     ro.observe(el);
     return () => ro.disconnect();
-  }, [graph, JSON.stringify([...status])]);
+  }, [graph, across, JSON.stringify([...status])]);
   return (
-    <div class="graph" ref={box}>
+    <div class={`graph${across ? ' across' : ''}`} ref={box}>
       <svg class="edges" aria-hidden="true">
         {paths.map((p) => <path key={p.key} d={p.d} class={p.live ? 'live' : ''} />)}
       </svg>
