@@ -150,6 +150,12 @@ export function when(iso: string | null | undefined): string {
   return d.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
+/** A date and time to the minute (for what is hours or days away). */
+export function whenMinute(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return new Date(iso).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
 export function shortId(id: string): string {
   return id.slice(0, 8);
 }

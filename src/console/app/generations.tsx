@@ -155,7 +155,7 @@ function Gallery({ client }: { client: KilnClient }) {
               <a href={`#/generations/${g.id}`} class="tile-link">
                 <div class="tile-media"><Thumb g={g} /></div>
                 <div class="tile-meta">
-                  <span class="tile-title">{promptOf(g) ?? shortId(g.id)}</span>
+                  <span class="tile-title">{promptOf(g) ?? `${typeOf(g) === 'image' ? 'Image' : typeOf(g) === 'code' ? 'Code' : 'Generation'} ${shortId(g.id)}`}</span>
                   <span class="tile-sub"><Status status={g.status} /> <span class="muted">{modelOf(g) ?? ''}</span> <span class="cost">{g.result ? money(g.result.costMicros) : ''}</span></span>
                 </div>
               </a>

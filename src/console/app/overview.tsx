@@ -1,7 +1,7 @@
 // Overview: the key's tier and budgets (personal, and the workspace pool for workspace keys),
 // and daily spend by model for the period.
 
-import { money, when, type KilnClient } from './api.ts';
+import { money, whenMinute, type KilnClient } from './api.ts';
 import { SpendChart, type DaySpend } from './chart.tsx';
 import { Alert, Loading, Section, useLoad } from './ui.tsx';
 
@@ -32,7 +32,7 @@ function Meter({ label, used, budget, remaining, resets }: { label: string; used
       <dl class="facts">
         <div><dt>Budget</dt><dd>{budget === null ? 'Unlimited' : money(budget)}</dd></div>
         <div><dt>Remaining</dt><dd>{remaining === null ? 'Unlimited' : money(remaining)}</dd></div>
-        <div><dt>Resets</dt><dd>{when(resets)}</dd></div>
+        <div><dt>Resets</dt><dd>{whenMinute(resets)}</dd></div>
       </dl>
     </div>
   );
