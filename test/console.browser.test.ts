@@ -299,6 +299,12 @@ test('webhooks: add an endpoint (the secret is shown once), or a clear state on 
   assert.match(await page.locator('[data-endpoint-id]').first().innerText(), /93\.184\.215\.14/);
   await page.getByRole('button', { name: 'Send test event' }).click();
   await page.getByRole('status').filter({ hasText: 'Test event queued' }).waitFor();
+  // The delivery log shows it, and it can be sent again.
+  const row = page.locator('.deliveries tbody tr', { hasText: 'webhook.test' });
+  await row.waitFor();
+  await row.getByRole('button', { name: /Redeliver/ }).click();
+  await page.getByRole('status').filter({ hasText: 'Redelivery queued' }).waitFor();
+  await noSeriousViolations('the webhooks section with an endpoint');
   await shot('10-webhooks');
 });
 

@@ -2,7 +2,7 @@
 // once), "Send test event", and each endpoint's delivery log with redeliver. On a server without
 // the webhooks API the section says so.
 
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { call, hasRoute, shortId, when, type KilnClient } from './api.ts';
 import { Alert, CopyButton, Empty, Loading, Section, Status, useLoad } from './ui.tsx';
 
@@ -31,6 +31,11 @@ interface Delivery {
 function Deliveries({ client, endpoint }: { client: KilnClient; endpoint: Endpoint }) {
   const [load, reload] = useLoad((signal) => call<{ data: Delivery[]; nextCursor: string | null }>(client, 'GET', `/webhooks/${endpoint.id}/deliveries`, { query: { limit: 20 }, signal }), [client, endpoint.id]);
   const [msg, setMsg] = useState<{ text?: string; error?: unknown }>({});
+  // Deliveries have no event stream: the open log reads itself again every few seconds.
+  useEffect(() => {
+    const t = setInterval(() => document.visibilityState === 'visible' && reload(), 4000);
+    return () => clearInterval(t);
+  }, [endpoint.id]);
   const post = async (path: string, text: string) => {
     setMsg({});
     try {
