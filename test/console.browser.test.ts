@@ -278,6 +278,21 @@ test('workflows: a run draws its snapshot graph and its output nodes turn comple
   await page.getByRole('link', { name: /Runs of this workflow/ }).click();
   await page.locator('table tbody tr').first().waitFor();
   assert.equal(await page.locator('table tbody tr').count(), 1);
+
+  // Cancel a run in flight, then retry it: the retry is a new run that completes.
+  await page.getByRole('button', { name: 'Run', exact: true }).click();
+  await page.waitForSelector('[data-node-id="hero-prompt"][data-status="running"]');
+  const canceledUrl = page.url();
+  await page.getByRole('button', { name: 'Cancel run' }).click();
+  await page.waitForSelector('[data-run-status="failed"]');
+  assert.match(await page.locator('.run-head').innerText(), /canceled/i);
+  assert.equal(await node('landing').getAttribute('data-status'), 'skipped');
+  await shot('09b-run-canceled');
+  await page.getByRole('button', { name: 'Retry run' }).click();
+  await page.waitForFunction((before) => location.href !== before, canceledUrl);
+  await page.waitForSelector('[data-run-status="completed"]');
+  await page.waitForSelector('[data-node-id="landing"][data-status="completed"]');
+  assert.match(await page.locator('.run-head').innerText(), /retry of/);
 });
 
 test('webhooks: add an endpoint (the secret is shown once), or a clear state on a server without webhooks', async () => {
