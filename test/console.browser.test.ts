@@ -20,6 +20,8 @@ const SECTIONS = ['Overview', 'Generations', 'Playground', 'Workflows', 'Webhook
 
 let srv: TestServer;
 let key: string;
+/** A key of the same account bound to its Team workspace (the phone signs in with it). */
+let wsKey: string;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -63,6 +65,9 @@ before(async () => {
   await startTestWorker(srv);
   const a = await createAccount(srv.db.sql, { tier: 'pro' });
   key = (await createKey(srv.db.sql, a.id)).key;
+  const [ws] = await srv.db.sql`select * from kiln.create_workspace('Studio', ${a.id})`;
+  await srv.db.sql`select kiln.set_workspace_plan(${ws.id}, 'active', 5000000, true)`;
+  wsKey = (await createKey(srv.db.sql, a.id, { workspaceId: ws.id })).key;
   // An image model slow enough that a run's nodes are seen running before they complete.
   await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json({
     id: 'local/slow-sketch', name: 'Slow Sketch (test)', category: 'image', provider: 'local', upstream: { delayMs: 1500 },
@@ -366,8 +371,13 @@ test('phone width: 375 px wide with no sideways scroll on any section', async ()
   const p = await phone.newPage();
   watch(p);
   await p.goto(`${srv.origin}/console/`);
-  await p.getByRole('textbox', { name: 'API key' }).fill(key);
+  await p.getByRole('textbox', { name: 'API key' }).fill(wsKey);
   await p.getByRole('button', { name: 'Sign in' }).click();
+  // A workspace-bound key: the overview shows the Team pool beside the personal budget.
+  await p.getByRole('heading', { name: 'Workspace pool' }).waitFor();
+  const overview = await p.locator('.section').innerText();
+  assert.match(overview, /Workspace pool[\s\S]*\$5\.00/i);
+  assert.match(overview, /Personal budget[\s\S]*\$20\.00/i);
   for (const s of SECTIONS) {
     await p.getByRole('navigation').getByRole('link', { name: s, exact: true }).click();
     await p.getByRole('heading', { level: 1, name: s, exact: true }).waitFor();

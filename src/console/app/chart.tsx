@@ -79,6 +79,7 @@ export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string;
 
   return (
     <div class="chart">
+      {models.length === 0 && <p class="muted small">No spend in this period yet.</p>}
       <div ref={box} class="chart-canvas" role="img" aria-label={label} />
       {models.length > 0 && (
         <ul class="legend" aria-hidden="true">
