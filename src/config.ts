@@ -58,6 +58,17 @@ export function childEnv(): NodeJS.ProcessEnv {
   return { ...process.env };
 }
 
+/** KILN_WEBHOOK_RETRY_SCHEDULE: comma-separated seconds between attempts (the first attempt is immediate). */
+function schedule(name: string, def: number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return def;
+  const parts = raw.split(',').map((s) => s.trim());
+  if (parts.length > 50 || !parts.every((p) => /^\d{1,7}$/.test(p))) {
+    throw new ConfigError(`${name} must be comma-separated whole seconds (at most 50 steps), e.g. "5,300,1800"`);
+  }
+  return parts.map(Number);
+}
+
 export function loadConfig() {
   const port = int('PORT', 8787, 0, 65535);
   const host = str('HOST', '127.0.0.1');
@@ -89,8 +100,12 @@ export function loadConfig() {
     signedUrlTtlSeconds: int('KILN_SIGNED_URL_TTL', 3600, 1),
     /** Executions of one generation before it fails for good (transient provider errors retry with backoff). */
     generationMaxAttempts: int('KILN_GENERATION_MAX_ATTEMPTS', 5, 1, 25),
-    /** Deadline for one execution of a generation (all provider calls of that attempt), ms. */
-    generationTimeoutMs: int('KILN_GENERATION_TIMEOUT_MS', 600_000, 100),
+    /**
+     * Deadline for one execution of a generation (all provider calls of that attempt), ms. At most
+     * 3 h: graphile-worker unlocks (and runs again) any job locked for 4 h, and its public API has
+     * no way to keep a live worker's lock fresh.
+     */
+    generationTimeoutMs: int('KILN_GENERATION_TIMEOUT_MS', 600_000, 100, 3 * 3600_000),
     /** Per-request timeout of an upstream provider call, ms. */
     providerTimeoutMs: int('KILN_PROVIDER_TIMEOUT_MS', 120_000, 100),
     /** Attempts of one upstream call inside an execution (429/5xx/network retried with backoff). */
@@ -114,6 +129,12 @@ export function loadConfig() {
     /** How long the first accepted request of an Idempotency-Key is kept (and replayed), seconds. */
     idempotencyTtlSeconds: int('KILN_IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 365 * 86_400),
     logLevel: str('KILN_LOG', 'info'),
+    /** Deadline of one webhook delivery attempt (connect to end of the answer's headers), ms. */
+    webhookTimeoutMs: int('KILN_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    /** Seconds before each retry of a failed webhook delivery; after the last, the delivery is failed. */
+    webhookRetrySchedule: schedule('KILN_WEBHOOK_RETRY_SCHEDULE', [5, 300, 1800, 7200, 18_000, 36_000, 36_000]),
+    /** Development and tests only: webhook URLs may be http and resolve to private or loopback addresses. */
+    webhookAllowPrivate: bool('KILN_WEBHOOK_ALLOW_PRIVATE', false),
     /** Public URL of the MCP endpoint and the required token audience; unset = `${publicUrl}/mcp` (see src/mcp/mount.ts). */
     mcpUrl: opt('MCP_URL'),
     oidcIssuer: opt('OIDC_ISSUER'),

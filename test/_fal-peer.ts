@@ -15,6 +15,8 @@ export interface FalPlan {
   queued?: number;
   /** Then polls answered IN_PROGRESS. Default 1. */
   running?: number;
+  /** Instead of counting polls: the request completes this many ms after its submit (IN_PROGRESS until then). */
+  runMs?: number;
   /** The result's reply; default: `images[0].url` → a PNG of the requested image_size served by the peer. */
   result?: (job: FalJob) => PeerReply | Promise<PeerReply>;
   /** Overrides merged into the submit answer (e.g. a status_url elsewhere). */
@@ -34,6 +36,9 @@ export interface FalJob {
   statuses: string[];
   canceled: boolean;
   resultFetched: boolean;
+  submittedAt: number;
+  /** When the request completed upstream (Date.now()); null while it runs. */
+  completedAt: number | null;
 }
 
 export interface FalPeer extends LoopbackPeer {
@@ -83,7 +88,7 @@ export async function startFalPeer(opts: { key: string }): Promise<FalPeer> {
       const plan = planner?.(req) ?? {};
       const job: FalJob = {
         id: randomUUID(), app: parts.join('/'), queuePath: parts.slice(0, head).join('/'), input: req.json, plan,
-        polls: 0, statuses: [], canceled: false, resultFetched: false,
+        polls: 0, statuses: [], canceled: false, resultFetched: false, submittedAt: Date.now(), completedAt: null,
       };
       jobs.set(job.id, job);
       return { json: { status: 'IN_QUEUE', queue_position: plan.queued ?? 1, ...urls(origin, job), ...plan.submit } };
@@ -93,11 +98,17 @@ export async function startFalPeer(opts: { key: string }): Promise<FalPeer> {
     if (!job || parts.slice(0, at).join('/') !== job.queuePath) return notFound;
     const tail = parts.slice(at + 2).join('/');
     const queued = job.plan.queued ?? 1, running = job.plan.running ?? 1;
-    const completed = () => job.polls > queued + running;
+    const runMs = job.plan.runMs;
+    const completed = () => {
+      if (job.completedAt !== null) return true;
+      if (runMs !== undefined ? Date.now() < job.submittedAt + runMs : job.polls <= queued + running) return false;
+      job.completedAt = runMs !== undefined ? job.submittedAt + runMs : Date.now();
+      return true;
+    };
     if (tail === 'status') {
       if (req.method !== 'GET') return { status: 405, json: { detail: 'Method Not Allowed' } };
       job.polls++;
-      const status = job.canceled || completed() ? 'COMPLETED' : job.polls <= queued ? 'IN_QUEUE' : 'IN_PROGRESS';
+      const status = job.canceled || completed() ? 'COMPLETED' : runMs === undefined && job.polls <= queued ? 'IN_QUEUE' : 'IN_PROGRESS';
       job.statuses.push(status);
       const base = { status, ...urls(origin, job) };
       if (status === 'IN_QUEUE') return { status: 202, json: { ...base, queue_position: queued - job.polls } };

@@ -50,3 +50,17 @@ test('BENCH.md has every section, and the README links it', () => {
   const readme = fs.readFileSync(path.join(path.dirname(BENCH_FILE), 'README.md'), 'utf8');
   assert.ok(readme.includes('(BENCH.md)'));
 });
+
+test('the generations section states the enqueue bypass against add_jobs and the ≥ 10 % decision', () => {
+  const figures = (gain: number) => ({
+    post: load(3000), get: load(9000), postRatio: 0.4, getRatio: 0.9,
+    rounds: { select1BeforeGet: [1], get: [1], select1BeforePost: [1], post: [1] },
+    enqueueToProcessing: { n: 300, ratePerSecond: 50, p50: 3, p99: 12, max: 40 },
+    enqueueBypass: { bypass: load(3000), addJobs: load(2500), rounds: { bypass: [3000, 3100], addJobs: [2500, 2600] }, gain },
+  });
+  const kept = renderSection('generations', figures(0.2), run);
+  assert.ok(kept.includes('| one insert into graphile-worker\'s jobs table (the bypass) | 3,000 | 2 / 6 ms | 70 / 20 / 30 |'), kept);
+  assert.ok(kept.includes('| `graphile_worker.add_jobs` | 2,500 |'), kept);
+  assert.ok(kept.includes('Bypass gain (median of paired rounds): +20.0 %; worth naming graphile-worker\'s private table only at ≥ +10.0 %: met.'), kept);
+  assert.ok(renderSection('generations', figures(0.04), run).includes('+4.0 %; worth naming graphile-worker\'s private table only at ≥ +10.0 %: **below**.'));
+});

@@ -194,12 +194,85 @@ describe('fal adapter: failures', () => {
     assert.equal(job().canceled, false, 'a completed request is not cancelled');
   });
 
-  it('an infrastructure error (503 runner_disconnected) is retried, then fails retryable', async () => {
-    peer.plan(() => ({ queued: 0, running: 0, result: () => ({ status: 503, json: { detail: 'Runner disconnected', error_type: 'runner_disconnected' } }) }));
+  it('a completed request whose result is a 5xx (fal retried it already) fails at once: fetched once, not retryable, error_type kept', async () => {
+    for (const [status, type] of [[500, 'runner_disconnected'], [503, 'runner_scheduling_failure'], [504, 'request_timeout']] as const) {
+      peer.requests.length = 0;
+      peer.jobs.clear();
+      peer.plan(() => ({ queued: 0, running: 1, result: () => ({ status, json: { detail: `failed after retries ${SECRET}`, error_type: type } }) }));
+      const err = await rejection(provider({ maxAttempts: 3 }).generateImage(req()));
+      assert.equal(err.code, 'upstream_error', type);
+      assert.equal(err.retryable, false, type);
+      assert.equal(err.message, `upstream provider returned ${status} (${type})`);
+      assert.equal(peer.requests.filter((r) => r.method === 'GET' && !r.path.endsWith('/status')).length, 1, `${type}: the result is fetched once`);
+      assert.equal(peer.requests.filter((r) => r.method === 'POST').length, 1);
+      assert.equal(job().canceled, false, 'a completed request is not cancelled');
+    }
+  });
+
+  it('the error type may come only in the X-Fal-Error-Type header (a body that is not JSON)', async () => {
+    peer.plan(() => ({ queued: 0, running: 0, result: () => ({ status: 500, headers: { 'x-fal-error-type': 'internal_error', 'content-type': 'text/plain' }, body: 'Internal Server Error' }) }));
+    const err = await rejection(provider().generateImage(req()));
+    assert.equal(err.retryable, false);
+    assert.equal(err.message, 'upstream provider returned 500 (internal_error)');
+  });
+
+  it('a network reset while fetching a completed result retries that fetch only: one submission, the image returned', async () => {
+    peer.plan(() => ({ queued: 0, running: 1 }));
+    let resets = 0;
+    peer.script((r) => (r.method === 'GET' && !r.path.endsWith('/status') && resets++ === 0 ? { reset: true } : undefined));
+    const out = await provider().generateImage(req());
+    assert.equal(out.width, 1024);
+    assert.deepEqual(paths().map((p) => p.replace(job().id, 'ID')), [
+      'POST /fal-ai/flux/schnell', 'GET /fal-ai/flux/requests/ID/status', 'GET /fal-ai/flux/requests/ID/status',
+      'GET /fal-ai/flux/requests/ID', 'GET /fal-ai/flux/requests/ID',
+    ]);
+    assert.equal(peer.jobs.size, 1);
+  });
+
+  it('the image of a completed request: a reset or a 503 while downloading it retries the download only; a 404 fails at once', async () => {
+    const img = await png(64, 48);
+    let n = 0;
+    peer.plan(() => ({ queued: 0, running: 0, result: () => ({ json: { images: [{ url: `${peer.origin}/out/image.png` }] } }) }));
+    peer.script((r) => {
+      if (r.path !== '/out/image.png') return undefined;
+      n++;
+      if (n === 1) return { reset: true };
+      if (n === 2) return { status: 503, body: 'busy' };
+      return { headers: { 'content-type': 'image/png' }, body: img };
+    });
+    const out = await provider({ maxAttempts: 3 }).generateImage(req({ aspectRatio: '4:3' }));
+    assert.deepEqual([out.width, out.height], [64, 48]);
+    assert.equal(n, 3, 'downloaded on the third try');
+    assert.equal(peer.jobs.size, 1, 'one submission');
+
+    peer.requests.length = 0;
+    peer.jobs.clear();
+    n = 0;
+    peer.script((r) => (r.path === '/out/image.png' ? (n++, { status: 404, body: 'gone' }) : undefined));
+    const err = await rejection(provider({ maxAttempts: 3 }).generateImage(req()));
+    assert.equal(err.retryable, false);
+    assert.match(err.message, /download returned 404/);
+    assert.equal(n, 1, 'a 404 is not tried again');
+  });
+
+  it('a result fetch that keeps failing on the network fails after its attempts, not retryable: the request is never submitted again', async () => {
+    peer.plan(() => ({ queued: 0, running: 0 }));
+    peer.script((r) => (r.method === 'GET' && !r.path.endsWith('/status') ? { reset: true } : undefined));
     const err = await rejection(provider({ maxAttempts: 2 }).generateImage(req()));
-    assert.equal(err.code, 'upstream_error');
-    assert.equal(err.retryable, true);
-    assert.match(err.message, /^upstream provider returned 503 \(runner_disconnected\) after 2 attempts$/);
+    assert.equal(err.code, 'network');
+    assert.equal(err.retryable, false);
+    assert.match(err.message, /after 2 attempts$/);
+    assert.equal(peer.requests.filter((r) => r.method === 'GET' && !r.path.endsWith('/status')).length, 2);
+    assert.equal(peer.jobs.size, 1);
+  });
+
+  it('the job deadline while fetching a completed result is not retryable either', async () => {
+    peer.plan(() => ({ queued: 0, running: 0 }));
+    peer.script((r) => (r.method === 'GET' && !r.path.endsWith('/status') ? { hang: true } : undefined));
+    const err = await rejection(provider({ timeoutMs: 400 }).generateImage(req()));
+    assert.equal(err.code, 'timeout');
+    assert.equal(err.retryable, false);
+    assert.equal(job().canceled, false, 'nothing to cancel: the request had completed');
   });
 
   it('the safety checker blanking the image is a refusal, not an output', async () => {

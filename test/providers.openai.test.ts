@@ -197,6 +197,17 @@ describe('openai adapter: text', () => {
     assert.equal(peer.requests.length, 1);
   });
 
+  it('an error inside a 200 answer (OpenRouter): a 4xx there is final, a 5xx may pass', async () => {
+    peer.script(() => ({ json: { error: { code: 402, message: `credits exhausted for ${SECRET}` } } }));
+    let err = await rejection(provider().generateText(textReq()));
+    assert.deepEqual([err.code, err.retryable, err.message], ['rejected', false, 'upstream provider returned an error (402)']);
+    assert.equal(peer.requests.length, 1);
+    peer.requests.length = 0;
+    peer.script(() => ({ json: { error: { code: 502, message: 'provider returned error' } } }));
+    err = await rejection(provider().generateText(textReq()));
+    assert.deepEqual([err.code, err.retryable, err.message], ['upstream_error', true, 'upstream provider returned an error (502)']);
+  });
+
   it('reports an empty answer', async () => {
     peer.script([chatReply('   ')]);
     const err = await rejection(provider().generateText(textReq()));

@@ -225,15 +225,28 @@ describe('replicate adapter: failures', () => {
     assert.equal(peer.requests.filter((r) => r.path.endsWith('/cancel')).length, 0, 'an ended prediction is not cancelled');
   });
 
-  it('canceled elsewhere fails for good; aborted upstream is retryable', async () => {
+  it('a succeeded prediction whose output download keeps failing is not created again: the error is final', async () => {
+    let n = 0;
+    peer.plan(() => ({ starting: 0, processing: 0, final: { status: 'succeeded', output: () => `${peer.origin}/out/lost.png` } }));
+    peer.script((r) => (r.path === '/out/lost.png' ? (n++, { reset: true }) : undefined));
+    const err = await rejection(provider({ maxAttempts: 2 }).generateImage(req()));
+    assert.equal(err.code, 'network');
+    assert.equal(err.retryable, false, 'running the job again would pay for a second prediction');
+    assert.equal(n, 2, 'the download was tried twice');
+    assert.equal(peer.predictions.size, 1);
+  });
+
+  it('canceled elsewhere and aborted upstream (its deadline passed before it ran) are terminal: not retryable', async () => {
     peer.plan(() => ({ starting: 0, processing: 0, final: { status: 'canceled' } }));
     let err = await rejection(provider().generateImage(req()));
     assert.equal(err.retryable, false);
     assert.match(err.message, /canceled/);
     peer.plan(() => ({ starting: 1, processing: 0, final: { status: 'aborted' } }));
     err = await rejection(provider().generateImage(req()));
-    assert.equal(err.retryable, true);
-    assert.match(err.message, /aborted/);
+    assert.equal(err.retryable, false);
+    assert.equal(err.code, 'upstream_error', 'counts as the upstream failing (a fallback may take over)');
+    assert.match(err.message, /aborted before it started/);
+    assert.equal(peer.requests.filter((r) => r.method === 'POST' && !r.path.endsWith('/cancel')).length, 2, 'one create per call');
   });
 
   it('an invalid input (422 problem details) fails at once without the upstream text', async () => {

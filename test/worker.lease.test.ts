@@ -101,7 +101,7 @@ test('a generation leased to a live worker is never taken over, even before its 
   // The worker's session ends: the very next sweep unlocks its job and another worker takes over.
   await lease.drop();
   assert.deepEqual(await unlockDead(), [pool]);
-  const [job] = await srv.db.sql`select locked_by from graphile_worker._private_jobs where id = ${jobId}`;
+  const [job] = await srv.db.sql`select locked_by from graphile_worker.jobs where id = ${jobId}`;
   assert.equal(job.locked_by, null);
   const taker = await holdLease();
   await lockJob(id, `pool-${taker.id}`);
@@ -146,6 +146,44 @@ test('a workflow output leased to a live worker is never taken over, even before
   assert.deepEqual([row.worker_id, row.attempts], [taker.id, 2]);
   const [out] = await srv.db.sql`select status from kiln_private.workflow_run_outputs where run_id = ${run} and output_node_id = 'o'`;
   assert.equal(out.status, 'running');
+});
+
+test('takeover from a dead session takes about a second: a running worker\'s next sweep unlocks the job (force_unlock_workers) and runs it', async (t) => {
+  const { key } = await account();
+  const res = await api(srv.base, key, '/generations', { body: { type: 'code', prompt: 'taken over' } });
+  assert.equal(res.status, 202);
+  const id = res.body.id as string;
+  // A worker process that took the job and is about to die: its lease session, its pool's lock.
+  const lease = await holdLease();
+  const pool = `pool-${lease.id}`;
+  await srv.db.sql`select kiln.attach_worker_pool(${lease.id}, ${pool})`;
+  const jobId = await lockJob(id, pool);
+  const [{ s }] = await srv.db.sql`select kiln.start_generation(${id}::uuid, ${lease.id}, ${jobId}::bigint, ${STALE}::int, 1000, 5) as s`;
+  assert.equal(s.outcome, 'run');
+  // A live worker with the default sweep (once a second) and stale window (30 s, which must not matter).
+  const w = await startTestWorker(srv, { workerStaleSeconds: STALE, workerSweepMs: 1000 });
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal((await generationRow(srv.db.sql, id)).worker_id, lease.id, 'a live session\'s job is left alone');
+
+  await lease.drop();
+  const diedAt = Date.now();
+  let unlockedAt = 0;
+  for (;;) {
+    const [job] = await srv.db.sql`select locked_by from graphile_worker.jobs where id = ${jobId}`;
+    if (!unlockedAt && job?.locked_by !== pool) unlockedAt = Date.now();
+    const row = await generationRow(srv.db.sql, id);
+    if (row.status === 'completed') break;
+    if (Date.now() - diedAt > 20_000) throw new Error(`not taken over: ${JSON.stringify(row)}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const doneAt = Date.now();
+  const row = await generationRow(srv.db.sql, id);
+  t.diagnostic(`takeover: unlocked ${unlockedAt - diedAt} ms and completed ${doneAt - diedAt} ms after the worker's session ended (sweep every 1000 ms, stale window ${STALE} s)`);
+  assert.ok(unlockedAt - diedAt <= 2000, `unlocked ${unlockedAt - diedAt} ms after the session ended`);
+  assert.ok(doneAt - diedAt <= 3000, `completed ${doneAt - diedAt} ms after the session ended`);
+  assert.deepEqual([row.worker_id, row.attempts], [w.workerId(), 2]);
+  assert.deepEqual((await charges(srv.db.sql, id)).map((c) => c.status), ['settled']);
+  await w.stop();
 });
 
 test('a worker whose lease session is cut aborts its provider call at once; the job then runs once more and is charged once', async (t) => {

@@ -32,6 +32,13 @@ export type WorkflowRunResult = Schemas['WorkflowRunResult'];
 export type RunProgress = WorkflowRun['progress'];
 export type WorkflowRunGraph = Schemas['WorkflowRunGraph'];
 export type ListQuery = NonNullable<operations['listWorkflows']['parameters']['query']>;
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type EventMessage = Schemas['EventMessage'];
+export type CreateWebhookRequest = NonNullable<operations['createWebhook']['requestBody']>['content']['application/json'];
+export type UpdateWebhookRequest = NonNullable<operations['updateWebhook']['requestBody']>['content']['application/json'];
+export type DeliveryListQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
 export type RunListQuery = NonNullable<operations['listWorkflowRuns']['parameters']['query']>;
 export type GenerationListQuery = NonNullable<operations['listGenerations']['parameters']['query']>;
 export type DailyUsageQuery = NonNullable<operations['getDailyUsage']['parameters']['query']>;
@@ -86,6 +93,19 @@ export type RunEvent =
   | { id: string; event: 'status'; data: WorkflowRun; terminal: boolean }
   | { id: string; event: 'output'; data: WorkflowRunResult; terminal: false }
   | { id: string; event: 'progress'; data: RunProgress; terminal: false };
+
+/**
+ * An event of `events.watch`: `event` is its type, `data` the message a webhook receives
+ * (`{ type, timestamp, data }`), `id` what `lastEventId` resumes after. The watch never ends by
+ * itself.
+ */
+export interface ScopeEvent {
+  id: string;
+  event: EventMessage['type'];
+  data: EventMessage;
+  /** Always false: the account's stream has no last event. */
+  terminal: false;
+}
 
 const API_PREFIX = '/api/v1';
 const SETTLED = new Set(['completed', 'failed']);
@@ -264,9 +284,52 @@ export function createKilnClient(options: KilnClientOptions) {
     },
   };
 
+  const webhooks = {
+    /** POST /webhooks: the endpoint with its `secret` (shown only here and by rotateSecret). */
+    create: (body: CreateWebhookRequest, opts: CallOptions = {}) => unwrap(raw.POST('/webhooks', { body, signal: opts.signal })),
+    list: (opts: CallOptions = {}) => unwrap(raw.GET('/webhooks', { signal: opts.signal })),
+    get: (id: string, opts: CallOptions = {}) => unwrap(raw.GET('/webhooks/{id}', { params: { path: { id } }, signal: opts.signal })),
+    update: (id: string, body: UpdateWebhookRequest, opts: CallOptions = {}) =>
+      unwrap(raw.PATCH('/webhooks/{id}', { params: { path: { id } }, body, signal: opts.signal })),
+    async delete(id: string, opts: CallOptions = {}): Promise<void> {
+      await unwrap(raw.DELETE('/webhooks/{id}', { params: { path: { id } }, signal: opts.signal }));
+    },
+    rotateSecret: (id: string, opts: CallOptions = {}) => unwrap(raw.POST('/webhooks/{id}/rotate-secret', { params: { path: { id } }, signal: opts.signal })),
+    /** One page of the delivery log, newest first; pass `nextCursor` as `cursor` for the next. */
+    deliveries: (id: string, query: DeliveryListQuery = {}, opts: CallOptions = {}) =>
+      unwrap(raw.GET('/webhooks/{id}/deliveries', { params: { path: { id }, query }, signal: opts.signal })),
+    redeliver: (id: string, deliveryId: string, opts: CallOptions = {}) =>
+      unwrap(raw.POST('/webhooks/{id}/deliveries/{deliveryId}/redeliver', { params: { path: { id, deliveryId } }, signal: opts.signal })),
+    /** Sends again every message that failed since `since` (a Date or an ISO 8601 string). */
+    recover: (id: string, since: Date | string, opts: CallOptions = {}) =>
+      unwrap(raw.POST('/webhooks/{id}/recover', { params: { path: { id } }, body: { since: typeof since === 'string' ? since : since.toISOString() }, signal: opts.signal })),
+    test: (id: string, opts: CallOptions = {}) => unwrap(raw.POST('/webhooks/{id}/test', { params: { path: { id } }, signal: opts.signal })),
+  };
+
+  const events = {
+    /**
+     * Every event of the key's scope (GET /events) as an async iterator that does not end by
+     * itself: a dropped connection is reopened with Last-Event-ID (no gap, no repeat, within
+     * 24 h). Break out of the loop or abort `signal` to stop.
+     */
+    watch(opts: WatchOptions = {}): AsyncGenerator<ScopeEvent, void, undefined> {
+      return follow<ScopeEvent>({
+        retry,
+        options: opts,
+        open: (last, signal) => stream(raw.GET('/events', { params: { header: resume(last) }, headers: eventStreamHeaders, parseAs: 'stream', signal })),
+        toEvent(m: SseMessage): ScopeEvent | null {
+          if (m.id === null || !m.event) return null;
+          return { id: m.id, event: m.event as ScopeEvent['event'], data: JSON.parse(m.data) as EventMessage, terminal: false };
+        },
+      });
+    },
+  };
+
   return {
     generations,
     runs,
+    webhooks,
+    events,
     usage: {
       get: (opts: CallOptions = {}) => unwrap(raw.GET('/usage', { signal: opts.signal })),
       /** GET /usage/daily: per UTC day and model (default: the current period). */

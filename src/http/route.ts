@@ -12,7 +12,7 @@ import { errors } from '../errors.ts';
 export type Schema = v.GenericSchema;
 
 interface RouteBase {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** OpenAPI-style path under /api/v1, e.g. `/generations/{id}`. */
   path: string;
   operationId: string;

@@ -19,9 +19,12 @@ import { errorFields } from '../log.ts';
 
 export const CHANNEL = 'kiln_status';
 
-/** A notification: a generation's new status, or "this run changed" (status, counters, an output settled). */
+/**
+ * A notification: a generation's new status, "this run changed" (status, counters, an output
+ * settled), or "this billing scope has new events" (id = the scope; GET /events).
+ */
 export interface Notice {
-  k: 'generation' | 'run' | 'ping';
+  k: 'generation' | 'run' | 'events' | 'ping';
   id: string;
   /** The account it belongs to. */
   a?: string;
@@ -40,7 +43,7 @@ const REMEMBER_MS = 10_000;
 const WATCHDOG_MS = 10_000;
 const PING_TIMEOUT_MS = 5_000;
 
-export function keyOf(kind: 'generation' | 'run', id: string): string {
+export function keyOf(kind: 'generation' | 'run' | 'events', id: string): string {
   return `${kind}:${id}`;
 }
 
@@ -152,7 +155,7 @@ export class Hub {
       }
       return;
     }
-    if ((n.k !== 'generation' && n.k !== 'run') || typeof n.id !== 'string') return;
+    if ((n.k !== 'generation' && n.k !== 'run' && n.k !== 'events') || typeof n.id !== 'string') return;
     this.stats.notices++;
     const key = keyOf(n.k, n.id);
     this.recent.set(key, ++this.seq);

@@ -24,6 +24,8 @@ export interface Feed<S, C> {
   carried?(notice: Notice): S | undefined;
   /** The events a state holds beyond `cursor`, the cursor after them, and whether nothing can follow. */
   step(state: S, cursor: C): Promise<{ events: EventStreamMessage[]; cursor: C; done: boolean }>;
+  /** After a step: read again in this many ms even without a notice (null: wait for one). */
+  again?(): number | null;
 }
 
 /** What a client over the stream limit is told to wait (a stream's end cannot be predicted). */
@@ -82,6 +84,7 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
   const offShutdown = onShutdown(ctx.shutdown, end);
   const heartbeat = setInterval(() => void stream.pushComment('keep-alive'), HEARTBEAT_MS);
   let cursor = feed.cursor;
+  let poll: NodeJS.Timeout | undefined;
   try {
     while (!closed && !ctx.shutdown.aborted) {
       if (dirty) {
@@ -92,6 +95,17 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
         cursor = next;
         if (events.length) await stream.push(events);
         if (done) break;
+        const ms = feed.again?.() ?? null;
+        if (ms !== null) {
+          if (ms <= 0) dirty = true;
+          else {
+            clearTimeout(poll);
+            poll = setTimeout(() => {
+              dirty = true;
+              wake?.();
+            }, ms);
+          }
+        }
         continue;
       }
       await new Promise<void>((resolve) => (wake = resolve));
@@ -102,6 +116,7 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
     ctx.log.warn('event stream: reading the state failed; closing the stream', errorFields(e));
   } finally {
     off();
+    clearTimeout(poll);
     clearInterval(heartbeat);
     offShutdown();
     await stream.close();

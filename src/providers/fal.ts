@@ -112,10 +112,16 @@ export function createFalProvider(options: AdapterOptions = {}): Provider {
           if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS') throw badResponse('upstream provider returned an unknown request status');
           await sleep(interval, job.signal);
         }
-        // COMPLETED: the request has ended upstream, whatever its result; nothing left to cancel.
-        job.cancelWith(null);
-        // The result carries the app's own status: a failed request answers with its error here.
-        const { json } = await requestJson({ method: 'GET', url: responseUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal }, options);
+        // COMPLETED: the request has ended upstream, whatever its result, after fal's own retries
+        // (up to 10, for server errors, timeouts and runner crashes). Its result answers with the
+        // app's status: an error there is final — it fails the job at once, is neither fetched
+        // again nor submitted again, and keeps fal's error_type. Only a network error on the
+        // fetch is retried, by the fetch.
+        job.completed();
+        const { json } = await requestJson(
+          { method: 'GET', url: responseUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal, outcome: true },
+          options,
+        );
         const out = json as { images?: Array<{ url?: unknown }>; image?: { url?: unknown }; has_nsfw_concepts?: unknown } | null;
         const url = Array.isArray(out?.images) ? out.images[0]?.url : out?.image?.url;
         if (typeof url !== 'string' || url === '') throw badResponse('upstream provider returned no image');

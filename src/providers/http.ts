@@ -36,6 +36,12 @@ export interface JsonCall {
   headers: Record<string, string>;
   body?: string | FormData;
   signal: AbortSignal;
+  /**
+   * The answer is the outcome of work that already ran upstream (a finished queue request's
+   * result): an error status is that outcome, so it fails at once and is never retried, by this
+   * call or by running the job again. Network errors and timeouts are still retried.
+   */
+  outcome?: boolean;
 }
 
 const TIMEOUT = Symbol('timeout');
@@ -59,9 +65,12 @@ function requestId(v: string | null): string | null {
 /**
  * Only machine-readable error categories survive; free text may echo secrets or prompts: OpenAI's
  * and Anthropic's `error.type`/`error.code`, Google's `error.status` (its `error.code` only repeats
- * the HTTP status and is dropped), fal's request-error `error_type` and model-error `detail[0].type`.
+ * the HTTP status and is dropped), fal's request-error `error_type` (or its `X-Fal-Error-Type`
+ * header) and model-error `detail[0].type`.
  */
-function errorDetail(body: string, status: number): { detail: string; code: string | null } {
+function errorDetail(body: string, status: number, headers: Headers): { detail: string; code: string | null } {
+  // fal repeats a request error's `error_type` in this header (the body may be empty or cut).
+  const headerType = errorToken(headers.get('x-fal-error-type'));
   try {
     const parsed = JSON.parse(body) as { error?: { type?: unknown; code?: unknown; status?: unknown }; error_type?: unknown; detail?: unknown };
     const e = parsed?.error;
@@ -72,10 +81,10 @@ function errorDetail(body: string, status: number): { detail: string; code: stri
     const falType = errorToken(parsed?.error_type);
     const first = Array.isArray(parsed?.detail) ? (parsed.detail[0] as { type?: unknown } | undefined) : undefined;
     const detailType = typeof first === 'object' && first !== null ? errorToken(first.type) : null;
-    const uniq = [...new Set([type, code, falType, detailType].filter((x): x is string => x !== null))];
+    const uniq = [...new Set([type, code, falType ?? headerType, detailType].filter((x): x is string => x !== null))];
     return { detail: uniq.length ? ` (${uniq.join('/')})` : '', code };
   } catch {
-    return { detail: '', code: null };
+    return { detail: headerType ? ` (${headerType})` : '', code: null };
   }
 }
 
@@ -102,9 +111,12 @@ export async function readCapped(res: Response, cap: number): Promise<Buffer> {
   return buf;
 }
 
-function statusError(status: number, body: string, headers: Headers): ProviderError {
-  const { detail, code } = errorDetail(body, status);
+function statusError(status: number, body: string, headers: Headers, outcome = false): ProviderError {
+  const { detail, code } = errorDetail(body, status, headers);
   const message = `upstream provider returned ${status}${detail}`;
+  if (outcome) {
+    return new ProviderError(message, { code: status >= 500 ? 'upstream_error' : 'rejected', retryable: false, status });
+  }
   if (status === 429 && code !== 'insufficient_quota') {
     return new ProviderError(message, { code: 'rate_limited', retryable: true, status, retryAfterMs: parseRetryAfter(headers) });
   }
@@ -158,7 +170,7 @@ export async function requestJson(
       const body = await readCapped(res, ERROR_BODY_BYTES).then((b) => b.toString('utf8'), () => '');
       last = res.status >= 300 && res.status < 400
         ? new ProviderError(`upstream provider returned ${res.status} (redirects are not followed)`, { code: 'rejected', retryable: false, status: res.status })
-        : statusError(res.status, body, res.headers);
+        : statusError(res.status, body, res.headers, call.outcome);
     } catch (err) {
       if (err instanceof ProviderError) throw err;
       if (call.signal.aborted) throw abortedError(call.signal.reason);
@@ -239,6 +251,13 @@ export interface UpstreamJob {
    * or an error while it still runs upstream). Pass null once the upstream job has ended.
    */
   cancelWith(cancel: (() => Promise<void>) | null): void;
+  /**
+   * The upstream job has ended and its outcome is known (fal's COMPLETED, a succeeded
+   * prediction): nothing is left to cancel, and from here on no failure is retryable — running
+   * the Kiln job again would submit a new upstream job for one that already ran (and was billed
+   * or already retried upstream). A call may still retry itself (a network error on a fetch).
+   */
+  completed(): void;
 }
 
 /**
@@ -246,6 +265,7 @@ export interface UpstreamJob {
  * caller's signal fires the upstream job is cancelled and the error is `aborted`; at the deadline
  * it is cancelled and the error is a retryable `timeout`; any other failure while the upstream
  * job still runs cancels it too, so nothing keeps running (and billing) that no one will collect.
+ * Once the job reported `completed()`, no failure is retryable any more (see UpstreamJob).
  */
 export async function runUpstreamJob<T>(
   opts: { signal: AbortSignal; timeoutMs: number },
@@ -256,14 +276,26 @@ export async function runUpstreamJob<T>(
   const timer = setTimeout(() => deadline.abort(TIMEOUT), opts.timeoutMs);
   const signal = AbortSignal.any([opts.signal, deadline.signal]);
   let cancel: (() => Promise<void>) | null = null;
+  let ended = false;
   try {
-    return await run({ signal, remainingMs: () => Math.max(0, ends - Date.now()), cancelWith: (c) => void (cancel = c) });
+    return await run({
+      signal,
+      remainingMs: () => Math.max(0, ends - Date.now()),
+      cancelWith: (c) => void (cancel = c),
+      completed: () => {
+        ended = true;
+        cancel = null;
+      },
+    });
   } catch (err) {
     const pending = cancel as (() => Promise<void>) | null;
     if (pending) await pending();
     if (opts.signal.aborted) throw abortedError(opts.signal.reason);
     if (deadline.signal.aborted) {
-      throw new ProviderError(`upstream provider timed out after ${duration(opts.timeoutMs)}`, { code: 'timeout', retryable: true, cause: err });
+      throw new ProviderError(`upstream provider timed out after ${duration(opts.timeoutMs)}`, { code: 'timeout', retryable: !ended, cause: err });
+    }
+    if (ended && err instanceof ProviderError && err.retryable) {
+      throw new ProviderError(err.message, { code: err.code, retryable: false, status: err.status, usage: err.usage, cause: err });
     }
     throw err;
   } finally {

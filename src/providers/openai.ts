@@ -53,10 +53,23 @@ interface Choice {
   finish: unknown;
 }
 
+/**
+ * An error inside a 200 answer (OpenRouter reports an upstream's failure this way, with that
+ * failure's HTTP status as `error.code`): a 4xx other than 408/429 is final — the same request
+ * fails the same way again — anything else may pass.
+ */
+function answeredError(code: unknown): ProviderError {
+  const status = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code < 600 ? code : null;
+  const message = `upstream provider returned an error${status !== null ? ` (${status})` : ''}`;
+  if (status !== null && status < 500 && status !== 408 && status !== 429) return new ProviderError(message, { code: 'rejected', retryable: false });
+  return new ProviderError(message, { code: 'upstream_error', retryable: true });
+}
+
 function firstChoice(json: unknown): Choice {
   const choice = (json as { choices?: Array<{ message?: Record<string, unknown>; finish_reason?: unknown }> })?.choices?.[0];
   if (!choice) {
-    if ((json as { error?: unknown })?.error) throw new ProviderError('upstream provider returned an error', { code: 'upstream_error', retryable: true });
+    const error = (json as { error?: { code?: unknown } | null })?.error;
+    if (error) throw answeredError(error.code);
     throw badResponse('upstream provider returned no choices');
   }
   const msg = choice.message ?? {};

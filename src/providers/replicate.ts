@@ -148,12 +148,16 @@ export function createReplicateProvider(options: AdapterOptions = {}): Provider 
           p = (await requestJson({ method: 'GET', url: getUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal }, options)).json as Prediction | null;
         }
         const status = p?.status;
-        if (status === 'succeeded' || status === 'failed' || status === 'canceled' || status === 'aborted') job.cancelWith(null);
+        if (status === 'failed' || status === 'canceled' || status === 'aborted') job.cancelWith(null);
         if (status === 'failed') throw failure(p!);
+        // Terminal answers: a new prediction would meet the same end (its deadline, or whoever
+        // canceled it), so neither is retried.
         if (status === 'canceled') throw new ProviderError('upstream prediction was canceled', { code: 'upstream_error', retryable: false });
-        // `aborted`: ended upstream before it ran (e.g. its deadline passed in the queue).
-        if (status === 'aborted') throw new ProviderError('upstream prediction was aborted', { code: 'upstream_error', retryable: true });
+        // `aborted`: its deadline passed in Replicate's queue before it ran (nothing was billed).
+        if (status === 'aborted') throw new ProviderError('upstream prediction was aborted before it started', { code: 'upstream_error', retryable: false });
         if (status !== 'succeeded') throw badResponse('upstream provider returned an unknown prediction status');
+        // Succeeded (and billed): fetching its output may be retried, a new prediction may not.
+        job.completed();
 
         const url = firstOutput(p!.output);
         if (url === null) throw badResponse('upstream provider returned no image');

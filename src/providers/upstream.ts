@@ -6,6 +6,8 @@ import { providerKey } from '../config.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
 import { decodeDataUrl, type RetryOptions, type UpstreamJob } from './http.ts';
 import { downloadImage } from './images.ts';
+import { InputError } from './inputs.ts';
+import { sleep } from './sleep.ts';
 import { ProviderError, type ImageInputData } from './types.ts';
 
 /** Settings every network adapter takes: per-attempt timeout, retries, where keys are looked up. */
@@ -77,11 +79,30 @@ export function pollInterval(model: CatalogModel): number {
 
 /**
  * A queued job's output image: inline when the upstream answered with a data: URL, else downloaded
- * from the upstream's own origin within what is left of the job's deadline.
+ * from the upstream's own origin within what is left of the job's deadline. The job has completed
+ * upstream by then, so a download that fails in passing (network, 5xx, 408, 429) is tried again,
+ * with the adapter's attempts and backoff: running the job again would pay for a new one.
  */
 export async function jobImage(url: string, origin: string, options: AdapterOptions, job: UpstreamJob): Promise<Buffer> {
-  return decodeDataUrl(url)?.data ??
-    (await downloadImage(url, { trustedOrigin: origin, maxBytes: options.maxImageBytes, timeoutMs: Math.max(1, job.remainingMs()), signal: job.signal }));
+  const inline = decodeDataUrl(url);
+  if (inline) return inline.data;
+  const attempts = Math.max(1, options.maxAttempts ?? 3);
+  const random = options.random ?? Math.random;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await downloadImage(url, { trustedOrigin: origin, maxBytes: options.maxImageBytes, timeoutMs: Math.max(1, job.remainingMs()), signal: job.signal });
+    } catch (err) {
+      if (attempt >= attempts || job.signal.aborted || !passing(err)) throw err;
+      const backoff = Math.min(options.maxDelayMs ?? 8_000, (options.baseDelayMs ?? 500) * 2 ** (attempt - 1));
+      await sleep(Math.round(backoff * (0.5 + random() / 2)), job.signal);
+    }
+  }
+}
+
+/** A download failure that may pass: the network, or a 5xx/408/429 from the file host (not a refused URL). */
+function passing(err: unknown): boolean {
+  if (!(err instanceof ProviderError) || !err.retryable || err.cause instanceof InputError) return false;
+  return err.status === undefined || err.status >= 500 || err.status === 408 || err.status === 429;
 }
 
 /** A token count from an upstream's usage report, or null when it is missing or not a count. */

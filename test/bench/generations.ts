@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { startWorker } from '../../src/generations/worker.ts';
-import { fmt, fmtRounds, interleaved, load, withCpu, type LoadResult } from './_env.ts';
+import { fmt, fmtRounds, interleaved, load, withCpu, type LoadResult, type PairedFigure } from './_env.ts';
 import { TARGETS } from './_report.ts';
 import type { BenchContext } from './run.ts';
 
@@ -19,7 +19,28 @@ export interface GenerationFigures {
   /** req/s of every round; each route round follows its select-1 round. */
   rounds: Record<string, number[]>;
   enqueueToProcessing: { n: number; ratePerSecond: number; p50: number; p99: number; max: number };
+  /**
+   * POST /generations with the enqueue bypass (kiln_private.enqueue_new_generations: one insert
+   * into graphile-worker's jobs table) and with plain graphile_worker.add_jobs, rounds paired
+   * like for like (queue drained before each); gain = median of the paired ratios − 1.
+   */
+  enqueueBypass: { bypass: LoadResult; addJobs: LoadResult; rounds: { bypass: number[]; addJobs: number[] }; gain: number };
 }
+
+/** The enqueue of new generations through graphile-worker's public add_jobs: what replaces the bypass. */
+const ENQUEUE_VIA_ADD_JOBS = `
+create or replace function kiln_private.enqueue_new_generations(p_ids uuid[], p_max_attempts integer)
+  returns void language plpgsql volatile set search_path to 'pg_catalog', 'pg_temp'
+as $$
+begin
+  if coalesce(cardinality(p_ids), 0) = 0 then
+    return;
+  end if;
+  perform graphile_worker.add_jobs(array(
+    select row('generation__run', json_build_object('id', g), null, null, p_max_attempts::smallint, g::text, null, null)::graphile_worker.job_spec
+    from unnest(p_ids) g));
+end;
+$$`;
 
 const seconds = () => Number(process.env.KILN_BENCH_SECONDS ?? 5);
 
@@ -96,6 +117,33 @@ export async function benchGenerations(ctx: BenchContext, opts: { latencySamples
   const get = gets.get.median;
   const post = posts.post.median;
 
+  // The bypass against plain add_jobs, in paired rounds: the function is swapped for the add_jobs
+  // rounds only (new transactions see the new definition at once) and always put back.
+  const [{ def }] = await ctx.sql`select pg_get_functiondef('kiln_private.enqueue_new_generations(uuid[],integer)'::regprocedure) as def`;
+  const postLoad = () => load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: ctx.meter });
+  let bypassed: Record<'bypass' | 'addJobs', PairedFigure>;
+  try {
+    bypassed = await interleaved(3, {
+      bypass: async () => {
+        await drain();
+        return postLoad();
+      },
+      addJobs: async () => {
+        await drain();
+        await ctx.sql.unsafe(ENQUEUE_VIA_ADD_JOBS);
+        try {
+          return await postLoad();
+        } finally {
+          await ctx.sql.unsafe(def);
+        }
+      },
+    });
+  } finally {
+    await ctx.sql.unsafe(def);
+  }
+  // interleaved() gives ratios to its first load; the gain is the bypass over add_jobs.
+  const gain = +(1 / bypassed.addJobs.ratio - 1).toFixed(3);
+
   // Enqueue → processing: drain the POST backlog (no worker ran so far), then start a worker and
   // create generations at a steady rate through the API.
   await ctx.sql`delete from graphile_worker._private_jobs`;
@@ -135,12 +183,15 @@ export async function benchGenerations(ctx: BenchContext, opts: { latencySamples
     getRatio: gets.get.ratio,
     rounds: { select1BeforeGet: gets.select1.rounds, get: gets.get.rounds, select1BeforePost: posts.select1.rounds, post: posts.post.rounds },
     enqueueToProcessing: { n: lat.length, ratePerSecond: rate, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99), max: percentile(lat, 1) },
+    enqueueBypass: { bypass: bypassed.bypass.median, addJobs: bypassed.addJobs.median, rounds: { bypass: bypassed.bypass.rounds, addJobs: bypassed.addJobs.rounds }, gain },
   };
   console.log('\n## Generations (ratio to the select-1 route)');
   console.log(`POST /generations ${fmt(post)}   ratio ${figures.postRatio} (target ≥ ${TARGETS.postRatio})`);
   console.log(`GET /generations  ${fmt(get)}   ratio ${figures.getRatio} (target ≥ ${TARGETS.getGenerationRatio})`);
   console.log(fmtRounds({ select1: gets.select1, get: gets.get }));
   console.log(fmtRounds({ select1: posts.select1, post: posts.post }));
+  console.log(`POST /generations, enqueue bypass ${fmt(bypassed.bypass.median)} vs graphile_worker.add_jobs ${fmt(bypassed.addJobs.median)}: gain ${(gain * 100).toFixed(1)} % (the bypass stays only at ≥ 10 %)`);
+  console.log(fmtRounds(bypassed));
   const e = figures.enqueueToProcessing;
   console.log(`enqueue → processing (local provider, ${e.n} at ${rate}/s): p50 ${e.p50} ms, p99 ${e.p99} ms, max ${e.max} ms (target p50 ≤ ${TARGETS.enqueueP50Ms}, p99 ≤ ${TARGETS.enqueueP99Ms})`);
   return figures;

@@ -4,6 +4,7 @@ import type { BenchContext } from './run.ts';
 import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchWait } from './wait.ts';
+import { benchWebhooks } from './webhooks.ts';
 import { benchWorkflows } from './workflows.ts';
 
 export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> = {
@@ -11,4 +12,5 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   workflows: async (ctx) => ctx.report('workflows', { ...(await benchWorkflows(ctx)) }),
   images: async (ctx) => ctx.report('images', { ...(await benchImages()) }),
   wait: async (ctx) => ctx.report('wait', { ...(await benchWait(ctx)) }),
+  webhooks: async (ctx) => ctx.report('webhooks', { ...(await benchWebhooks(ctx)) }),
 };

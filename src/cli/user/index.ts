@@ -5,6 +5,7 @@ import { UsageError } from '../args.ts';
 import { describe, exitCodeOf } from './exit.ts';
 import { generate, GENERATE_HELP } from './generate.ts';
 import { me, ME_HELP, models, MODELS_HELP, transform, TRANSFORM_HELP } from './info.ts';
+import { listen, LISTEN_HELP } from './listen.ts';
 import { run, RUN_HELP } from './run.ts';
 
 export interface UserCommand {
@@ -19,6 +20,7 @@ export const userCommands: Record<string, UserCommand> = {
   transform: { help: TRANSFORM_HELP, run: transform },
   models: { help: MODELS_HELP, run: models },
   me: { help: ME_HELP, run: me },
+  listen: { help: LISTEN_HELP, run: listen },
 };
 
 export async function runUserCommand(name: string, argv: string[]): Promise<number> {

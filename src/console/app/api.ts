@@ -1,12 +1,11 @@
 // The console's only way to the server: the public REST API through kiln/client, with the API key
 // kept in sessionStorage (never in a URL, never logged). Also what the console remembers of the
-// generations it started (sessionStorage), for servers without GET /generations.
+// generations it started (their request and when each status was seen), which GET bodies lack.
 
-import { createKilnClient, KilnError, type Generation, type GenerationRequest, type KilnClient } from '../../client/index.ts';
-import { parseEventStream, type SseMessage } from '../../client/events.ts';
+import { createKilnClient, KilnError, type Generation, type GenerationRequest, type KilnClient, type WebhookEndpoint } from '../../client/index.ts';
 
 export { KilnError };
-export type { Generation, GenerationRequest, KilnClient };
+export type { Generation, GenerationRequest, KilnClient, WebhookEndpoint };
 
 const KEY_SLOT = 'kiln.console.key';
 const MINE_SLOT = 'kiln.console.generations';
@@ -35,61 +34,9 @@ export function makeClient(apiKey: string): KilnClient {
   return createKilnClient({ baseUrl: location.origin, apiKey, retry: { maxAttempts: 3 } });
 }
 
-/**
- * A call to a public route the typed client does not wrap (yet): same base URL, key, retries and
- * error type as every other call.
- */
-export async function call<T>(client: KilnClient, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string,
-  opts: { query?: Record<string, string | number | undefined>; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
-  const raw = client.raw as unknown as Record<string, (p: string, o: unknown) => Promise<{ data?: T; error?: unknown; response: Response }>>;
-  const query = opts.query && Object.fromEntries(Object.entries(opts.query).filter(([, v]) => v !== undefined && v !== ''));
-  const { data, error, response } = await raw[method]!(path, { params: { query }, body: opts.body, signal: opts.signal });
-  if (!response.ok) throw KilnError.from(response, error);
-  return data as T;
-}
-
-/** True when the server has no such route (an older Kiln): the section says so instead of failing. */
-export function isMissingRoute(e: unknown): boolean {
-  return e instanceof KilnError && (e.status === 404 || e.status === 405) && /no such endpoint|method not allowed/i.test(e.message);
-}
-
-const documents = new WeakMap<KilnClient, Promise<Set<string>>>();
-
-/**
- * Whether this server has a route (`GET /usage/daily`), from its OpenAPI document (read once):
- * sections built on newer routes ask first instead of probing with requests that fail.
- */
-export async function hasRoute(client: KilnClient, method: string, path: string): Promise<boolean> {
-  let known = documents.get(client);
-  if (!known) {
-    known = call<{ paths?: Record<string, Record<string, unknown>> }>(client, 'GET', '/openapi.json').then((doc) => {
-      const out = new Set<string>();
-      for (const [p, ops] of Object.entries(doc.paths ?? {})) for (const m of Object.keys(ops)) out.add(`${m.toUpperCase()} ${p}`);
-      return out;
-    });
-    documents.set(client, known);
-    known.catch(() => documents.delete(client));
-  }
-  return (await known).has(`${method} ${path}`);
-}
-
 export function errorText(e: unknown): string {
   if (e instanceof KilnError) return e.status ? `${e.message} (${e.type}, HTTP ${e.status})` : `${e.message} (${e.type})`;
   return e instanceof Error ? e.message : String(e);
-}
-
-/**
- * GET /events (the account's event stream) from `lastEventId` on, until it ends or `signal`
- * aborts. The caller resumes after a drop with the last id it saw.
- */
-export async function* accountEvents(client: KilnClient, lastEventId: string | null, signal: AbortSignal): AsyncGenerator<SseMessage> {
-  const raw = client.raw as unknown as { GET: (p: string, o: unknown) => Promise<{ data?: unknown; error?: unknown; response: Response }> };
-  const { data, error, response } = await raw.GET('/events', {
-    headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }, parseAs: 'stream', signal,
-  });
-  if (!response.ok) throw KilnError.from(response, error);
-  if (!(data instanceof ReadableStream)) return;
-  yield* parseEventStream(data as ReadableStream<Uint8Array>);
 }
 
 /** A generation this console started: what was asked, and when each status was first seen. */

@@ -2,8 +2,8 @@
 // (request, status timeline, model, cost, the result, download, cancel). Live: a job still running
 // is followed over its event stream until it settles.
 
-import { useEffect, useState } from 'preact/hooks';
-import { accountEvents, hasRoute, money, noteStatus, recall, shortId, when, type Generation, type KilnClient } from './api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { money, noteStatus, recall, shortId, when, type Generation, type KilnClient } from './api.ts';
 import { Highlighted } from './highlight.tsx';
 import { Alert, Empty, go, Loading, Section, Status, useLoad } from './ui.tsx';
 
@@ -40,56 +40,49 @@ function promptOf(g: Item): string | undefined {
 }
 
 /**
- * Live updates. With GET /events (the account's stream), every generation that settles — made
- * here, by the CLI, by another app — reaches `settled`; without it, the items still running are
- * followed over their own event streams.
+ * Live updates. The gallery follows the account's event stream (GET /events): every generation
+ * that settles — made here, by the CLI, by another app — reaches `settled`. A detail view follows
+ * its own job's stream instead, which also reports `processing`.
  */
-function useLive(client: KilnClient, items: Item[], settled: (g: Generation) => void) {
-  const running = items.filter((g) => !SETTLED.has(g.status)).map((g) => g.id).join(',');
-  const [account, setAccount] = useState<boolean | null>(null);
+function useAccountEvents(client: KilnClient, settled: (g: Generation) => void) {
+  // The stream outlives renders; it calls the latest callback (which sees the current filters).
+  const latest = useRef(settled);
+  latest.current = settled;
   useEffect(() => {
-    hasRoute(client, 'GET', '/events').then(setAccount, () => setAccount(false));
-  }, [client]);
-  useEffect(() => {
-    if (account !== true) return;
     const ac = new AbortController();
     (async () => {
-      let last: string | null = null;
-      for (let attempt = 0; attempt < 20 && !ac.signal.aborted; attempt++) {
-        try {
-          for await (const m of accountEvents(client, last, ac.signal)) {
-            last = m.id ?? last;
-            attempt = 0;
-            if (m.event !== 'generation.completed' && m.event !== 'generation.failed') continue;
-            const g = (JSON.parse(m.data) as { data: Generation }).data;
-            noteStatus(g.id, g);
-            settled(g);
-          }
-        } catch {
-          /* dropped: resume after the last event seen */
+      try {
+        for await (const e of client.events.watch({ signal: ac.signal })) {
+          if (e.event !== 'generation.completed' && e.event !== 'generation.failed') continue;
+          const g = e.data.data as Generation;
+          noteStatus(g.id, g);
+          latest.current(g);
         }
-        await new Promise((r) => setTimeout(r, 1000 * Math.min(2 ** attempt, 30)));
+      } catch {
+        /* aborted, or gave up after its retries: Refresh reads the list again */
       }
     })();
     return () => ac.abort();
-  }, [client, account]);
+  }, [client]);
+}
+
+function useJob(client: KilnClient, g: Generation | null, update: (g: Generation) => void) {
+  const running = g && !SETTLED.has(g.status) ? g.id : null;
   useEffect(() => {
-    if (account !== false || !running) return;
+    if (!running) return;
     const ac = new AbortController();
-    for (const id of running.split(',')) {
-      (async () => {
-        try {
-          for await (const e of client.generations.watch(id, { signal: ac.signal })) {
-            noteStatus(id, e.data);
-            settled(e.data);
-          }
-        } catch {
-          /* aborted, or the stream gave up: the next visit reads it again */
+    (async () => {
+      try {
+        for await (const e of client.generations.watch(running, { signal: ac.signal })) {
+          noteStatus(running, e.data);
+          update(e.data);
         }
-      })();
-    }
+      } catch {
+        /* aborted, or the stream gave up: Refresh reads it again */
+      }
+    })();
     return () => ac.abort();
-  }, [client, running, account]);
+  }, [client, running]);
 }
 
 function Thumb({ g }: { g: Item }) {
@@ -114,7 +107,7 @@ function Gallery({ client }: { client: KilnClient }) {
   const items = pages.flatMap((p) => p.items);
   const last = pages[pages.length - 1];
   const fitsFilters = (g: Item) => (!filters.status || g.status === filters.status) && (!filters.type || typeOf(g) === filters.type) && (!filters.model || modelOf(g) === filters.model);
-  useLive(client, items, (g) => setPages((ps) => {
+  useAccountEvents(client, (g) => setPages((ps) => {
     if (!ps.length) return ps;
     if (ps.some((p) => p.items.some((i) => i.id === g.id))) return ps.map((p) => ({ ...p, items: p.items.map((i) => (i.id === g.id ? { ...i, ...g } : i)) }));
     return fitsFilters(g) ? [{ ...ps[0]!, items: [g, ...ps[0]!.items] }, ...ps.slice(1)] : ps;
@@ -187,7 +180,7 @@ function Detail({ client, id }: { client: KilnClient; id: string }) {
   const [cancel, setCancel] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
   const g = load.state === 'ok' ? (load.value as Item) : null;
   const local = recall(id);
-  useLive(client, g ? [g] : [], (next) => next.id === id && set(next));
+  useJob(client, g, (next) => next.id === id && set(next));
   const timeline = local?.seen ?? (g ? [{ status: g.status, at: '' }] : []);
   const r = g?.result;
   const ext = r?.type === 'code' ? ({ tsx: 'tsx', jsx: 'jsx', css: 'css', svg: 'svg', json: 'json', typescript: 'ts', javascript: 'js', mdx: 'mdx', markdown: 'md', glsl: 'glsl' } as Record<string, string>)[local?.request.targetLanguage ?? ''] ?? 'txt' : 'png';

@@ -1,45 +1,24 @@
 // Webhooks: the endpoints of this key's billing scope, "Add endpoint" (the signing secret is shown
-// once), "Send test event", and each endpoint's delivery log with redeliver. On a server without
-// the webhooks API the section says so.
+// once), "Send test event", and each endpoint's delivery log with redeliver.
 
 import { useEffect, useState } from 'preact/hooks';
-import { call, hasRoute, shortId, when, type KilnClient } from './api.ts';
+import { shortId, when, type KilnClient, type WebhookEndpoint } from './api.ts';
 import { Alert, CopyButton, Empty, Loading, Section, Status, useLoad } from './ui.tsx';
 
-interface Endpoint {
-  id: string;
-  url: string;
-  events: string[];
-  description?: string | null;
-  enabled: boolean;
-  createdAt: string;
-  disabledReason?: string | null;
-}
-
-interface Delivery {
-  id: string;
-  event: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  nextAttemptAt: string | null;
-}
+type Endpoint = WebhookEndpoint;
 
 function Deliveries({ client, endpoint }: { client: KilnClient; endpoint: Endpoint }) {
-  const [load, reload] = useLoad((signal) => call<{ data: Delivery[]; nextCursor: string | null }>(client, 'GET', `/webhooks/${endpoint.id}/deliveries`, { query: { limit: 20 }, signal }), [client, endpoint.id]);
+  const [load, reload] = useLoad((signal) => client.webhooks.deliveries(endpoint.id, { limit: 20 }, { signal }), [client, endpoint.id]);
   const [msg, setMsg] = useState<{ text?: string; error?: unknown }>({});
   // Deliveries have no event stream: the open log reads itself again every few seconds.
   useEffect(() => {
     const t = setInterval(() => document.visibilityState === 'visible' && reload(), 4000);
     return () => clearInterval(t);
   }, [endpoint.id]);
-  const post = async (path: string, text: string) => {
+  const post = async (send: () => Promise<unknown>, text: string) => {
     setMsg({});
     try {
-      await call(client, 'POST', path);
+      await send();
       setMsg({ text });
       setTimeout(reload, 400);
     } catch (error) {
@@ -52,7 +31,7 @@ function Deliveries({ client, endpoint }: { client: KilnClient; endpoint: Endpoi
         <h3>Delivery log</h3>
         <div class="actions">
           <button type="button" class="btn ghost small" onClick={reload}>Refresh</button>
-          <button type="button" class="btn small" onClick={() => post(`/webhooks/${endpoint.id}/test`, 'Test event queued.')}>Send test event</button>
+          <button type="button" class="btn small" onClick={() => post(() => client.webhooks.test(endpoint.id), 'Test event queued.')}>Send test event</button>
         </div>
       </div>
       {msg.text && <p class="notice ok" role="status">{msg.text}</p>}
@@ -74,7 +53,7 @@ function Deliveries({ client, endpoint }: { client: KilnClient; endpoint: Endpoi
                   <td>{d.lastStatusCode ?? d.lastError ?? '—'}</td>
                   <td>{when(d.createdAt)}</td>
                   <td><button type="button" class="btn ghost small" aria-label={`Redeliver ${d.event} ${shortId(d.id)}`}
-                    onClick={() => post(`/webhooks/${endpoint.id}/deliveries/${encodeURIComponent(d.id)}/redeliver`, 'Redelivery queued.')}>Redeliver</button></td>
+                    onClick={() => post(() => client.webhooks.redeliver(endpoint.id, d.id), 'Redelivery queued.')}>Redeliver</button></td>
                 </tr>
               ))}
             </tbody>
@@ -86,10 +65,7 @@ function Deliveries({ client, endpoint }: { client: KilnClient; endpoint: Endpoi
 }
 
 export function Webhooks({ client }: { client: KilnClient }) {
-  const [load, reload] = useLoad(async (signal) => {
-    if (!(await hasRoute(client, 'GET', '/webhooks'))) return { available: false as const, endpoints: [] as Endpoint[] };
-    return { available: true as const, endpoints: (await call<{ data: Endpoint[] }>(client, 'GET', '/webhooks', { signal })).data };
-  }, [client]);
+  const [load, reload] = useLoad(async (signal) => (await client.webhooks.list({ signal })).data, [client]);
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [added, setAdded] = useState<{ secret: string; url: string } | null>(null);
@@ -102,7 +78,7 @@ export function Webhooks({ client }: { client: KilnClient }) {
     setError(null);
     setBusy(true);
     try {
-      const created = await call<Endpoint & { secret: string }>(client, 'POST', '/webhooks', { body: { url: url.trim(), ...(description.trim() ? { description: description.trim() } : {}) } });
+      const created = await client.webhooks.create({ url: url.trim(), ...(description.trim() ? { description: description.trim() } : {}) });
       setAdded({ secret: created.secret, url: created.url });
       setUrl('');
       setDescription('');
@@ -116,7 +92,7 @@ export function Webhooks({ client }: { client: KilnClient }) {
   };
   const toggle = async (ep: Endpoint) => {
     try {
-      await call(client, 'PATCH', `/webhooks/${ep.id}`, { body: { enabled: !ep.enabled } });
+      await client.webhooks.update(ep.id, { enabled: !ep.enabled });
       reload();
     } catch (err) {
       setError(err);
@@ -127,10 +103,7 @@ export function Webhooks({ client }: { client: KilnClient }) {
     <Section title="Webhooks" intro="Kiln POSTs signed events (Standard Webhooks) to your endpoints when jobs and runs settle.">
       {load.state === 'loading' && <Loading what="endpoints" />}
       {load.state === 'error' && <Alert error={load.error} />}
-      {load.state === 'ok' && !load.value.available && (
-        <Empty title="Webhooks are not available on this server">This Kiln has no webhooks API yet (<code>GET /api/v1/webhooks</code> answered 404). Upgrade the server to add endpoints.</Empty>
-      )}
-      {load.state === 'ok' && load.value.available && (
+      {load.state === 'ok' && (
         <>
           <form class="card form" onSubmit={add}>
             <h2 class="card-title">Add an endpoint</h2>
@@ -155,9 +128,9 @@ export function Webhooks({ client }: { client: KilnClient }) {
               <button type="button" class="btn ghost small" onClick={() => setAdded(null)}>I stored it</button>
             </div>
           )}
-          {load.value.endpoints.length === 0 && <Empty title="No endpoints yet">Add one above to receive events.</Empty>}
+          {load.value.length === 0 && <Empty title="No endpoints yet">Add one above to receive events.</Empty>}
           <ul class="list">
-            {load.value.endpoints.map((ep) => (
+            {load.value.map((ep) => (
               <li key={ep.id} class="card endpoint" data-endpoint-id={ep.id}>
                 <div class="row spread">
                   <div class="min0">

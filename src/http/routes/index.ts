@@ -18,8 +18,21 @@ import runEvents from './workflows/run-events.ts';
 import getWorkflowRunGraph from './workflows/run-graph.ts';
 import listWorkflows from './workflows/list.ts';
 import runWorkflow from './workflows/run.ts';
+import streamEvents from './events/stream.ts';
+import createWebhook from './webhooks/create.ts';
+import deleteWebhook from './webhooks/delete.ts';
+import listWebhookDeliveries from './webhooks/deliveries.ts';
+import getWebhook from './webhooks/get.ts';
+import listWebhooks from './webhooks/list.ts';
+import recoverWebhook from './webhooks/recover.ts';
+import redeliverWebhook from './webhooks/redeliver.ts';
+import rotateWebhookSecret from './webhooks/rotate-secret.ts';
+import testWebhook from './webhooks/test.ts';
+import updateWebhook from './webhooks/update.ts';
 
 export const apiRoutes: RouteDef[] = [
   listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
   listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
+  createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
+  listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
 ];

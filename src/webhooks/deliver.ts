@@ -1,0 +1,38 @@
+// One run of the webhook__deliver task: read what the attempt needs (a stale job finds nothing),
+// render the message once (stored with the event), sign it with the endpoint's secret(s), POST
+// it, and record the outcome, which schedules the next attempt in the same transaction.
+
+import type { Context } from '../context.ts';
+import { beginWebhookAttempt } from '../db/sql/begin_webhook_attempt.ts';
+import { recordWebhookAttempt } from '../db/sql/record_webhook_attempt.ts';
+import { attemptDelivery } from './attempt.ts';
+import { decryptSecret, signedHeaders } from './secrets.ts';
+import { DISABLE_AFTER_SECONDS, eventBody } from './service.ts';
+
+export interface DeliverJob {
+  /** Delivery id (the message's webhook-id). */
+  d: string;
+  /** The delivery's round (a redeliver starts a new one) and try within it: a job of another is stale. */
+  r: number;
+  n: number;
+}
+
+/** Only tests set this: a CA for self-signed https receivers. */
+export const testHooks: { ca?: string | Buffer } = {};
+
+export async function deliver(ctx: Context, job: DeliverJob): Promise<string> {
+  const [row] = await beginWebhookAttempt(ctx.sql, job.d, job.r, job.n);
+  const a = row?.a;
+  if (!a) return 'stale';
+  const body = await eventBody(ctx, a.event);
+  const secrets = [await decryptSecret(ctx, Buffer.from(a.secret, 'base64'))];
+  if (a.oldSecret) secrets.push(await decryptSecret(ctx, Buffer.from(a.oldSecret, 'base64')));
+  const outcome = await attemptDelivery(a.url, signedHeaders(secrets, a.id, body), body, {
+    timeoutMs: ctx.config.webhookTimeoutMs,
+    allowPrivate: ctx.config.webhookAllowPrivate,
+    ca: testHooks.ca,
+  });
+  const [rec] = await recordWebhookAttempt(ctx.sql, a.id, job.r, job.n, outcome, ctx.config.webhookRetrySchedule, DISABLE_AFTER_SECONDS);
+  if (outcome.errorClass) ctx.log.debug('webhook attempt failed', { delivery: a.id, endpoint: a.endpointId, error: outcome.errorClass, status: outcome.statusCode ?? undefined });
+  return rec?.r.status ?? 'gone';
+}

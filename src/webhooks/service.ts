@@ -1,0 +1,160 @@
+// Webhook endpoints of a billing scope (the workspace of a workspace-bound key, else the account),
+// their delivery log, and rendering an outbox event into the message every delivery and every
+// GET /events stream sends. Callers are resolved (auth/access.ts) before any of this runs.
+
+import type { Caller } from '../auth/access.ts';
+import type { Context } from '../context.ts';
+import type { StoredEvent } from '../db/sql/begin_webhook_attempt.ts';
+import { createWebhookEndpoint, type WebhookEndpointJson } from '../db/sql/create_webhook_endpoint.ts';
+import { deleteWebhookEndpoint } from '../db/sql/delete_webhook_endpoint.ts';
+import { freezeEventBody } from '../db/sql/freeze_event_body.ts';
+import { getWebhookEndpoint } from '../db/sql/get_webhook_endpoint.ts';
+import { listWebhookDeliveries, type WebhookDeliveryJson } from '../db/sql/list_webhook_deliveries.ts';
+import { listWebhookEndpoints } from '../db/sql/list_webhook_endpoints.ts';
+import { recoverWebhookDeliveries } from '../db/sql/recover_webhook_deliveries.ts';
+import { redeliverWebhook } from '../db/sql/redeliver_webhook.ts';
+import { rotateWebhookSecret } from '../db/sql/rotate_webhook_secret.ts';
+import { sendWebhookTest } from '../db/sql/send_webhook_test.ts';
+import { updateWebhookEndpoint, type WebhookPatch } from '../db/sql/update_webhook_endpoint.ts';
+import { errors } from '../errors.ts';
+import { renderGeneration, type GenerationRow } from '../generations/service.ts';
+import { parseWith } from '../schemas.ts';
+import { renderRun, type RunRow } from '../workflows/service.ts';
+import { CreateWebhookRequest, EVENT_TYPES, RecoverRequest, UpdateWebhookRequest } from './schemas.ts';
+import { encryptSecret, generateSecret } from './secrets.ts';
+import { checkEndpointUrl, UrlRefused } from './ssrf.ts';
+
+/** How long the previous secret keeps signing after a rotation. */
+export const ROTATION_OVERLAP_SECONDS = 24 * 3600;
+/** An endpoint with no 2xx for this long while failing is disabled. */
+export const DISABLE_AFTER_SECONDS = 5 * 24 * 3600;
+
+/** The billing scope a caller's endpoints and events belong to. */
+export function scopeOf(caller: Caller): string {
+  return caller.workspaceId ?? caller.accountId;
+}
+
+export function endpointBody(e: WebhookEndpointJson) {
+  return { ...e, events: e.events ?? [...EVENT_TYPES], description: e.description ?? null };
+}
+
+async function checkedUrl(ctx: Context, url: string): Promise<string> {
+  try {
+    return await checkEndpointUrl(url, ctx.config.webhookAllowPrivate);
+  } catch (e) {
+    if (e instanceof UrlRefused) throw errors.invalid(e.message);
+    throw e;
+  }
+}
+
+function uniq<T>(xs: T[] | null | undefined): T[] | null | undefined {
+  return xs ? [...new Set(xs)] : xs;
+}
+
+export async function createEndpoint(ctx: Context, caller: Caller, input: unknown) {
+  const body = parseWith(CreateWebhookRequest, input);
+  const url = await checkedUrl(ctx, body.url);
+  const secret = generateSecret();
+  const [row] = await createWebhookEndpoint(ctx.sql, caller.accountId, caller.workspaceId, url, uniq(body.events) ?? null,
+    body.description ?? null, await encryptSecret(ctx, secret.raw));
+  return { ...endpointBody(row!.e), secret: secret.text };
+}
+
+export async function listEndpoints(ctx: Context, caller: Caller) {
+  const [row] = await listWebhookEndpoints(ctx.sql, scopeOf(caller));
+  return { data: (row?.e ?? []).map(endpointBody) };
+}
+
+export async function getEndpoint(ctx: Context, caller: Caller, id: string) {
+  const [row] = await getWebhookEndpoint(ctx.sql, scopeOf(caller), id);
+  if (!row?.e) throw errors.notFound('Webhook endpoint');
+  return endpointBody(row.e);
+}
+
+export async function updateEndpoint(ctx: Context, caller: Caller, id: string, input: unknown) {
+  const body = parseWith(UpdateWebhookRequest, input);
+  const patch: WebhookPatch = {};
+  if (body.url !== undefined) patch.url = await checkedUrl(ctx, body.url);
+  if (body.events !== undefined) patch.events = uniq(body.events) ?? null;
+  if (body.description !== undefined) patch.description = body.description;
+  if (body.enabled !== undefined) patch.enabled = body.enabled;
+  const [row] = await updateWebhookEndpoint(ctx.sql, scopeOf(caller), id, patch);
+  if (!row?.e) throw errors.notFound('Webhook endpoint');
+  return endpointBody(row.e);
+}
+
+export async function deleteEndpoint(ctx: Context, caller: Caller, id: string) {
+  const [row] = await deleteWebhookEndpoint(ctx.sql, scopeOf(caller), id);
+  if (!row?.ok) throw errors.notFound('Webhook endpoint');
+}
+
+export async function rotateSecret(ctx: Context, caller: Caller, id: string) {
+  const secret = generateSecret();
+  const [row] = await rotateWebhookSecret(ctx.sql, scopeOf(caller), id, await encryptSecret(ctx, secret.raw), ROTATION_OVERLAP_SECONDS);
+  if (!row?.ok) throw errors.notFound('Webhook endpoint');
+  return { secret: secret.text };
+}
+
+const MAX_PAGE = 100;
+
+/** `limit` (1–100, default 20) and the opaque cursor of the previous page. */
+export function parseDeliveryPage(limit: string | undefined, cursor: string | undefined): { limit: number; before: { at: string; id: string } | null } {
+  let n = 20;
+  if (limit !== undefined) {
+    if (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_PAGE) throw errors.invalid(`limit: must be a whole number from 1 to ${MAX_PAGE}`);
+    n = Number(limit);
+  }
+  let before = null;
+  if (cursor !== undefined) {
+    const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)\|([0-9a-f-]{36})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!m) throw errors.invalid('cursor: not a cursor from this endpoint');
+    before = { at: m[1]!, id: m[2]! };
+  }
+  return { limit: n, before };
+}
+
+export async function listDeliveries(ctx: Context, caller: Caller, id: string, page: ReturnType<typeof parseDeliveryPage>) {
+  const [row] = await listWebhookDeliveries(ctx.sql, scopeOf(caller), id, page.limit + 1, page.before);
+  if (!row?.d) throw errors.notFound('Webhook endpoint');
+  const data = row.d.slice(0, page.limit);
+  const last = data[data.length - 1];
+  const nextCursor = row.d.length > page.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString('base64url') : null;
+  // createdAt carries microseconds for the cursor; the API shows milliseconds like every other timestamp.
+  return { data: data.map((d: WebhookDeliveryJson) => ({ ...d, createdAt: d.createdAt.replace(/(\.\d{3})\d{3}Z$/, '$1Z') })), nextCursor };
+}
+
+export async function redeliver(ctx: Context, caller: Caller, id: string, deliveryId: string) {
+  const [row] = await redeliverWebhook(ctx.sql, scopeOf(caller), id, deliveryId);
+  if (!row?.ok) throw errors.notFound('Webhook delivery');
+}
+
+export async function recover(ctx: Context, caller: Caller, id: string, input: unknown) {
+  const { since } = parseWith(RecoverRequest, input);
+  const [row] = await recoverWebhookDeliveries(ctx.sql, scopeOf(caller), id, since);
+  if (row?.n == null) throw errors.notFound('Webhook endpoint');
+  return row.n;
+}
+
+export async function sendTest(ctx: Context, caller: Caller, id: string) {
+  const [row] = await sendWebhookTest(ctx.sql, scopeOf(caller), id);
+  if (!row?.ok) throw errors.notFound('Webhook endpoint');
+}
+
+/**
+ * An event's message body `{ type, timestamp, data }`: the stored one, or rendered now (image
+ * URLs signed now) and stored first-writer-wins, so every delivery, redelivery and stream of the
+ * event sends the same bytes.
+ */
+export async function eventBody(ctx: Context, ev: StoredEvent): Promise<string> {
+  if (ev.body) return ev.body;
+  let data: unknown = ev.data;
+  if (ev.type.startsWith('generation.')) data = await renderGeneration(ctx, ev.data as GenerationRow);
+  else if (ev.type.startsWith('workflow_run.')) {
+    const run = ev.data as RunRow;
+    // A terminal run is never past its window: the reread is not reached.
+    data = await renderRun(ctx, { ...run, expired: false }, async () => run);
+  }
+  const body = JSON.stringify({ type: ev.type, timestamp: ev.occurredAt, data });
+  const [row] = await freezeEventBody(ctx.sql, ev.id, body);
+  return row?.body ?? body;
+}
