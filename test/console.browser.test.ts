@@ -12,6 +12,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { startTestWorker } from './_generations.ts';
 import { saveWorkflow } from './_workflows.ts';
+import { startReceiver, verify, type Receiver } from './_webhooks.ts';
 
 const CHROMIUM = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.resolve(import.meta.dirname, 'artifacts', 'console');
@@ -26,6 +27,7 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let workflowId: string;
+let receiver: Receiver;
 const requests: string[] = [];
 const problems: string[] = [];
 
@@ -61,7 +63,9 @@ async function noSeriousViolations(where: string, p: Page = page) {
 before(async () => {
   assert.ok(fs.existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: install it (apt-get install -y chromium) or set KILN_CHROMIUM`);
   fs.mkdirSync(SHOTS, { recursive: true });
-  srv = await startServer();
+  // Webhooks go to a receiver on loopback (allowed for tests only), never off the machine.
+  receiver = await startReceiver('/kiln-hooks');
+  srv = await startServer({ config: { webhookAllowPrivate: true } });
   await startTestWorker(srv);
   const a = await createAccount(srv.db.sql, { tier: 'pro' });
   key = (await createKey(srv.db.sql, a.id)).key;
@@ -294,20 +298,26 @@ test('workflows: a run draws its snapshot graph and its output nodes turn comple
 
 test('webhooks: add an endpoint (the secret is shown once), send a test event, find it in the delivery log and redeliver it', async () => {
   await open('Webhooks');
-  await page.getByLabel('Endpoint URL').fill('https://93.184.215.14/kiln-hooks');
+  await page.getByLabel('Endpoint URL').fill(receiver.url);
   await page.getByRole('button', { name: 'Add endpoint' }).click();
-  const secret = page.locator('[data-secret]');
-  await secret.waitFor();
-  assert.match(await secret.innerText(), /^whsec_/);
+  const secretEl = page.locator('[data-secret]');
+  await secretEl.waitFor();
+  const secret = await secretEl.innerText();
+  assert.match(secret, /^whsec_/);
   await page.locator('[data-endpoint-id]').first().waitFor();
-  assert.match(await page.locator('[data-endpoint-id]').first().innerText(), /93\.184\.215\.14/);
+  assert.ok((await page.locator('[data-endpoint-id]').first().innerText()).includes(receiver.url));
   await page.getByRole('button', { name: 'Send test event' }).click();
   await page.getByRole('status').filter({ hasText: 'Test event queued' }).waitFor();
-  // The delivery log shows it, and it can be sent again.
+  // The receiver gets it, signed with the secret the page showed; the log shows it delivered.
+  const [first] = await receiver.wait(1, (d) => d.json?.type === 'webhook.test');
+  assert.equal(verify(secret, first!).type, 'webhook.test');
   const row = page.locator('.deliveries tbody tr', { hasText: 'webhook.test' });
-  await row.waitFor();
+  await row.locator('[data-status="delivered"]').waitFor();
+  // Redeliver: the same message (same webhook-id) arrives again.
   await row.getByRole('button', { name: /Redeliver/ }).click();
   await page.getByRole('status').filter({ hasText: 'Redelivery queued' }).waitFor();
+  const [, again] = await receiver.wait(2, (d) => d.json?.type === 'webhook.test');
+  assert.equal(again!.headers['webhook-id'], first!.headers['webhook-id']);
   await noSeriousViolations('the webhooks section with an endpoint');
   await shot('10-webhooks');
 });
