@@ -88,6 +88,41 @@ create table kiln_private.budget_periods (
   constraint budget_periods_settled_micros_check CHECK ((settled_micros >= 0))
 );
 comment on table kiln_private.budget_periods is 'Running totals per budget pool (an account id or a workspace id) and period; derived from kiln_private.charges in the same transaction.';
+CREATE TRIGGER tg_budget_periods__thresholds AFTER INSERT OR UPDATE OF settled_micros ON kiln_private.budget_periods FOR EACH ROW WHEN (new.settled_micros > 0) EXECUTE FUNCTION kiln_private.tg_budget_periods__thresholds();
+
+create table kiln_private.budget_thresholds (
+  pool_id uuid not null,
+  period_start timestamp with time zone not null,
+  threshold integer not null,
+  fired_at timestamp with time zone default now() not null,
+  constraint budget_thresholds_pkey PRIMARY KEY (pool_id, period_start, threshold),
+  constraint budget_thresholds_threshold_check CHECK ((threshold = ANY (ARRAY[50, 80, 100])))
+);
+comment on table kiln_private.budget_thresholds is 'Budget thresholds already announced (budget.threshold), once per pool, period and threshold.';
+
+create table kiln_private.charge_days (
+  pool_id uuid not null,
+  period_start timestamp with time zone not null,
+  day date not null,
+  account_id uuid not null,
+  workspace_id uuid,
+  key_id uuid,
+  model_id text not null,
+  origin text not null,
+  charges bigint default 0 not null,
+  settled_charges bigint default 0 not null,
+  released_charges bigint default 0 not null,
+  open_reservations bigint default 0 not null,
+  spend_micros bigint default 0 not null,
+  held_micros bigint default 0 not null,
+  constraint charge_days_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint charge_days_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
+  constraint charge_days_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id)
+) with (fillfactor=80);
+comment on table kiln_private.charge_days is 'kiln_private.charges summed per pool, period, UTC day of creation, account, workspace, key, model and origin; kept by the tg_charges__roll_up_* triggers in the transaction that changes a charge. spend_micros = settled amounts, held_micros = reservations still open.';
+CREATE INDEX charge_days_account_day_idx ON kiln_private.charge_days USING btree (account_id, day);
+CREATE INDEX charge_days_day_idx ON kiln_private.charge_days USING btree (day);
+CREATE UNIQUE INDEX charge_days_key ON kiln_private.charge_days USING btree (pool_id, day, account_id, model_id, origin, key_id, period_start) NULLS NOT DISTINCT;
 
 create table kiln_private.charges (
   id uuid default gen_random_uuid() not null,
@@ -121,6 +156,24 @@ CREATE INDEX charges_generation_idx ON kiln_private.charges USING btree (generat
 CREATE INDEX charges_key_idx ON kiln_private.charges USING btree (key_id) WHERE (key_id IS NOT NULL);
 CREATE INDEX charges_pool_period_idx ON kiln_private.charges USING btree (pool_id, period_start);
 CREATE UNIQUE INDEX charges_workflow_output_key ON kiln_private.charges USING btree (workflow_run_id, node_id) WHERE (workflow_run_id IS NOT NULL);
+CREATE TRIGGER tg_charges__roll_up_delete AFTER DELETE ON kiln_private.charges REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
+CREATE TRIGGER tg_charges__roll_up_insert AFTER INSERT ON kiln_private.charges REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
+CREATE TRIGGER tg_charges__roll_up_update AFTER UPDATE ON kiln_private.charges REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
+
+create table kiln_private.events (
+  id bigint generated always as identity not null,
+  tx xid8 default pg_current_xact_id() not null,
+  scope_id uuid not null,
+  type text not null,
+  subject_id uuid,
+  occurred_at timestamp with time zone default clock_timestamp() not null,
+  data json not null,
+  body text,
+  constraint events_pkey PRIMARY KEY (id)
+);
+comment on table kiln_private.events is 'The outbox: one row per event a client may care about, written in the transaction of the change it reports.';
+CREATE INDEX events_occurred_idx ON kiln_private.events USING brin (occurred_at);
+CREATE INDEX events_scope_tx_idx ON kiln_private.events USING btree (scope_id, tx, id);
 
 create table kiln_private.generations (
   id uuid not null,
@@ -174,8 +227,11 @@ comment on column kiln_private.generations.output_node_id is 'For origin workflo
 CREATE INDEX generations_account_created_idx ON kiln_private.generations USING btree (account_id, created_at);
 CREATE INDEX generations_active_idx ON kiln_private.generations USING btree (account_id, status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text]));
 CREATE INDEX generations_created_idx ON kiln_private.generations USING btree (created_at);
+CREATE INDEX generations_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, type, status, created_at, id);
+CREATE INDEX generations_list_model_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, model_id, type, status, created_at, id);
 CREATE UNIQUE INDEX generations_run_output_key ON kiln_private.generations USING btree (run_id, output_node_id) WHERE (run_id IS NOT NULL);
 CREATE TRIGGER tg_generations__notify AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status) EXECUTE FUNCTION kiln_private.tg_generations__notify();
+CREATE TRIGGER tg_generations__outbox AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text])) AND new.run_id IS NULL) EXECUTE FUNCTION kiln_private.tg_generations__outbox();
 
 create table kiln_private.idempotency_keys (
   account_id uuid not null,
@@ -319,6 +375,68 @@ create table kiln_private.upstream_minutes (
 );
 comment on table kiln_private.upstream_minutes is 'Upstream calls per catalog entry and minute (the last hour is kept): the recent error rate of kiln.provider_health.';
 
+create table kiln_private.webhook_attempts (
+  delivery_id uuid not null,
+  at timestamp with time zone default clock_timestamp() not null,
+  status_code integer,
+  duration_ms integer not null,
+  error_class text,
+  constraint webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES kiln_private.webhook_deliveries(id) ON DELETE CASCADE,
+  constraint webhook_attempts_error_class_check CHECK ((error_class = ANY (ARRAY['timeout'::text, 'refused'::text, 'tls'::text, 'redirect'::text, 'status'::text])))
+);
+comment on table kiln_private.webhook_attempts is 'The attempt log: status code, duration and error class of every delivery attempt. Never a response body.';
+CREATE INDEX webhook_attempts_delivery_idx ON kiln_private.webhook_attempts USING btree (delivery_id, at);
+
+create table kiln_private.webhook_deliveries (
+  id uuid default gen_random_uuid() not null,
+  endpoint_id uuid not null,
+  event_id bigint not null,
+  status text default 'pending'::text not null,
+  attempts integer default 0 not null,
+  tries integer default 0 not null,
+  round integer default 0 not null,
+  last_status_code integer,
+  last_error text,
+  created_at timestamp with time zone default clock_timestamp() not null,
+  delivered_at timestamp with time zone,
+  failed_at timestamp with time zone,
+  next_attempt_at timestamp with time zone default clock_timestamp(),
+  constraint webhook_deliveries_pkey PRIMARY KEY (id),
+  constraint webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES kiln_private.webhook_endpoints(id) ON DELETE CASCADE,
+  constraint webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES kiln_private.events(id),
+  constraint webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text])))
+);
+comment on table kiln_private.webhook_deliveries is 'One message per (event, endpoint): its id is the webhook-id; status, attempts and the next attempt.';
+CREATE INDEX webhook_deliveries_endpoint_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id, created_at DESC, id DESC);
+CREATE INDEX webhook_deliveries_failed_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id, failed_at) WHERE (status = 'failed'::text);
+
+create table kiln_private.webhook_endpoints (
+  id uuid default gen_random_uuid() not null,
+  scope_id uuid not null,
+  account_id uuid not null,
+  workspace_id uuid,
+  url text not null,
+  events text[],
+  description text,
+  enabled boolean default true not null,
+  disabled_reason text,
+  secret_enc bytea not null,
+  old_secret_enc bytea,
+  old_secret_until timestamp with time zone,
+  failing_since timestamp with time zone,
+  last_success_at timestamp with time zone,
+  created_at timestamp with time zone default now() not null,
+  updated_at timestamp with time zone default now() not null,
+  constraint webhook_endpoints_pkey PRIMARY KEY (id),
+  constraint webhook_endpoints_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint webhook_endpoints_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint webhook_endpoints_check CHECK ((scope_id = COALESCE(workspace_id, account_id))),
+  constraint webhook_endpoints_description_check CHECK ((length(description) <= 500)),
+  constraint webhook_endpoints_url_check CHECK (((length(url) >= 1) AND (length(url) <= 2048)))
+);
+comment on table kiln_private.webhook_endpoints is 'Webhook endpoints of a billing scope (an account, or a workspace): URL, event filter, encrypted signing secret(s), enabled state.';
+CREATE INDEX webhook_endpoints_scope_idx ON kiln_private.webhook_endpoints USING btree (scope_id, created_at);
+
 create table kiln_private.worker_heartbeats (
   worker_id text not null,
   hostname text,
@@ -410,7 +528,8 @@ create table kiln_private.workflow_runs (
   constraint workflow_runs_settled_check CHECK ((settled >= 0)),
   constraint workflow_runs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'completed'::text, 'failed'::text]))),
   constraint workflow_runs_total_check CHECK ((total >= 0)),
-  constraint workflow_runs_window_seconds_check CHECK ((window_seconds > 0))
+  constraint workflow_runs_window_seconds_check CHECK ((window_seconds > 0)),
+  constraint tg_workflow_runs__outbox TRIGGER DEFERRABLE INITIALLY DEFERRED
 );
 comment on table kiln_private.workflow_runs is 'Workflow runs: the immutable graph snapshot, status, progress counters and the run window deadline.';
 comment on column kiln_private.workflow_runs.retry_of is 'The failed run this run retries (same snapshot; its completed outputs reused), or null.';
@@ -418,6 +537,7 @@ CREATE INDEX workflow_runs_account_idx ON kiln_private.workflow_runs USING btree
 CREATE UNIQUE INDEX workflow_runs_retry_of_key ON kiln_private.workflow_runs USING btree (retry_of) WHERE (retry_of IS NOT NULL);
 CREATE INDEX workflow_runs_workflow_idx ON kiln_private.workflow_runs USING btree (workflow_id, created_at);
 CREATE TRIGGER tg_workflow_runs__notify AFTER UPDATE ON kiln_private.workflow_runs FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status OR old.settled IS DISTINCT FROM new.settled OR old.abandoned IS DISTINCT FROM new.abandoned) EXECUTE FUNCTION kiln_private.tg_workflow_runs__notify();
+CREATE CONSTRAINT TRIGGER tg_workflow_runs__outbox AFTER UPDATE OF status ON kiln_private.workflow_runs DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text]))) EXECUTE FUNCTION kiln_private.tg_workflow_runs__outbox();
 
 create table kiln_private.workflows (
   id uuid default gen_random_uuid() not null,
@@ -485,21 +605,22 @@ create view kiln.daily_generations as
 comment on view kiln.daily_generations is 'Generations per UTC day (of creation), account, workspace, API key, model, origin and type: totals by outcome and billed cost in microdollars.';
 
 create view kiln.daily_spend as
- SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
+ SELECT day,
     account_id,
     workspace_id,
     key_id,
     model_id,
     origin,
-    count(*) AS charges,
-    count(*) FILTER (WHERE status = 'settled'::text) AS settled_charges,
-    count(*) FILTER (WHERE status = 'released'::text) AS released_charges,
-    count(*) FILTER (WHERE status = 'reserved'::text) AS open_reservations,
-    COALESCE(sum(settled_micros), 0::numeric)::bigint AS spend_micros,
-    COALESCE(sum(reserved_micros) FILTER (WHERE status = 'reserved'::text), 0::numeric)::bigint AS held_micros
-   FROM kiln_private.charges c
-  GROUP BY ((created_at AT TIME ZONE 'UTC'::text)::date), account_id, workspace_id, key_id, model_id, origin;
-comment on view kiln.daily_spend is 'Ledger per UTC day, account, workspace (null = personal budget), API key (null = not a key), model and origin (api, mcp, app, workflow): charge counts by state, settled spend and still-held reservations, in microdollars.';
+    sum(charges)::bigint AS charges,
+    sum(settled_charges)::bigint AS settled_charges,
+    sum(released_charges)::bigint AS released_charges,
+    sum(open_reservations)::bigint AS open_reservations,
+    sum(spend_micros)::bigint AS spend_micros,
+    sum(held_micros)::bigint AS held_micros
+   FROM kiln_private.charge_days d
+  GROUP BY day, account_id, workspace_id, key_id, model_id, origin
+ HAVING sum(charges) > 0::numeric;
+comment on view kiln.daily_spend is 'Ledger per UTC day, account, workspace (null = personal budget), API key (null = not a key), model and origin (api, mcp, app, workflow): charge counts by state, settled spend and still-held reservations, in microdollars. Reads the kiln_private.charge_days rollup, so a filter on day or account costs what it returns.';
 
 create view kiln.daily_workflow_runs as
  SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
@@ -812,12 +933,9 @@ begin
   if not found then
     return false;
   end if;
-  -- graphile-worker unlocks any job locked for 4 hours, live worker or not: keep a live
-  -- worker's locks fresh so a slow provider call is never run twice.
-  if v_row.pool_id is not null then
-    update graphile_worker._private_jobs set locked_at = now()
-      where locked_by = v_row.pool_id and locked_at < now() - interval '1 hour';
-  end if;
+  -- No job lock is refreshed here any more (graphile-worker has no public call for it): a
+  -- generation's deadline is capped below graphile-worker's 4-hour lock expiry instead
+  -- (KILN_GENERATION_TIMEOUT_MS, src/config.ts), so no job stays locked that long.
   -- Called on the lease connection: false when this session no longer holds the lease (the
   -- connection was replaced), so the worker stops running jobs under it.
   return exists (
@@ -827,7 +945,39 @@ begin
       and l.classid = 1263094862::oid and l.objid = v_row.lease_key::oid and l.objsubid = 2);
 end;
 $function$;
-comment on function kiln.beat_worker(text) is 'A registered worker''s heartbeat, on its lease connection: records it, refreshes its job locks, and returns whether this session still holds the lease.';
+comment on function kiln.beat_worker(text) is 'A registered worker''s heartbeat, on its lease connection: records it and returns whether this session still holds the lease.';
+
+CREATE OR REPLACE FUNCTION kiln.begin_webhook_attempt(p_delivery_id uuid, p_round integer, p_tries integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_d kiln_private.webhook_deliveries;
+  v_e kiln_private.webhook_endpoints;
+  v_ev kiln_private.events;
+begin
+  select * into v_d from kiln_private.webhook_deliveries where id = p_delivery_id;
+  -- Delivered, failed, deleted, or a job of an earlier round or try: nothing to do.
+  if not found or v_d.status <> 'pending' or v_d.round <> p_round or v_d.tries <> p_tries then return null; end if;
+  select * into v_e from kiln_private.webhook_endpoints where id = v_d.endpoint_id;
+  if not v_e.enabled then
+    update kiln_private.webhook_deliveries set status = 'failed', failed_at = clock_timestamp(), next_attempt_at = null,
+      last_error = 'endpoint disabled' where id = p_delivery_id;
+    return null;
+  end if;
+  select * into v_ev from kiln_private.events where id = v_d.event_id;
+  return json_build_object(
+    'id', v_d.id, 'url', v_e.url, 'endpointId', v_e.id,
+    'secret', encode(v_e.secret_enc, 'base64'),
+    'oldSecret', case when v_e.old_secret_until > now() then encode(v_e.old_secret_enc, 'base64') end,
+    'event', json_build_object('id', v_ev.id, 'type', v_ev.type,
+      'occurredAt', to_char(v_ev.occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'data', v_ev.data, 'body', v_ev.body));
+end;
+$function$;
+comment on function kiln.begin_webhook_attempt(uuid,integer,integer) is 'What an attempt needs (URL, encrypted secrets, the event and its frozen body), or null when the job is stale (delivery settled, another round or try) or the endpoint is gone; a disabled endpoint fails the delivery.';
 
 CREATE OR REPLACE FUNCTION kiln.cancel_generation(p_account_id uuid, p_id uuid, p_origins text[])
  RETURNS json
@@ -1237,6 +1387,18 @@ end;
 $function$;
 comment on function kiln.create_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer[],text[],bytea[],integer) is 'Starts up to 50 generations of already-authorized callers in one transaction (kiln_private.insert_generations), with their Idempotency-Keys (null: none). Each row reports its id (replayed: stored by an earlier request with that key and body), or the SQLSTATE and message of its own business error; the others still commit.';
 
+CREATE OR REPLACE FUNCTION kiln.create_webhook_endpoint(p_account_id uuid, p_workspace_id uuid, p_url text, p_events text[], p_description text, p_secret_enc bytea)
+ RETURNS json
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  insert into kiln_private.webhook_endpoints (scope_id, account_id, workspace_id, url, events, description, secret_enc)
+    values (coalesce(p_workspace_id, p_account_id), p_account_id, p_workspace_id, p_url, p_events, p_description, p_secret_enc)
+    returning kiln_private.webhook_endpoint_json(webhook_endpoints);
+$function$;
+comment on function kiln.create_webhook_endpoint(uuid,uuid,text,text[],text,bytea) is 'Creates an endpoint in the scope of the creating key (the workspace when bound, else the account). Returns it (no secret).';
+
 CREATE OR REPLACE FUNCTION kiln.create_workflow(p_account_id uuid, p_workspace_id uuid, p_name text, p_graph jsonb)
  RETURNS kiln_private.workflows
  LANGUAGE plpgsql
@@ -1312,6 +1474,17 @@ end;
 $function$;
 comment on function kiln.defer_generation(uuid,text,bigint,text) is 'A transient failure: back to pending (freeing the slot, keeping any reservation) until the job''s retry. Only the lease holder may defer.';
 
+CREATE OR REPLACE FUNCTION kiln.delete_webhook_endpoint(p_scope_id uuid, p_id uuid)
+ RETURNS boolean
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  with d as (delete from kiln_private.webhook_endpoints where id = p_id and scope_id = p_scope_id returning 1)
+  select exists (select 1 from d);
+$function$;
+comment on function kiln.delete_webhook_endpoint(uuid,uuid) is 'Deletes an endpoint of the scope with its delivery log (queued jobs find nothing and end). Whether it existed.';
+
 CREATE OR REPLACE FUNCTION kiln.ensure_secret(p_name text, p_candidate bytea)
  RETURNS bytea
  LANGUAGE plpgsql
@@ -1328,6 +1501,31 @@ begin
 end;
 $function$;
 comment on function kiln.ensure_secret(text,bytea) is 'Returns the named secret, storing the candidate first when none exists (the first process to ask wins).';
+
+CREATE OR REPLACE FUNCTION kiln.events_held_back(p_scope_id uuid, p_after_tx xid8, p_after_id bigint)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- Committed events that kiln.read_events holds back while an older transaction is still open:
+  -- the stream reads again shortly instead of waiting for the next notification.
+  select exists (
+    select 1 from kiln_private.events e
+    where e.scope_id = p_scope_id and e.tx >= pg_snapshot_xmin(pg_current_snapshot())
+      and (p_after_tx is null or (e.tx, e.id) > (p_after_tx, p_after_id)));
+$function$;
+comment on function kiln.events_held_back(uuid,xid8,bigint) is 'Whether the scope has committed events after the cursor that kiln.read_events does not return yet (an older transaction is still open).';
+
+CREATE OR REPLACE FUNCTION kiln.events_horizon()
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select pg_snapshot_xmin(pg_current_snapshot())::text;
+$function$;
+comment on function kiln.events_horizon() is 'The oldest transaction still open: a GET /events stream opened without Last-Event-ID starts at (horizon, 0), so it sends what commits from now on and nothing earlier.';
 
 CREATE OR REPLACE FUNCTION kiln.expire_workflow_run(p_run_id uuid, p_stale_seconds integer)
  RETURNS json
@@ -1386,10 +1584,10 @@ begin
       where o.run_id = p_run_id and o.status in ('queued', 'running')
         and (g.worker_id is null or not kiln_private.worker_alive(g.worker_id, p_stale_seconds))
         and not exists (
-          select 1 from graphile_worker._private_jobs j
+          select 1 from graphile_worker.jobs j
             where j.key = g.id::text and (j.locked_at is not null or j.attempts < j.max_attempts))
         and not exists (
-          select 1 from graphile_worker._private_jobs j where j.id = g.job_id and j.locked_by is not null)
+          select 1 from graphile_worker.jobs j where j.id = g.job_id and j.locked_by is not null)
   loop
     perform kiln.fail_generation(v_stuck.id, 'the output could not be completed; nothing was charged');
     v_stuck_n := v_stuck_n + 1;
@@ -1403,7 +1601,7 @@ begin
   return json_build_object('open', v_run.settled + v_run.abandoned < v_run.total, 'late', v_late_n, 'stuck', v_stuck_n);
 end;
 $function$;
-comment on function kiln.expire_workflow_run(uuid,integer) is 'The run-window check: after the deadline, outputs not started fail the run (with a message saying so), and outputs no job can finish any more are failed; re-checks later while outputs are in flight.';
+comment on function kiln.expire_workflow_run(uuid,integer) is 'The run-window check: after the deadline, outputs not started fail the run (with a message saying so), and outputs no job can finish any more (read from the graphile_worker.jobs view) are failed; re-checks later while outputs are in flight.';
 
 CREATE OR REPLACE FUNCTION kiln.fail_generation(p_id uuid, p_error text)
  RETURNS json
@@ -1455,6 +1653,92 @@ AS $function$
 $function$;
 comment on function kiln.filter_ended_generations(uuid[]) is 'Those of the given generations that have ended (completed or failed): a worker aborts the ones it still runs — the backstop for a kiln:cancel notification it missed.';
 
+CREATE OR REPLACE FUNCTION kiln.freeze_event_body(p_event_id bigint, p_body text)
+ RETURNS text
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- First writer wins: every later delivery and stream sends the same bytes.
+  with u as (update kiln_private.events set body = p_body where id = p_event_id and body is null returning body)
+  select coalesce((select body from u), (select body from kiln_private.events where id = p_event_id));
+$function$;
+comment on function kiln.freeze_event_body(bigint,text) is 'Stores an event''s rendered message body unless one is stored already; returns the stored one.';
+
+CREATE OR REPLACE FUNCTION kiln.get_daily_usage(p_account_id uuid, p_workspace_id uuid, p_from date, p_to date)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+declare
+  v_anchor timestamptz;
+  v_visible boolean := true;
+  v_period timestamptz;
+  v_from date := p_from;
+  v_to date := p_to;
+  v_pool uuid := coalesce(p_workspace_id, p_account_id);
+  v_days json;
+begin
+  if p_workspace_id is null then
+    select a.period_anchor into v_anchor from kiln_private.accounts a where a.id = p_account_id;
+  else
+    -- A workspace's spend is shown to its current members only (a key whose owner left sees none).
+    select w.plan_period_anchor,
+           exists (select 1 from kiln_private.workspace_members m
+                   where m.workspace_id = w.id and m.account_id = p_account_id and m.left_at is null)
+      into v_anchor, v_visible
+      from kiln_private.workspaces w where w.id = p_workspace_id;
+  end if;
+  if v_anchor is null then
+    return null;
+  end if;
+  if v_from is null then
+    -- The current period, as GET /usage counts it: [period start, next period start) in UTC days.
+    v_period := kiln_private.period_start(v_anchor, now());
+    v_from := (v_period at time zone 'UTC')::date;
+    v_to := ((v_period + interval '1 month') at time zone 'UTC')::date - 1;
+  elsif v_to is null then
+    v_to := (now() at time zone 'UTC')::date;
+  end if;
+  if v_from > v_to or v_to - v_from > 365 then
+    raise exception 'from must not be after to, and the range at most 366 days' using errcode = 'KI001';
+  end if;
+  select coalesce(json_agg(json_build_object(
+           'day', to_char(x.day, 'YYYY-MM-DD'), 'model_id', x.model_id,
+           'spend_micros', x.spend, 'charges', x.charges, 'held_micros', x.held) order by x.day, x.model_id), '[]')
+    into v_days
+    from (select d.day, d.model_id,
+                 sum(d.spend_micros + d.held_micros)::bigint as spend,
+                 sum(d.settled_charges + d.open_reservations)::bigint as charges,
+                 sum(d.held_micros)::bigint as held
+          from kiln_private.charge_days d
+          where v_visible and d.pool_id = v_pool and d.day between v_from and v_to
+          group by d.day, d.model_id
+          having sum(d.settled_charges + d.open_reservations) > 0) x;
+  return json_build_object(
+    'scope', case when p_workspace_id is null then 'personal' else 'workspace' end,
+    'workspace_id', p_workspace_id,
+    'from', to_char(v_from, 'YYYY-MM-DD'),
+    'to', to_char(v_to, 'YYYY-MM-DD'),
+    'days', v_days);
+end;
+$function$;
+comment on function kiln.get_daily_usage(uuid,uuid,date,date) is 'The GET /usage/daily body: per UTC day and model, what the caller''s billing scope (the personal pool, or a workspace-bound caller''s Team pool) used — settled charges at their settled amount plus reservations still open at their reserved amount, on the day each charge was created — from kiln_private.charge_days. Without p_from: the current period; without p_to: through today. Null when the account (or workspace) does not exist; no days for a workspace the caller is no longer a member of. KI001 for from > to or more than 366 days.';
+
+CREATE OR REPLACE FUNCTION kiln.get_daily_usage_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_froms date[], p_tos date[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select r.*, case when r.status = 'ok' then kiln.get_daily_usage(r.account_id, r.workspace_id, p_froms[r.ord], p_tos[r.ord]) end
+  from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
+$function$;
+comment on function kiln.get_daily_usage_for_keys(bytea[],integer,date[],date[]) is 'GET /usage/daily for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns the daily usage of its billing scope (kiln.get_daily_usage; the caller checks the range first).';
+
 CREATE OR REPLACE FUNCTION kiln.get_generation(p_account_id uuid, p_id uuid, p_origins text[])
  RETURNS json
  LANGUAGE sql
@@ -1502,6 +1786,16 @@ AS $function$
   select usage from kiln_private.usage_rows(p_account_id, p_workspace_id);
 $function$;
 comment on function kiln.get_usage(uuid,uuid) is 'The GET /usage body for an account, and for a workspace-bound key its Team pool (workspace_* null when the plan is not active or the member left). Null when the account does not exist.';
+
+CREATE OR REPLACE FUNCTION kiln.get_webhook_endpoint(p_scope_id uuid, p_id uuid)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select kiln_private.webhook_endpoint_json(e) from kiln_private.webhook_endpoints e where e.id = p_id and e.scope_id = p_scope_id;
+$function$;
+comment on function kiln.get_webhook_endpoint(uuid,uuid) is 'One endpoint of the scope (no secret); null when absent or another scope''s.';
 
 CREATE OR REPLACE FUNCTION kiln.get_workflow(p_id uuid, p_account_id uuid)
  RETURNS SETOF kiln_private.workflows
@@ -1607,6 +1901,81 @@ end;
 $function$;
 comment on function kiln.link_identity(text,text,uuid,uuid,text) is 'Links (or re-links) an OIDC identity to an account, optionally billing a Team workspace the account is a current member of. KN001 unknown account, KF001 not a member, KI001 bad issuer/subject.';
 
+CREATE OR REPLACE FUNCTION kiln.list_generations(p_account_id uuid, p_workspace_id uuid, p_origin text, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid, p_statuses text[], p_types text[], p_model_id text, p_since timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_custom_plan'
+AS $function$
+declare
+  v_pool uuid := coalesce(p_workspace_id, p_account_id);
+  v_limit int := least(greatest(coalesce(p_limit, 20), 1), 100);
+  v_at timestamptz := coalesce(p_before_at, 'infinity');
+  v_id uuid := coalesce(p_before_id, 'ffffffff-ffff-ffff-ffff-ffffffffffff');
+  v_since timestamptz := coalesce(p_since, '-infinity');
+  v_statuses text[] := coalesce(p_statuses, array['pending', 'processing', 'completed', 'failed']);
+  v_types text[] := coalesce(p_types, array['image', 'code']);
+  v_ids uuid[];
+  v_next json;
+  v_data json;
+begin
+  if p_model_id is null then
+    select array_agg(h.id order by h.created_at desc, h.id desc) into v_ids
+    from (select h.created_at, h.id
+          from unnest(v_types) t(type) cross join unnest(v_statuses) s(status)
+          cross join lateral (
+            select g.created_at, g.id from kiln_private.generations g
+            where g.account_id = p_account_id and coalesce(g.workspace_id, g.account_id) = v_pool
+              and g.origin = p_origin and g.type = t.type and g.status = s.status
+              and (g.created_at, g.id) < (v_at, v_id) and g.created_at >= v_since
+            order by g.created_at desc, g.id desc
+            limit v_limit + 1) h
+          order by h.created_at desc, h.id desc
+          limit v_limit + 1) h;
+  else
+    select array_agg(h.id order by h.created_at desc, h.id desc) into v_ids
+    from (select h.created_at, h.id
+          from unnest(v_types) t(type) cross join unnest(v_statuses) s(status)
+          cross join lateral (
+            select g.created_at, g.id from kiln_private.generations g
+            where g.account_id = p_account_id and coalesce(g.workspace_id, g.account_id) = v_pool
+              and g.origin = p_origin and g.model_id = p_model_id and g.type = t.type and g.status = s.status
+              and (g.created_at, g.id) < (v_at, v_id) and g.created_at >= v_since
+            order by g.created_at desc, g.id desc
+            limit v_limit + 1) h
+          order by h.created_at desc, h.id desc
+          limit v_limit + 1) h;
+  end if;
+  v_ids := coalesce(v_ids, '{}');
+  select coalesce(json_agg(kiln_private.generation_body(g) order by g.created_at desc, g.id desc), '[]'),
+         -- More than a page: the last item of the page is where the next one starts.
+         case when cardinality(v_ids) > v_limit then
+           (select json_build_object('at', (extract(epoch from l.created_at) * 1000000)::bigint::text, 'id', l.id)
+            from kiln_private.generations l where l.id = v_ids[v_limit]) end
+    into v_data, v_next
+    from kiln_private.generations g
+    where g.id = any (v_ids[1:v_limit]);
+  return json_build_object('data', v_data, 'next', v_next);
+end;
+$function$;
+comment on function kiln.list_generations(uuid,uuid,text,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone) is 'A page of an account''s generations in one billing scope (p_workspace_id null = the personal budget) created through p_origin, newest first, before (p_before_at, p_before_id) (keyset), filtered by statuses, types, model and created at or after p_since (null = any): {data: [kiln_private.generation_body], next: {at: epoch microseconds, id} | null}. At most 2 × 4 index probes of a page each.';
+
+CREATE OR REPLACE FUNCTION kiln.list_generations_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_origin text, p_limits integer[], p_before_ats timestamp with time zone[], p_before_ids uuid[], p_statuses text[], p_types text[], p_model_ids text[], p_sinces timestamp with time zone[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  -- Per request, statuses and types come as comma-separated lists (null = any).
+  select r.*, case when r.status = 'ok' then kiln.list_generations(
+           r.account_id, r.workspace_id, p_origin, p_limits[r.ord], p_before_ats[r.ord], p_before_ids[r.ord],
+           string_to_array(p_statuses[r.ord], ','), string_to_array(p_types[r.ord], ','), p_model_ids[r.ord], p_sinces[r.ord]) end
+  from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
+$function$;
+comment on function kiln.list_generations_for_keys(bytea[],integer,text,integer[],timestamp with time zone[],uuid[],text[],text[],text[],timestamp with time zone[]) is 'GET /generations for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that page of the key''s account''s generations in the key''s billing scope created through p_origin (kiln.list_generations).';
+
 CREATE OR REPLACE FUNCTION kiln.list_identities(p_account_id uuid)
  RETURNS SETOF kiln_private.identities
  LANGUAGE sql
@@ -1616,6 +1985,39 @@ AS $function$
   select * from kiln_private.identities where account_id = p_account_id order by created_at;
 $function$;
 comment on function kiln.list_identities(uuid) is 'The OIDC identities linked to an account, oldest first.';
+
+CREATE OR REPLACE FUNCTION kiln.list_webhook_deliveries(p_scope_id uuid, p_endpoint_id uuid, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select case when not exists (select 1 from kiln_private.webhook_endpoints e where e.id = p_endpoint_id and e.scope_id = p_scope_id) then null
+  else (select coalesce(json_agg(json_build_object(
+      'id', d.id, 'event', ev.type, 'status', d.status, 'attempts', d.attempts,
+      'lastStatusCode', d.last_status_code, 'lastError', d.last_error,
+      'createdAt', to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+      'deliveredAt', to_char(d.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'nextAttemptAt', case when d.status = 'pending' then to_char(d.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end)
+      order by d.created_at desc, d.id desc), '[]')
+    from (select * from kiln_private.webhook_deliveries d
+          where d.endpoint_id = p_endpoint_id
+            and (p_before_at is null or (d.created_at, d.id) < (p_before_at, p_before_id))
+          order by d.created_at desc, d.id desc limit p_limit) d
+    join kiln_private.events ev on ev.id = d.event_id) end;
+$function$;
+comment on function kiln.list_webhook_deliveries(uuid,uuid,integer,timestamp with time zone,uuid) is 'A page of an endpoint''s deliveries, newest first, before a (created_at, id) cursor; null when the endpoint is not the scope''s.';
+
+CREATE OR REPLACE FUNCTION kiln.list_webhook_endpoints(p_scope_id uuid)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select coalesce(json_agg(kiln_private.webhook_endpoint_json(e) order by e.created_at, e.id), '[]')
+  from kiln_private.webhook_endpoints e where e.scope_id = p_scope_id;
+$function$;
+comment on function kiln.list_webhook_endpoints(uuid) is 'Every endpoint of a scope, oldest first (no secrets).';
 
 CREATE OR REPLACE FUNCTION kiln.list_workflow_runs(p_account_id uuid, p_workflow_id uuid, p_limit integer, p_offset integer)
  RETURNS json
@@ -1743,6 +2145,25 @@ end;
 $function$;
 comment on function kiln.put_object(text,uuid,bytea,text,text,integer,integer,text) is 'Stores an image under a new path (never overwrites). Raises KC001 when the path is taken, KI001 for a bad path or metadata.';
 
+CREATE OR REPLACE FUNCTION kiln.read_events(p_scope_id uuid, p_after_tx xid8, p_after_id bigint, p_since timestamp with time zone, p_limit integer)
+ RETURNS TABLE(tx text, id bigint, type text, occurred_at text, data json, body text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- Only transactions that have ended (below the snapshot's xmin) can be streamed: none of them
+  -- can add an event any more, so nothing can appear behind the cursor later.
+  select e.tx::text, e.id, e.type, to_char(e.occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), e.data, e.body
+  from kiln_private.events e
+  where e.scope_id = p_scope_id
+    and e.tx < pg_snapshot_xmin(pg_current_snapshot())
+    and (p_after_tx is null or (e.tx, e.id) > (p_after_tx, p_after_id))
+    and (p_since is null or e.occurred_at >= p_since)
+  order by e.tx, e.id
+  limit p_limit;
+$function$;
+comment on function kiln.read_events(uuid,xid8,bigint,timestamp with time zone,integer) is 'Events of a scope after a (tx, id) cursor, in (tx, id) order, from ended transactions only (the stream''s gap-free order); p_since bounds a fresh start.';
+
 CREATE OR REPLACE FUNCTION kiln.record_idempotency_key(p_account_id uuid, p_operation text, p_key text, p_status integer, p_body jsonb)
  RETURNS void
  LANGUAGE sql
@@ -1796,6 +2217,107 @@ begin
 end;
 $function$;
 comment on function kiln.record_upstream(text,boolean,text,integer,integer) is 'Records the outcome of one upstream call (after the adapter''s own retries) for a catalog entry: a success resets it; p_threshold consecutive failures (or a failed trial) skip it for p_skip_seconds. p_error is the client-safe summary.';
+
+CREATE OR REPLACE FUNCTION kiln.record_webhook_attempt(p_delivery_id uuid, p_round integer, p_tries integer, p_status_code integer, p_error_class text, p_error text, p_duration_ms integer, p_retry_after integer, p_schedule integer[], p_disable_after_seconds integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_d kiln_private.webhook_deliveries;
+  v_ok boolean := p_status_code between 200 and 299;
+  v_delay int;
+  v_gone boolean := p_status_code = 410;
+  v_failing timestamptz;
+begin
+  select * into v_d from kiln_private.webhook_deliveries where id = p_delivery_id for update;
+  if not found then return json_build_object('status', 'gone'); end if;
+  insert into kiln_private.webhook_attempts (delivery_id, status_code, duration_ms, error_class)
+    values (p_delivery_id, p_status_code, p_duration_ms, case when v_ok then null else p_error_class end);
+  -- A redeliver or recover started a new round while this attempt was in flight: the attempt is
+  -- logged, and the new round's own job decides the delivery.
+  if v_d.round <> p_round or v_d.tries <> p_tries or v_d.status <> 'pending' then
+    update kiln_private.webhook_deliveries set attempts = attempts + 1 where id = p_delivery_id;
+    return json_build_object('status', 'stale');
+  end if;
+  if v_ok then
+    update kiln_private.webhook_deliveries set status = 'delivered', attempts = attempts + 1, tries = tries + 1,
+      delivered_at = clock_timestamp(), next_attempt_at = null, last_status_code = p_status_code, last_error = null
+      where id = p_delivery_id;
+    update kiln_private.webhook_endpoints set failing_since = null, last_success_at = now() where id = v_d.endpoint_id;
+    return json_build_object('status', 'delivered');
+  end if;
+  update kiln_private.webhook_endpoints set failing_since = coalesce(failing_since, now())
+    where id = v_d.endpoint_id returning failing_since into v_failing;
+  if v_gone or v_failing < now() - make_interval(secs => p_disable_after_seconds) then
+    update kiln_private.webhook_endpoints set enabled = false, updated_at = now(),
+      disabled_reason = case when v_gone then 'The endpoint answered 410 Gone.'
+                             else 'No successful delivery for 5 days while failing.' end
+      where id = v_d.endpoint_id;
+    update kiln_private.webhook_deliveries set status = 'failed', attempts = attempts + 1, tries = tries + 1,
+      failed_at = clock_timestamp(), next_attempt_at = null, last_status_code = p_status_code, last_error = p_error
+      where id = p_delivery_id;
+    return json_build_object('status', 'failed', 'disabled', true);
+  end if;
+  if v_d.tries + 1 > coalesce(array_length(p_schedule, 1), 0) then
+    update kiln_private.webhook_deliveries set status = 'failed', attempts = attempts + 1, tries = tries + 1,
+      failed_at = clock_timestamp(), next_attempt_at = null, last_status_code = p_status_code, last_error = p_error
+      where id = p_delivery_id;
+    return json_build_object('status', 'failed');
+  end if;
+  -- Retry-After (429/503) is honoured, but never beyond the schedule's longest step.
+  v_delay := greatest(p_schedule[v_d.tries + 1], least(coalesce(p_retry_after, 0), (select max(s) from unnest(p_schedule) s)));
+  update kiln_private.webhook_deliveries set attempts = attempts + 1, tries = tries + 1,
+    next_attempt_at = clock_timestamp() + make_interval(secs => v_delay), last_status_code = p_status_code, last_error = p_error
+    where id = p_delivery_id;
+  perform graphile_worker.add_job('webhook__deliver', json_build_object('d', v_d.id, 'r', v_d.round, 'n', v_d.tries + 1),
+    queue_name => 'kiln-webhook:' || v_d.endpoint_id, run_at => clock_timestamp() + make_interval(secs => v_delay), max_attempts => 25);
+  return json_build_object('status', 'pending', 'delaySeconds', v_delay);
+end;
+$function$;
+comment on function kiln.record_webhook_attempt(uuid,integer,integer,integer,text,text,integer,integer,integer[],integer) is 'Logs an attempt of round p_round, try p_tries and moves the delivery on (an attempt of an earlier round or try is only logged): 2xx delivered; 410 (or failing past p_disable_after_seconds) disables the endpoint; otherwise the next attempt per p_schedule (seconds; Retry-After honoured within it), or failed when the schedule is used up.';
+
+CREATE OR REPLACE FUNCTION kiln.recover_webhook_deliveries(p_scope_id uuid, p_endpoint_id uuid, p_since timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_id uuid;
+  v_n int := 0;
+begin
+  if not exists (select 1 from kiln_private.webhook_endpoints e where e.id = p_endpoint_id and e.scope_id = p_scope_id) then
+    return null;
+  end if;
+  for v_id in select d.id from kiln_private.webhook_deliveries d
+      where d.endpoint_id = p_endpoint_id and d.status = 'failed' and d.failed_at >= p_since
+      order by d.created_at for update loop
+    perform kiln_private.queue_delivery(v_id);
+    v_n := v_n + 1;
+  end loop;
+  return v_n;
+end;
+$function$;
+comment on function kiln.recover_webhook_deliveries(uuid,uuid,timestamp with time zone) is 'Sends again every delivery of the endpoint that failed since p_since. How many; null when the endpoint is not the scope''s.';
+
+CREATE OR REPLACE FUNCTION kiln.redeliver_webhook(p_scope_id uuid, p_endpoint_id uuid, p_delivery_id uuid)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  perform 1 from kiln_private.webhook_deliveries d join kiln_private.webhook_endpoints e on e.id = d.endpoint_id
+    where d.id = p_delivery_id and d.endpoint_id = p_endpoint_id and e.scope_id = p_scope_id
+    for update of d;
+  if not found then return false; end if;
+  perform kiln_private.queue_delivery(p_delivery_id);
+  return true;
+end;
+$function$;
+comment on function kiln.redeliver_webhook(uuid,uuid,uuid) is 'Sends a delivery''s message again (same webhook-id and body). False when it is not the scope''s.';
 
 CREATE OR REPLACE FUNCTION kiln.register_worker(p_hostname text, p_pid integer)
  RETURNS text
@@ -2095,6 +2617,41 @@ begin
 end;
 $function$;
 comment on function kiln.revoke_api_key(uuid) is 'Revokes a key; effective on the very next request. Idempotent.';
+
+CREATE OR REPLACE FUNCTION kiln.rotate_webhook_secret(p_scope_id uuid, p_id uuid, p_secret_enc bytea, p_overlap_seconds integer)
+ RETURNS boolean
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  with u as (
+    update kiln_private.webhook_endpoints set
+      old_secret_enc = secret_enc, old_secret_until = now() + make_interval(secs => p_overlap_seconds),
+      secret_enc = p_secret_enc, updated_at = now()
+    where id = p_id and scope_id = p_scope_id returning 1)
+  select exists (select 1 from u);
+$function$;
+comment on function kiln.rotate_webhook_secret(uuid,uuid,bytea,integer) is 'A new signing secret; the previous one keeps signing alongside it for p_overlap_seconds. Whether the endpoint exists.';
+
+CREATE OR REPLACE FUNCTION kiln.send_webhook_test(p_scope_id uuid, p_endpoint_id uuid)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_enabled boolean;
+begin
+  select e.enabled into v_enabled from kiln_private.webhook_endpoints e where e.id = p_endpoint_id and e.scope_id = p_scope_id;
+  if not found then return false; end if;
+  if not v_enabled then
+    raise exception 'The endpoint is disabled: enable it (PATCH enabled: true) before sending a test event.' using errcode = 'KT001';
+  end if;
+  perform kiln_private.emit_event(p_scope_id, 'webhook.test', null, json_build_object('endpointId', p_endpoint_id), p_endpoint_id);
+  return true;
+end;
+$function$;
+comment on function kiln.send_webhook_test(uuid,uuid) is 'Emits a webhook.test event delivered to this endpoint only. False when it is not the scope''s; KT001 when it is disabled.';
 
 CREATE OR REPLACE FUNCTION kiln.set_workspace_plan(p_workspace_id uuid, p_status text, p_budget_micros bigint, p_set_budget boolean)
  RETURNS kiln_private.workspaces
@@ -2427,10 +2984,10 @@ begin
         and g.updated_at < now() - v_stale
         and (g.worker_id is null or not kiln_private.worker_alive(g.worker_id, p_stale_seconds))
         and not exists (
-          select 1 from graphile_worker._private_jobs j
+          select 1 from graphile_worker.jobs j
             where j.key = g.id::text and (j.locked_at is not null or j.attempts < j.max_attempts))
         and not exists (
-          select 1 from graphile_worker._private_jobs j
+          select 1 from graphile_worker.jobs j
             where j.id = g.job_id and j.locked_by is not null)
         and not exists (
           select 1 from kiln_private.workflow_run_outputs o
@@ -2444,7 +3001,7 @@ begin
   return json_build_object('unlocked', v_dead, 'failed_generations', v_failed);
 end;
 $function$;
-comment on function kiln.sweep_workers(integer) is 'Crash recovery at the heartbeat interval: unlock_dead_workers, unlock_silent_pools, then fails generations that no job can finish any more (no reservation dangles).';
+comment on function kiln.sweep_workers(integer) is 'Crash recovery at the heartbeat interval: unlock_dead_workers, unlock_silent_pools, then fails generations that no job can finish any more (read from the graphile_worker.jobs view), so no reservation dangles.';
 
 CREATE OR REPLACE FUNCTION kiln.unlink_identity(p_issuer text, p_subject text)
  RETURNS kiln_private.identities
@@ -2516,6 +3073,28 @@ exception
 end;
 $function$;
 comment on function kiln.update_account(uuid,text,bigint,boolean) is 'Sets an account''s tier (null = unchanged) and, when p_set_budget, its personal budget per period (null = unlimited). KN001 for an unknown account, KI001 for a bad tier or budget.';
+
+CREATE OR REPLACE FUNCTION kiln.update_webhook_endpoint(p_scope_id uuid, p_id uuid, p_patch jsonb)
+ RETURNS json
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  update kiln_private.webhook_endpoints e set
+    url = case when p_patch ? 'url' then p_patch->>'url' else e.url end,
+    events = case when not p_patch ? 'events' then e.events
+                  when jsonb_typeof(p_patch->'events') = 'null' then null
+                  else array(select jsonb_array_elements_text(p_patch->'events')) end,
+    description = case when p_patch ? 'description' then p_patch->>'description' else e.description end,
+    enabled = case when p_patch ? 'enabled' then (p_patch->>'enabled')::boolean else e.enabled end,
+    -- Enabling again clears the reason and the failing streak.
+    disabled_reason = case when (p_patch->>'enabled')::boolean then null else e.disabled_reason end,
+    failing_since = case when (p_patch->>'enabled')::boolean then null else e.failing_since end,
+    updated_at = now()
+  where e.id = p_id and e.scope_id = p_scope_id
+  returning kiln_private.webhook_endpoint_json(e);
+$function$;
+comment on function kiln.update_webhook_endpoint(uuid,uuid,jsonb) is 'Applies a PATCH (url, events — null = all —, description, enabled) to an endpoint of the scope; null when absent.';
 
 CREATE OR REPLACE FUNCTION kiln.update_workflow(p_id uuid, p_graph jsonb, p_name text)
  RETURNS kiln_private.workflows
@@ -3070,6 +3649,41 @@ AS $function$
 $function$;
 comment on function kiln_private.debit_pools(uuid[],timestamp with time zone[],bigint[],bigint[]) is 'Adds each amount to its pool''s held total for the period when settled + held stays within the pool''s budget (null = unlimited), pools in id order; returns the pools debited.';
 
+CREATE OR REPLACE FUNCTION kiln_private.emit_event(p_scope_id uuid, p_type text, p_subject_id uuid, p_data json, p_endpoint_id uuid DEFAULT NULL::uuid)
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_id bigint;
+  v_jobs graphile_worker.job_spec[];
+begin
+  insert into kiln_private.events (scope_id, type, subject_id, data)
+    values (p_scope_id, p_type, p_subject_id, p_data)
+    returning id into v_id;
+  -- One delivery and one job per matching endpoint, in this transaction: never lost. A queue per
+  -- endpoint runs its deliveries one at a time, so a hanging receiver holds one worker slot.
+  with d as (
+    insert into kiln_private.webhook_deliveries (endpoint_id, event_id)
+    select e.id, v_id from kiln_private.webhook_endpoints e
+    where e.scope_id = p_scope_id and e.enabled
+      and (p_endpoint_id is null or e.id = p_endpoint_id)
+      and (e.events is null or p_type = any (e.events))
+    returning id, endpoint_id)
+  select array_agg(row('webhook__deliver', json_build_object('d', d.id, 'r', 0, 'n', 0), 'kiln-webhook:' || d.endpoint_id,
+                       null, 25, null, null, null)::graphile_worker.job_spec)
+    into v_jobs from d;
+  if v_jobs is not null then
+    perform graphile_worker.add_jobs(v_jobs);
+  end if;
+  -- GET /events streams wake up and read the table.
+  perform pg_notify('kiln_status', json_build_object('k', 'events', 'id', p_scope_id)::text);
+  return v_id;
+end;
+$function$;
+comment on function kiln_private.emit_event(uuid,text,uuid,json,uuid) is 'Writes one event to the outbox and, in the same transaction, a delivery plus a webhook__deliver job for each enabled endpoint of the scope whose filter matches (only p_endpoint_id when given); notifies GET /events streams. Returns the event id.';
+
 CREATE OR REPLACE FUNCTION kiln_private.end_generation(p_id uuid, p_error text)
  RETURNS boolean
  LANGUAGE plpgsql
@@ -3126,14 +3740,18 @@ begin
   if coalesce(cardinality(p_ids), 0) = 0 then
     return;
   end if;
-  -- graphile_worker.add_jobs clears the key of any locked job with the same key first; its
-  -- cached generic plan for that update scans the whole jobs table, so every POST got slower as
-  -- the queue grew. Measured on one connection (2-core VM, 2026-11-24), Postgres CPU of
-  -- kiln.start_generations: with add_jobs 1,825 µs per call of 1 and 317 µs per request in calls
-  -- of 10, rising to 3,625 µs and 553 µs after 3,300 more queued jobs; with this insert 850–
-  -- 1,325 µs and 220–227 µs, flat. These are brand-new generation ids, so no job can hold
-  -- their key: the rows are exactly what add_jobs writes for a new key (test/db.enqueue.test.ts
-  -- compares the two and fails when graphile-worker's table layout changes).
+  -- The one place Kiln names graphile-worker's private tables, kept only while it measurably pays
+  -- (≥ 10 % on POST /generations; test/db.worker_api.test.ts allows no other). These are brand-new
+  -- generation ids, so no job can hold their key: the rows are exactly what add_jobs writes for a
+  -- new key, without its clearing of locked jobs' keys (test/db.enqueue.test.ts compares the two
+  -- and fails when graphile-worker's table layout changes). Measured against plain
+  -- graphile_worker.add_jobs by the bench's generations section (paired rounds, queue drained
+  -- before each; 2-core VM shared with other work, load average 13–37), three runs on 2026-11-24/25:
+  -- POST /generations +13.6 % (1,345 vs 1,022 req/s), +8.7 % (846 vs 759), +33.3 % (777 vs 654);
+  -- median +13.6 %, and less Postgres CPU per request in every run (344 vs 532 µs, 311 vs 386,
+  -- 292 vs 392). Per call on one connection: 80–150 µs for one id vs 570–1,310 µs with add_jobs.
+  -- When a run on a quiet machine shows under 10 % (BENCH.md, Generations), this function goes
+  -- back to kiln_private.enqueue_generations.
   select id into v_task from graphile_worker._private_tasks where identifier = 'generation__run';
   if not found then
     perform kiln_private.enqueue_generations(p_ids, p_max_attempts);
@@ -3144,7 +3762,7 @@ begin
   perform pg_notify('jobs:insert', '{"r":' || random()::text || ',"count":' || cardinality(p_ids)::text || '}');
 end;
 $function$;
-comment on function kiln_private.enqueue_new_generations(uuid[],integer) is 'Queues generation__run jobs for generations created in this transaction (their keys cannot exist yet): the rows graphile_worker.add_jobs would write, in one insert. Every other enqueue uses kiln_private.enqueue_generations (add_jobs).';
+comment on function kiln_private.enqueue_new_generations(uuid[],integer) is 'Queues generation__run jobs for generations created in this transaction (their keys cannot exist yet): the rows graphile_worker.add_jobs would write, in one insert — the one function allowed to name graphile-worker''s private tables, while it gains ≥ 10 % on POST /generations (median of three bench runs on 2026-11-24/25: +13.6 %; BENCH.md). Every other enqueue uses kiln_private.enqueue_generations (add_jobs).';
 
 CREATE OR REPLACE FUNCTION kiln_private.fail_workflow_run(p_run_id uuid, p_error text)
  RETURNS void
@@ -3337,13 +3955,12 @@ AS $function$
 begin
   -- The one lease rule, for generations and workflow outputs alike: the executing worker is alive
   -- and still holds the job it runs under (a job that failed or was released lets go of it).
-  -- plpgsql: graphile_worker is resolved at call time (the shadow database has no such schema).
   return p_worker_id is not null
      and kiln_private.worker_alive(p_worker_id, p_stale_seconds)
-     and exists (select 1 from graphile_worker._private_jobs j where j.id = p_job_id and j.locked_at is not null);
+     and exists (select 1 from graphile_worker.jobs j where j.id = p_job_id and j.locked_at is not null);
 end;
 $function$;
-comment on function kiln_private.lease_held(text,bigint,integer) is 'Whether the worker that leased a generation or workflow output still runs it (alive, its job still locked): such work is never taken over.';
+comment on function kiln_private.lease_held(text,bigint,integer) is 'Whether the worker that leased a generation or workflow output still runs it (alive, its job still locked; read from the graphile_worker.jobs view): such work is never taken over.';
 
 CREATE OR REPLACE FUNCTION kiln_private.lease_key_held(p_lease_key integer)
  RETURNS boolean
@@ -3417,6 +4034,23 @@ AS $function$
      + extract(month from age(at at time zone 'UTC', anchor at time zone 'UTC')))::int))) at time zone 'UTC';
 $function$;
 comment on function kiln_private.period_start(timestamp with time zone,timestamp with time zone) is 'Start of the monthly budget period containing `at`, for periods anchored at `anchor` (month arithmetic in UTC; inlined by the planner).';
+
+CREATE OR REPLACE FUNCTION kiln_private.queue_delivery(p_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v record;
+begin
+  update kiln_private.webhook_deliveries set status = 'pending', tries = 0, round = round + 1,
+    next_attempt_at = clock_timestamp(), failed_at = null
+    where id = p_id returning id, endpoint_id, round into v;
+  perform graphile_worker.add_job('webhook__deliver', json_build_object('d', v.id, 'r', v.round, 'n', 0),
+    queue_name => 'kiln-webhook:' || v.endpoint_id, max_attempts => 25);
+end;
+$function$;
+comment on function kiln_private.queue_delivery(uuid) is 'Starts a new round for a delivery (same message, same webhook-id): pending, tries 0, a job now.';
 
 CREATE OR REPLACE FUNCTION kiln_private.reserve_budgets(p_account_ids uuid[], p_workspace_ids uuid[], p_key_ids uuid[], p_model_ids text[], p_origins text[], p_amounts bigint[], p_generation_ids uuid[], p_run_ids uuid[], p_node_ids text[])
  RETURNS TABLE(ord integer, charge_id uuid, error_code text, error_message text)
@@ -3511,6 +4145,48 @@ end;
 $function$;
 comment on function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[]) is 'Reserves the worst-case cost of each request on its personal pool or, for workspace-bound calls, its Team pool, and writes its ledger row: one check-and-debit per pool for the set''s total, request by request in arrival order for a pool that cannot take it. Each row carries the charge id or the request''s own refusal: 22023 (bad amount), KN001 (no account), KQ001 (blocked tier, budget exhausted), KP001 (plan not active, caller left the workspace).';
 
+CREATE OR REPLACE FUNCTION kiln_private.roll_up_charges(p_added kiln_private.charges[], p_removed kiln_private.charges[])
+ RETURNS void
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- Each charge row contributes its counts to its group; a change is its new row minus its old one.
+  with delta as (
+    select c.pool_id, c.period_start, (c.created_at at time zone 'UTC')::date as day, c.account_id, c.workspace_id,
+           c.key_id, c.model_id, c.origin, c.sign,
+           (c.status = 'settled')::int as settled, (c.status = 'released')::int as released,
+           (c.status = 'reserved')::int as open,
+           coalesce(c.settled_micros, 0) as spend,
+           case when c.status = 'reserved' then c.reserved_micros else 0 end as held
+    from (select a.*, 1 as sign from unnest(p_added) a
+          union all
+          select r.*, -1 from unnest(p_removed) r) c
+  ), summed as (
+    select pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
+           sum(sign)::bigint as charges, sum(sign * settled)::bigint as settled, sum(sign * released)::bigint as released,
+           sum(sign * open)::bigint as open, sum(sign * spend)::bigint as spend, sum(sign * held)::bigint as held
+    from delta
+    group by pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin
+  )
+  insert into kiln_private.charge_days as t
+    (pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
+     charges, settled_charges, released_charges, open_reservations, spend_micros, held_micros)
+  select pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
+         charges, settled, released, open, spend, held
+  from summed
+  where charges <> 0 or settled <> 0 or released <> 0 or open <> 0 or spend <> 0 or held <> 0
+  -- Rows locked in key order, as budgets are: concurrent writers cannot deadlock here.
+  order by pool_id, day, account_id, model_id, origin, key_id, period_start
+  on conflict (pool_id, day, account_id, model_id, origin, key_id, period_start) do update
+    set charges = t.charges + excluded.charges,
+        settled_charges = t.settled_charges + excluded.settled_charges,
+        released_charges = t.released_charges + excluded.released_charges,
+        open_reservations = t.open_reservations + excluded.open_reservations,
+        spend_micros = t.spend_micros + excluded.spend_micros,
+        held_micros = t.held_micros + excluded.held_micros;
+$function$;
+comment on function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]) is 'Adds the contribution of p_added charge rows to kiln_private.charge_days and subtracts that of p_removed (the old versions of changed rows), one upsert per group, groups in key order.';
+
 CREATE OR REPLACE FUNCTION kiln_private.schedule_run_deadline(p_run_id uuid, p_at timestamp with time zone)
  RETURNS void
  LANGUAGE plpgsql
@@ -3522,6 +4198,67 @@ begin
 end;
 $function$;
 comment on function kiln_private.schedule_run_deadline(uuid,timestamp with time zone) is 'Queues (or moves) the run-window check of a run (task workflow__check_deadline).';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_budget_periods__thresholds()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_old bigint := case when tg_op = 'INSERT' then 0 else old.settled_micros end;
+  v_budget bigint;
+  v_workspace uuid;
+  v_anchor timestamptz;
+  v_t int;
+begin
+  select a.budget_micros, null::uuid, a.period_anchor into v_budget, v_workspace, v_anchor
+    from kiln_private.accounts a where a.id = new.pool_id;
+  if not found then
+    select w.plan_budget_micros, w.id, w.plan_period_anchor into v_budget, v_workspace, v_anchor
+      from kiln_private.workspaces w where w.id = new.pool_id;
+  end if;
+  if v_budget is null or v_budget = 0 then return null; end if;
+  foreach v_t in array array[50, 80, 100] loop
+    -- Crossed by this settlement: below before, at or above now (integer maths, no rounding).
+    if v_old * 100 < v_budget * v_t and new.settled_micros * 100 >= v_budget * v_t then
+      insert into kiln_private.budget_thresholds (pool_id, period_start, threshold)
+        values (new.pool_id, new.period_start, v_t) on conflict do nothing;
+      if found then
+        perform kiln_private.emit_event(new.pool_id, 'budget.threshold', null, json_build_object(
+          'scope', case when v_workspace is null then 'personal' else 'workspace' end,
+          'workspaceId', v_workspace,
+          'threshold', v_t,
+          'usedMicros', new.settled_micros,
+          'budgetMicros', v_budget,
+          'periodStart', to_char(new.period_start at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+          'resetsAt', to_char((new.period_start + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')));
+      end if;
+    end if;
+  end loop;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_budget_periods__thresholds() is 'Trigger: a settlement that takes a pool''s settled usage across 50, 80 or 100 % of its budget emits budget.threshold once per pool, period and threshold.';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_charges__roll_up()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  -- Statement-level with transition tables: a batch of 50 reservations is one upsert, not 50.
+  if tg_op = 'INSERT' then
+    perform kiln_private.roll_up_charges(array(select n::kiln_private.charges from new_rows n), '{}');
+  elsif tg_op = 'UPDATE' then
+    perform kiln_private.roll_up_charges(array(select n::kiln_private.charges from new_rows n), array(select o::kiln_private.charges from old_rows o));
+  elsif tg_op = 'DELETE' then
+    perform kiln_private.roll_up_charges('{}', array(select o::kiln_private.charges from old_rows o));
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_charges__roll_up() is 'Trigger (per statement) on kiln_private.charges: keeps kiln_private.charge_days equal to the ledger''s sums in the same transaction (kiln_private.roll_up_charges).';
 
 CREATE OR REPLACE FUNCTION kiln_private.tg_generations__notify()
  RETURNS trigger
@@ -3542,6 +4279,21 @@ begin
 end;
 $function$;
 comment on function kiln_private.tg_generations__notify() is 'Trigger: NOTIFY kiln_status with {k: generation, id, a: account, s: status} when a generation''s status changes, plus b, the generation''s body as the API reads it (kiln_private.generation_body), when that fits in 7000 bytes: waiters and event streams then answer without reading it.';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_generations__outbox()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  perform kiln_private.emit_event(coalesce(new.workspace_id, new.account_id),
+    case when new.status = 'completed' then 'generation.completed' else 'generation.failed' end,
+    new.id, kiln_private.generation_body(new));
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_generations__outbox() is 'Trigger: a generation that is not a workflow output reaching completed or failed (canceled included) emits generation.completed / generation.failed to its billing scope.';
 
 CREATE OR REPLACE FUNCTION kiln_private.tg_workflow_runs__notify()
  RETURNS trigger
@@ -3566,6 +4318,23 @@ end;
 $function$;
 comment on function kiln_private.tg_workflow_runs__notify() is 'Trigger on workflow_runs and workflow_run_outputs: NOTIFY kiln_status with {k: run, id: run id, a: account} when a run''s status or counters change or an output settles.';
 
+CREATE OR REPLACE FUNCTION kiln_private.tg_workflow_runs__outbox()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  -- Deferred to the end of the transaction: the run's body then includes every change the
+  -- transaction made after the status (counters, the output that failed it).
+  perform kiln_private.emit_event(coalesce(new.workspace_id, new.account_id),
+    case when new.status = 'completed' then 'workflow_run.completed' else 'workflow_run.failed' end,
+    new.id, kiln.get_workflow_run(new.account_id, new.workflow_id, new.id));
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_workflow_runs__outbox() is 'Trigger (deferred to commit): a run reaching completed or failed emits workflow_run.completed / workflow_run.failed (data = the run as GET …/runs/{runId} reads it at the end of the transaction) to its billing scope.';
+
 CREATE OR REPLACE FUNCTION kiln_private.trim_upstream_minutes()
  RETURNS void
  LANGUAGE sql
@@ -3586,16 +4355,13 @@ declare
   v_dead text[];
 begin
   -- Pools holding job locks older than the stale window whose worker is not alive: one that never
-  -- registered, or one from before leases that stopped heartbeating.
-  select coalesce(array_agg(distinct l.locked_by), array[]::text[]) into v_dead
-    from (
-      select j.locked_by from graphile_worker._private_jobs j
-        where j.locked_by is not null and j.locked_at < now() - v_stale
-      union
-      select q.locked_by from graphile_worker._private_job_queues q
-        where q.locked_by is not null and q.locked_at < now() - v_stale
-    ) l
-    where not kiln_private.worker_alive(l.locked_by, p_stale_seconds);
+  -- registered, or one from before leases that stopped heartbeating. A pool locks a job queue only
+  -- together with a job of that queue and lets go of both together, so its job locks (the
+  -- graphile_worker.jobs view) find it; force_unlock_workers frees its queue locks as well.
+  select coalesce(array_agg(distinct j.locked_by), array[]::text[]) into v_dead
+    from graphile_worker.jobs j
+    where j.locked_by is not null and j.locked_at < now() - v_stale
+      and not kiln_private.worker_alive(j.locked_by, p_stale_seconds);
   if cardinality(v_dead) > 0 then
     perform graphile_worker.force_unlock_workers(v_dead);
     perform pg_notify('jobs:insert', json_build_object('r', random(), 'count', cardinality(v_dead))::text);
@@ -3604,7 +4370,7 @@ begin
   return v_dead;
 end;
 $function$;
-comment on function kiln_private.unlock_silent_pools(integer) is 'The full sweep''s part of crash recovery: unlocks the jobs of pools that hold locks older than the stale window and are not alive (never registered, or pre-lease workers without a recent heartbeat).';
+comment on function kiln_private.unlock_silent_pools(integer) is 'The full sweep''s part of crash recovery: unlocks (graphile_worker.force_unlock_workers) the jobs of pools that hold locks older than the stale window and are not alive (never registered, or pre-lease workers without a recent heartbeat).';
 
 CREATE OR REPLACE FUNCTION kiln_private.usage_rows(p_account_id uuid, p_workspace_id uuid)
  RETURNS TABLE(usage json)
@@ -3638,6 +4404,19 @@ AS $function$
   left join kiln_private.budget_periods wbp on wbp.pool_id = ws.id and wbp.period_start = ws.period;
 $function$;
 comment on function kiln_private.usage_rows(uuid,uuid) is 'The GET /usage body as one row (none when the account does not exist); inlined by the planner into callers.';
+
+CREATE OR REPLACE FUNCTION kiln_private.webhook_endpoint_json(e kiln_private.webhook_endpoints)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'id', e.id, 'url', e.url, 'events', e.events, 'description', e.description,
+    'enabled', e.enabled, 'disabledReason', e.disabled_reason,
+    'createdAt', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+$function$;
+comment on function kiln_private.webhook_endpoint_json(kiln_private.webhook_endpoints) is 'An endpoint as the API shows it (never a secret).';
 
 CREATE OR REPLACE FUNCTION kiln_private.worker_alive(p_worker_id text, p_stale_seconds integer)
  RETURNS boolean

@@ -23,12 +23,20 @@ export async function startTestWorker(srv: TestServer, config: Partial<Config> =
   return { ...w, ctx, stop };
 }
 
-/** Polls GET /generations/{id} until `done(body)` (default: a terminal status). */
+/**
+ * Polls GET /generations/{id} until `done(body)` (default: a terminal status). A 503 is polled
+ * again after its retry-after, as the SPEC tells clients: on a loaded machine the limiter's
+ * timeout expires now and then, and that says nothing about the generation.
+ */
 export async function waitFor(srv: TestServer, key: string, id: string, opts: { timeoutMs?: number; done?: (b: any) => boolean } = {}) {
   const done = opts.done ?? ((b: any) => b.status === 'completed' || b.status === 'failed');
   const until = Date.now() + (opts.timeoutMs ?? 15_000);
   for (;;) {
     const res = await api(srv.base, key, `/generations/${id}`);
+    if (res.status === 503 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+      continue;
+    }
     if (res.status !== 200) throw new Error(`GET /generations/${id} → ${res.status} ${JSON.stringify(res.body)}`);
     if (done(res.body)) return res.body;
     if (Date.now() > until) throw new Error(`timed out waiting for generation ${id}: ${JSON.stringify(res.body)}`);

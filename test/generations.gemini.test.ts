@@ -64,7 +64,11 @@ before(async () => {
     const name = caseOf(req.json);
     return name === 'cancel' ? { ...(await imageReply()), delayMs: 30_000 } : reply(name);
   });
-  srv = await startServer({ config: { providerTimeoutMs: 1500, providerAttempts: 2, generationMaxAttempts: 2 } });
+  // 4 s per upstream attempt (was 1.5 s): every answering case must answer well inside it even
+  // when this process (API, worker and peer together) stalls for seconds on a loaded machine, or
+  // it times out and is retried (a 5xx case then failed as "timed out", counts were off); the
+  // never-answering case takes 4 × this.
+  srv = await startServer({ config: { providerTimeoutMs: 4000, providerAttempts: 2, generationMaxAttempts: 2 } });
   await startTestWorker(srv);
   for (const model of [{ ...PAINTER, upstream: upstream('gemini-up-image') }, { ...CODER, upstream: upstream('gemini-up-flash') }]) {
     await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(model)})`;

@@ -16,7 +16,7 @@ import { commands } from '../src/cli/commands.ts';
 import { chatReply, errorReply, GPT_IMAGE_OUTPUT_TOKENS, imageReply, png, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { caseLedger, caseOf, caseReplies, submitCases, type Case as WholePathCase } from './_cases.ts';
 import { startServer, testConfig, type TestServer } from './_setup.ts';
-import { charges, generationRow, startTestWorker } from './_generations.ts';
+import { charges, generationRow, startTestWorker, until } from './_generations.ts';
 
 let srv: TestServer;
 let peer: OpenAIPeer;
@@ -27,6 +27,10 @@ const CATALOG = path.resolve(import.meta.dirname, '..', 'catalog');
 const shipped = fs.readdirSync(CATALOG).filter((f) => /^(openai|openrouter)-.*\.json$/.test(f)).sort();
 const entryOf = (file: string) => JSON.parse(fs.readFileSync(path.join(CATALOG, file), 'utf8'));
 const MARKUP = 1.25; // entries without a markup use KILN_DEFAULT_MARKUP, pinned here
+// Per upstream attempt. Every answering case must answer well inside it even when this process
+// (API, worker and peer together) stalls for seconds on a loaded machine, or it is retried and
+// its request counts are off; the never-answering case takes 4 × this.
+const PROVIDER_TIMEOUT_MS = 4000;
 
 interface Case extends WholePathCase {
   seenProcessing?: boolean;
@@ -42,7 +46,16 @@ const cases: Record<string, Case> = {
     body: { type: 'image', model: 'peer/painter', aspectRatio: '1:1' },
     replies: async () => ({ json: { data: [{ url: peer.file('made.png', await png(1024, 1024, '#aa3300')) }] } }),
   },
-  slow: { body: { type: 'code', model: 'peer/coder' }, replies: () => ({ ...chatReply('slow but fine'), delayMs: 1000 }) },
+  // Answers once the generation has been seen processing (bounded by the timeout), not after a
+  // fixed delay: a fixed 1 s under a 1.5 s timeout left 0.5 s of slack, which a loaded machine's
+  // stalls used up — the attempt timed out and was rightly retried, a second upstream request.
+  slow: {
+    body: { type: 'code', model: 'peer/coder' },
+    replies: async () => {
+      await until('the slow generation seen processing', () => cases.slow!.seenProcessing, PROVIDER_TIMEOUT_MS).catch(() => {});
+      return chatReply('slow but fine');
+    },
+  },
   'retry-after': {
     body: { type: 'code', model: 'peer/coder' },
     replies: (n) => (n === 0 ? errorReply(429, 'requests', 'rate_limit_exceeded', 'slow down', { 'retry-after': '1' }) : chatReply('after the wait')),
@@ -83,7 +96,7 @@ before(async () => {
   peer.script((req) => reply(caseOf(req.json ?? req.form)));
   // Small timeouts and attempt counts so every path finishes in seconds (the attempt count is
   // fixed when the generation is created, the timeouts are the worker's).
-  srv = await startServer({ config: { providerTimeoutMs: 1500, providerAttempts: 2, generationMaxAttempts: 2, defaultMarkup: MARKUP } });
+  srv = await startServer({ config: { providerTimeoutMs: PROVIDER_TIMEOUT_MS, providerAttempts: 2, generationMaxAttempts: 2, defaultMarkup: MARKUP } });
   await startTestWorker(srv);
   for (const model of [
     { id: 'peer/coder', name: 'Peer coder', category: 'text', provider: 'openai',

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { before, test } from 'node:test';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
-const MIGRATION = path.resolve(import.meta.dirname, '..', 'db', 'migrations', 'current', '3-usage-rollup-and-generation-list.sql');
+const MIGRATION = path.resolve(import.meta.dirname, '..', 'db', 'migrations', 'committed', '000029-daily-usage-from-a-ledger-rollup-a-keyset-paged-generation-l.sql');
 
 let srv: TestServer;
 const code = { type: 'code', prompt: 'a card', targetLanguage: 'tsx' };

@@ -45,7 +45,10 @@ const imageModel = (over: Partial<CatalogModel> = {}) => model({
 });
 
 function provider(opts: AdapterOptions = {}) {
-  return createGeminiProvider({ timeoutMs: 1000, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, env: { KILN_TEST_GEMINI_KEY: SECRET }, ...opts });
+  // A generous per-attempt timeout: the peer runs in this process, and on a loaded machine an
+  // answer (an encoded image) can take seconds; one cut short is retried and the request counts
+  // are off. The timeout tests set their own short one.
+  return createGeminiProvider({ timeoutMs: 10_000, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, env: { KILN_TEST_GEMINI_KEY: SECRET }, ...opts });
 }
 
 const textReq = (over: Partial<TextRequest> = {}) => textRequest(model(), over);

@@ -38,7 +38,10 @@ const imageModel = (over: Partial<CatalogModel> = {}) =>
   model({ id: 'test/image', category: 'image', supports_image_input: false, upstream: { baseUrl: peer.url, model: 'img-test', apiKeyEnv: 'KILN_TEST_KEY' }, ...over });
 
 function provider(opts: AdapterOptions = {}) {
-  return createOpenAIProvider({ timeoutMs: 1000, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, env: { KILN_TEST_KEY: SECRET }, ...opts });
+  // A generous per-attempt timeout: the peer runs in this process, and on a loaded machine an
+  // answer (an encoded image) can take seconds; one cut short is retried and the request counts
+  // are off. The timeout tests set their own short one.
+  return createOpenAIProvider({ timeoutMs: 10_000, maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20, env: { KILN_TEST_KEY: SECRET }, ...opts });
 }
 
 const textReq = (over: Partial<TextRequest> = {}) => textRequest(model(), over);
@@ -117,7 +120,7 @@ describe('openai adapter: text', () => {
 
   it('succeeds when the upstream is slow but within the timeout', async () => {
     peer.script([{ ...chatReply('slow'), delayMs: 300 }]);
-    const out = await provider({ timeoutMs: 2000 }).generateText(textReq({ targetLanguage: 'text' }));
+    const out = await provider({ timeoutMs: 5000 }).generateText(textReq({ targetLanguage: 'text' }));
     assert.equal(out.text, 'slow');
     assert.equal(peer.requests.length, 1);
   });

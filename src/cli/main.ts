@@ -28,7 +28,9 @@ function help(operator: Record<string, Command>): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  if (argv[0] && Object.hasOwn(userCommands, argv[0])) return runUserCommand(argv[0], argv.slice(1));
+  // `kiln usage --user ID` is the operator command (the database); `kiln usage [--daily]` the user one (the API).
+  const operatorUsage = argv[0] === 'usage' && argv.some((a) => /^--(user|workspace)(=|$)/.test(a));
+  if (argv[0] && Object.hasOwn(userCommands, argv[0]) && !operatorUsage) return runUserCommand(argv[0], argv.slice(1));
   // Operator commands load the database layer: only when one is asked for.
   const { commands } = await import('./commands.ts');
   // Longest matching command name (e.g. "workspace member add" before "workspace").

@@ -9,7 +9,7 @@ import type { LoadResult } from './_env.ts';
 
 export const BENCH_FILE = path.resolve(import.meta.dirname, '..', '..', 'BENCH.md');
 
-export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks'] as const;
+export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale'] as const;
 
 /** The targets, in one place: the console report and BENCH.md both state them. */
 export const TARGETS = {
@@ -28,6 +28,10 @@ export const TARGETS = {
   waitP50Ms: 5,
   waitP99Ms: 20,
   waiterKb: 20,
+  scaleDailyP50Ms: 20,
+  scaleListP50Ms: 20,
+  /** GET /usage and POST /generations on the loaded ledger: within this share of their empty-ledger ratios. */
+  scaleRatioDrift: 0.05,
 } as const;
 
 export interface RunInfo {
@@ -180,7 +184,38 @@ function webhooks(f: Figures): string[] {
   ];
 }
 
-const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks };
+
+function scale(f: Figures): string[] {
+  const r = f.rows;
+  const drift = (k: string) => f.ratios.loaded[k] / f.ratios.empty[k] - 1;
+  const driftCell = (k: string) => `${f.ratios.empty[k].toFixed(2)} → ${f.ratios.loaded[k].toFixed(2)} (${drift(k) >= 0 ? '+' : ''}${(drift(k) * 100).toFixed(0)} %)`;
+  const g = f.generateSeconds as Record<string, number>;
+  return [
+    '## Scale: the ledger at 10 million charges',
+    '',
+    `${n(r.charges)} charges and ${n(r.generations)} generations generated in SQL over the past year (\`KILN_BENCH_SCALE=${f.scale}\`), ${n(r.accounts)} accounts, one holding half of both; ` +
+      `generated in ${g.total} s (${Object.entries(g).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${v} s`).join(', ')}). ` +
+      'Latencies are sequential requests over keep-alive, measured at the client (p50 of 50 for daily usage, of 30 per list query). Ratios as in the sections above (three interleaved rounds), on the empty ledger first and again once loaded.',
+    '',
+    '| benchmark | measured | target | |',
+    '|---|---|---|---|',
+    `| \`GET /usage/daily\`, a month of the heavy account (${f.daily.days} day × model rows) | p50 ${f.daily.p50} ms, p90 ${f.daily.p90} ms | p50 ≤ ${TARGETS.scaleDailyP50Ms} ms | ${met(f.daily.p50 <= TARGETS.scaleDailyP50Ms)} |`,
+    `| the same month through the ledger, as \`kiln.daily_spend\` read it before the rollup | ${f.ledgerQueryMs.heavyMonth.map(n).join(' / ')} ms (SQL only) | — | before |`,
+    `| the same month through \`kiln.daily_spend\` now (SQL only) | p50 ${f.viewQueryMs.heavyMonth} ms | — | after |`,
+    `| every account's month by day and model: ledger before / \`kiln.daily_spend\` now (SQL only) | ${f.ledgerQueryMs.allMonth.map(n).join(' / ')} ms / p50 ${f.viewQueryMs.allMonth} ms | — | |`,
+    ...f.list.map((l: any) => `| \`GET /generations?limit=20${l.query === '(none)' ? '' : `&${l.query.replace(/since=[^&]+/, 'since=<7 days ago>')}`}\` first page, heavy account (${l.items} items) | p50 ${l.p50} ms, p90 ${l.p90} ms | p50 ≤ ${TARGETS.scaleListP50Ms} ms | ${met(l.p50 <= TARGETS.scaleListP50Ms)} |`),
+    `| \`GET /usage\` ratio to \`select 1\`: empty → loaded ledger | ${driftCell('usage')} | within ${TARGETS.scaleRatioDrift * 100} % | ${met(Math.abs(drift('usage')) <= TARGETS.scaleRatioDrift)} |`,
+    `| \`POST /generations\` ratio to \`select 1\`: empty → loaded ledger | ${driftCell('post')} | within ${TARGETS.scaleRatioDrift * 100} % | ${met(Math.abs(drift('post')) <= TARGETS.scaleRatioDrift)} |`,
+    `| CPU µs per request, server / Postgres / load generator: \`GET /usage\` empty → loaded | ${cpu(f.loads.empty.usage)} → ${cpu(f.loads.loaded.usage)} | — | |`,
+    `| CPU µs per request, server / Postgres / load generator: \`POST /generations\` empty → loaded | ${cpu(f.loads.empty.post)} → ${cpu(f.loads.loaded.post)} | — | |`,
+    '',
+    '| table | rows | heap | indexes |',
+    '|---|---|---|---|',
+    ...f.sizes.map((s: any) => `| \`${s.table}\` | ${n(s.rows)} | ${n(s.heapMb)} MB | ${n(s.indexesMb)} MB: ${s.indexes.map(([i, m]: [string, number]) => `${i} ${n(m)}`).join(', ')} |`),
+  ];
+}
+
+const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale };
 
 /** One section's markdown, markers included. */
 export function renderSection(name: string, figures: Figures, run: RunInfo): string {

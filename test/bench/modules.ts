@@ -3,6 +3,7 @@
 import type { BenchContext } from './run.ts';
 import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
+import { benchScale } from './scale.ts';
 import { benchWait } from './wait.ts';
 import { benchWebhooks } from './webhooks.ts';
 import { benchWorkflows } from './workflows.ts';
@@ -13,4 +14,5 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   images: async (ctx) => ctx.report('images', { ...(await benchImages()) }),
   wait: async (ctx) => ctx.report('wait', { ...(await benchWait(ctx)) }),
   webhooks: async (ctx) => ctx.report('webhooks', { ...(await benchWebhooks(ctx)) }),
+  scale: async (ctx) => ctx.report('scale', { ...(await benchScale(ctx)) }),
 };

@@ -4,6 +4,7 @@
 import { UsageError } from '../args.ts';
 import { describe, exitCodeOf } from './exit.ts';
 import { generate, GENERATE_HELP } from './generate.ts';
+import { ls, LS_HELP, usage, USAGE_HELP } from './history.ts';
 import { me, ME_HELP, models, MODELS_HELP, transform, TRANSFORM_HELP } from './info.ts';
 import { listen, LISTEN_HELP } from './listen.ts';
 import { run, RUN_HELP } from './run.ts';
@@ -21,6 +22,8 @@ export const userCommands: Record<string, UserCommand> = {
   models: { help: MODELS_HELP, run: models },
   me: { help: ME_HELP, run: me },
   listen: { help: LISTEN_HELP, run: listen },
+  ls: { help: LS_HELP, run: ls },
+  usage: { help: USAGE_HELP, run: usage },
 };
 
 export async function runUserCommand(name: string, argv: string[]): Promise<number> {

@@ -1,3 +1,8 @@
+--! Previous: sha1:a282e6f49edcbc4e40f177bfd706bff33dce1bd3
+--! Hash: sha1:d0e85615bf7261dc2b3bf3f51aa99d768b5d742c
+--! Message: Only graphile-worker's public API in Kiln's SQL
+
+--! split: 1-current.sql
 -- Kiln reads and changes graphile-worker's queue only through its public surface (the
 -- graphile_worker.jobs view, add_jobs, force_unlock_workers, …): its _private_* tables change
 -- between versions. The one exception is the measured enqueue bypass (enqueue_new_generations).

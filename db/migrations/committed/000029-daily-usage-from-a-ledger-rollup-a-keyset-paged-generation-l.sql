@@ -1,3 +1,8 @@
+--! Previous: sha1:d0e85615bf7261dc2b3bf3f51aa99d768b5d742c
+--! Hash: sha1:cff243760560177b5a742796e69e85c9569c6be7
+--! Message: Daily usage from a ledger rollup; a keyset-paged generation list
+
+--! split: 1-current.sql
 -- Daily usage from a rollup kept in the settling transaction, and a keyset-paged generation list.
 --
 -- 1. kiln_private.charge_days: the ledger summed per pool, period, UTC day (of the charge's
@@ -159,6 +164,8 @@ create or replace function kiln.get_daily_usage(p_account_id uuid, p_workspace_i
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
+  -- Planned for the pool and range asked (a generic plan may read every pool's days by day).
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_anchor timestamptz;
@@ -244,6 +251,9 @@ create or replace function kiln.list_generations(p_account_id uuid, p_workspace_
   language plpgsql stable
   security definer
   set search_path = pg_catalog, pg_temp
+  -- A generic plan cannot tell one account's rows from the table's and reads generations_created_idx
+  -- newest first with every other condition as a filter (a scan of history when the match is rare).
+  set plan_cache_mode = force_custom_plan
 as $$
 declare
   v_pool uuid := coalesce(p_workspace_id, p_account_id);

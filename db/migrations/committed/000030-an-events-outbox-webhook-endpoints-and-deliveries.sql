@@ -1,3 +1,8 @@
+--! Previous: sha1:cff243760560177b5a742796e69e85c9569c6be7
+--! Hash: sha1:699e0104cc551b034ed55924b5e1b7fbb99d29d8
+--! Message: An events outbox, webhook endpoints and deliveries
+
+--! split: 1-current.sql
 -- Events and webhooks (issue 20): an outbox of events written in the transaction of the state
 -- change they report (triggers on generations, workflow runs and budget periods), webhook
 -- endpoints per billing scope, one delivery per (event, matching endpoint) written in that same

@@ -1,0 +1,96 @@
+// `kiln ls` (the key's generations, newest first) and `kiln usage` (the budget, or with --daily the
+// spend per day and model): a table on a terminal, JSON lines elsewhere.
+
+import type { DailyUsageQuery, Generation, GenerationListQuery } from '../../client/index.ts';
+import { intFlag, parseArgs, UsageError } from '../args.ts';
+import { clientFromEnv, EXIT } from './exit.ts';
+import { me } from './info.ts';
+import { dim, dollars, interactive, jsonLine, red } from './live.ts';
+
+export const LS_HELP =
+  '[--status S[,S…]] [--type image|code] [--model ID] [--since TIME] [--limit N] [--all] [--cursor C] [--json] — your generations, newest first';
+export const USAGE_HELP = '[--daily [--from YYYY-MM-DD] [--to YYYY-MM-DD]] [--json] — the budget this period, or with --daily the spend per day and model';
+
+const STATUSES = ['pending', 'processing', 'completed', 'failed'];
+
+export async function ls(argv: string[]): Promise<number> {
+  const { values: flags } = parseArgs(argv, {
+    options: {
+      status: { type: 'string' }, type: { type: 'string' }, model: { type: 'string' }, since: { type: 'string' },
+      limit: { type: 'string' }, all: { type: 'boolean' }, cursor: { type: 'string' }, json: { type: 'boolean' },
+    },
+  });
+  // The server checks every value too (400s name the parameter); these catch typos before a request.
+  if (flags.status && !flags.status.split(',').every((s) => STATUSES.includes(s))) throw new UsageError(`--status must be ${STATUSES.join(', ')} (several separated by commas)`);
+  if (flags.type && flags.type !== 'image' && flags.type !== 'code') throw new UsageError('--type must be image or code');
+  if (flags.all && flags.cursor) throw new UsageError('--all starts from the newest: leave out --cursor');
+  const query: GenerationListQuery = {
+    limit: intFlag(flags.limit, 'limit', 1, 100) ?? 20,
+    ...(flags.status && { status: flags.status }),
+    ...(flags.type && { type: flags.type }),
+    ...(flags.model && { model: flags.model }),
+    ...(flags.since && { since: flags.since }),
+    ...(flags.cursor && { cursor: flags.cursor }),
+  };
+  const client = clientFromEnv();
+  const table = interactive(flags.json);
+  let cursor: string | null = null;
+  let shown = 0;
+  do {
+    const page = await client.generations.list({ ...query, ...(cursor ? { cursor } : {}) });
+    for (const g of page.data) {
+      if (table) process.stdout.write(row(g));
+      else jsonLine(process.stdout, g);
+    }
+    shown += page.data.length;
+    cursor = page.nextCursor;
+  } while (flags.all && cursor);
+  if (table) {
+    if (!shown) process.stdout.write(dim('no generations\n'));
+    if (cursor) process.stdout.write(dim(`more: kiln ls --cursor ${cursor}${flags.all ? '' : ' (or --all)'}\n`));
+  } else if (cursor) {
+    jsonLine(process.stdout, { nextCursor: cursor });
+  }
+  return EXIT.ok;
+}
+
+function row(g: Generation): string {
+  const status = g.status === 'failed' ? red(g.status.padEnd(10)) : g.status.padEnd(10);
+  const r = g.result;
+  const cost = r ? dollars(r.costMicros).padStart(10) : ''.padStart(10);
+  const what = r?.type === 'image' ? `image ${r.model ?? ''}`.trim()
+    : r?.type === 'code' ? `code ${r.model ?? ''} ${dim(JSON.stringify((r.code ?? '').slice(0, 40)))}`.trim()
+      : g.error ? dim(g.error.slice(0, 60)) : '';
+  return `${g.id}  ${status}  ${cost}  ${what}\n`;
+}
+
+export async function usage(argv: string[]): Promise<number> {
+  const { values: flags } = parseArgs(argv, {
+    options: { daily: { type: 'boolean' }, from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } },
+  });
+  if (!flags.daily) {
+    if (flags.from || flags.to) throw new UsageError('--from and --to go with --daily');
+    return me(flags.json ? ['--json'] : []);
+  }
+  const query: DailyUsageQuery = { ...(flags.from && { from: flags.from }), ...(flags.to && { to: flags.to }) };
+  const d = await clientFromEnv().usage.daily(query);
+  if (!interactive(flags.json)) {
+    jsonLine(process.stdout, d);
+    return EXIT.ok;
+  }
+  process.stdout.write(`${d.scope} budget${d.workspace_id ? ` (workspace ${d.workspace_id})` : ''} · ${d.from} to ${d.to} (UTC days)\n`);
+  if (!d.days.length) {
+    process.stdout.write(dim('no charges\n'));
+    return EXIT.ok;
+  }
+  const width = Math.max(...d.days.map((x) => x.model_id.length), 5);
+  process.stdout.write(dim(`${'day'.padEnd(10)}  ${'model'.padEnd(width)}  ${'spend'.padStart(14)}  ${'charges'.padStart(7)}  in flight\n`));
+  let total = 0;
+  for (const x of d.days) {
+    total += x.spend_micros;
+    const held = x.held_micros ? dim(dollars(x.held_micros)) : '';
+    process.stdout.write(`${x.day}  ${x.model_id.padEnd(width)}  ${dollars(x.spend_micros).padStart(14)}  ${String(x.charges).padStart(7)}  ${held}\n`);
+  }
+  process.stdout.write(`${'total'.padEnd(10)}  ${''.padEnd(width)}  ${dollars(total).padStart(14)}\n`);
+  return EXIT.ok;
+}

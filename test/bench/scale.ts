@@ -1,0 +1,303 @@
+// Benchmark: the ledger at scale. Generates, in SQL, 10 million charges and 1 million generations
+// over a year (one account holding half of them; KILN_BENCH_SCALE=0.01 for a hundredth), then
+// measures a month of GET /usage/daily for that account (and the ledger query kiln.daily_spend ran
+// before the rollup), the first page of GET /generations with and without filters, and GET /usage
+// and POST /generations as ratios to the `select 1` route before and after the load. Reports the
+// table and index sizes. `KILN_BENCH_ONLY=scale npm run bench` runs this section alone.
+
+import type { Sql } from '../../src/db/pool.ts';
+import { fmt, interleaved, load, type LoadResult } from './_env.ts';
+import type { BenchContext } from './run.ts';
+
+const MODELS = [
+  { id: 'local/coder', type: 'code' },
+  { id: 'local/vector', type: 'code' },
+  { id: 'local/sketch', type: 'image' },
+  { id: 'openai/gpt-5', type: 'code' },
+  { id: 'fal/flux-schnell', type: 'image' },
+];
+
+/** The GET /usage/daily query as kiln.daily_spend answered it before the rollup: the ledger grouped. */
+const LEDGER_DAILY = `
+  select (created_at at time zone 'UTC')::date as day, model_id, coalesce(sum(settled_micros), 0)::bigint as spend
+  from kiln_private.charges where account_id = $1 and (created_at at time zone 'UTC')::date between $2::date and $3::date
+  group by 1, 2 order by 1, 2`;
+const VIEW_DAILY = `
+  select day, model_id, sum(spend_micros)::bigint as spend from kiln.daily_spend
+  where account_id = $1 and day between $2::date and $3::date group by 1, 2 order by 1, 2`;
+const LEDGER_ALL = `
+  select (created_at at time zone 'UTC')::date as day, model_id, coalesce(sum(settled_micros), 0)::bigint as spend
+  from kiln_private.charges where (created_at at time zone 'UTC')::date between $1::date and $2::date
+  group by 1, 2 order by 1, 2`;
+const VIEW_ALL = `
+  select day, model_id, sum(spend_micros)::bigint as spend from kiln.daily_spend
+  where day between $1::date and $2::date group by 1, 2 order by 1, 2`;
+
+export interface ScaleFigures {
+  scale: number;
+  rows: { charges: number; generations: number; accounts: number; heavyShare: number };
+  generateSeconds: Record<string, number>;
+  daily: { p50: number; p90: number; n: number; days: number };
+  ledgerQueryMs: { heavyMonth: number[]; allMonth: number[] };
+  viewQueryMs: { heavyMonth: number; allMonth: number };
+  list: Array<{ query: string; p50: number; p90: number; items: number }>;
+  ratios: { empty: Record<string, number>; loaded: Record<string, number> };
+  loads: { empty: Record<string, LoadResult>; loaded: Record<string, LoadResult> };
+  sizes: Array<{ name: string; table: string; rows: number; heapMb: number; indexesMb: number; indexes: Array<[string, number]> }>;
+}
+
+const mb = (b: number | string) => Math.round(Number(b) / 2 ** 20);
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return +s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!.toFixed(2);
+};
+
+async function timed<T>(label: string, out: Record<string, number>, fn: () => Promise<T>): Promise<T> {
+  const t = performance.now();
+  const r = await fn();
+  out[label] = +((performance.now() - t) / 1000).toFixed(1);
+  console.log(`  ${label}: ${out[label]} s`);
+  return r;
+}
+
+/**
+ * One insert per table, set-based (generate_series), the secondary indexes dropped first and built
+ * after, the rollup and the budget periods derived from the ledger as the migration backfills them.
+ * Foreign keys stay in force throughout (each row is checked).
+ */
+export async function generateLedger(sql: Sql, heavyAccountId: string, scale: number): Promise<{ charges: number; generations: number; accounts: number; seconds: Record<string, number> }> {
+  const charges = Math.round(10_000_000 * scale);
+  const generations = Math.round(1_000_000 * scale);
+  const others = Math.max(10, Math.round(1000 * Math.min(1, scale * 10)));
+  const seconds: Record<string, number> = {};
+  const t0 = performance.now();
+  return sql.begin(async (tx) => {
+    await tx`set local maintenance_work_mem = '512MB'`;
+    await tx`set local work_mem = '256MB'`;
+    await tx`select setseed(0.42)`;
+    const anchor = tx`date_trunc('day', now(), 'UTC') - interval '400 days'`;
+    // Accounts: the heavy one (a bench account) and `others` more, all anchored before the year.
+    await tx`update kiln_private.accounts set period_anchor = ${anchor} where id = ${heavyAccountId}`;
+    await tx`
+      insert into kiln_private.accounts (email, tier, budget_micros, period_anchor)
+      select 'scale' || i || '@example.test', 'enterprise', null, ${anchor} from generate_series(1, ${others}) i`;
+    await tx`
+      insert into kiln_private.api_keys (account_id, key_hash, display_prefix, scopes)
+      select a.id, sha256(convert_to(a.id::text, 'UTF8')), 'kiln_live_scale', '{read,write}'
+      from kiln_private.accounts a where a.email like 'scale%@example.test'`;
+    await tx`
+      create temp table scale_accounts on commit drop as
+      select (row_number() over (order by a.id) - 1)::int as n, a.id, k.id as key_id
+      from kiln_private.accounts a join kiln_private.api_keys k on k.account_id = a.id
+      where a.email like 'scale%@example.test'`;
+    const [heavy] = await tx`select id as key_id from kiln_private.api_keys where account_id = ${heavyAccountId} limit 1`;
+
+    const [{ defs }] = await tx`
+      select coalesce(array_agg(pg_get_indexdef(i.indexrelid)), '{}') as defs
+      from pg_index i join pg_class c on c.oid = i.indexrelid
+      where i.indrelid in ('kiln_private.charges'::regclass, 'kiln_private.generations'::regclass)
+        and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)`;
+    await timed('drop secondary indexes', seconds, async () => {
+      for (const d of defs as string[]) {
+        const name = /INDEX (\S+) ON/.exec(d)![1]!;
+        await tx.unsafe(`drop index kiln_private.${name}`);
+      }
+    });
+    // The two bulk statements run as a restore would (session_replication_role = replica): no
+    // per-row foreign-key trigger and no rollup trigger (the rollup is rebuilt from the ledger
+    // below, as the migration backfills it). Every foreign key is then checked set-based, and
+    // the bench fails if one row breaks one.
+    await tx`set local session_replication_role = replica`;
+    const models = MODELS.map((m) => m.id);
+    const types = MODELS.map((m) => m.type);
+    await timed(`insert ${charges.toLocaleString('en-US')} charges`, seconds, () => tx`
+      insert into kiln_private.charges
+        (account_id, pool_id, period_start, key_id, model_id, origin, generation_id, status,
+         reserved_micros, settled_micros, created_at, finished_at)
+      select x.account_id, x.account_id, kiln_private.period_start(${anchor}, x.at), x.key_id, x.model, x.origin,
+             case when x.i <= ${generations} then gen_random_uuid() end,
+             case when x.released then 'released' else 'settled' end,
+             x.reserved, case when x.released then null else (x.reserved * x.r)::bigint end, x.at, x.at + interval '5 seconds'
+      from (
+        select i,
+               case when i % 2 = 0 then ${heavyAccountId}::uuid else acc.ids[1 + (i / 2) % acc.n] end as account_id,
+               case when i > ${generations} or i % 10 = 9 then null when i % 2 = 0 then ${heavy.key_id}::uuid else acc.keys[1 + (i / 2) % acc.n] end as key_id,
+               (${models}::text[])[1 + (i::bigint * 7919) % 5] as model,
+               case when i > ${generations} then 'app' when i % 10 = 9 then 'mcp' else 'api' end as origin,
+               now() - random() * interval '365 days' as at,
+               1000 + (random() * 49000)::bigint as reserved,
+               random() as r,
+               random() < 0.08 as released
+        from generate_series(1, ${charges}) i,
+             (select array_agg(id order by n) as ids, array_agg(key_id order by n) as keys, count(*)::int as n from scale_accounts) acc
+      ) x`);
+    await timed(`insert ${generations.toLocaleString('en-US')} generations`, seconds, () => tx`
+      insert into kiln_private.generations
+        (id, account_id, key_id, origin, model_id, type, request, status, result, error, reserved_micros, cost_micros,
+         charge_id, attempts, max_attempts, created_at, started_at, finished_at, updated_at)
+      select c.generation_id, c.account_id, c.key_id, c.origin, c.model_id, t.type,
+             '{"prompt":"scale"}'::jsonb,
+             case when c.status = 'settled' then 'completed' else 'failed' end,
+             case when c.status <> 'settled' then null
+                  when t.type = 'image' then jsonb_build_object('type', 'image', 'path', c.account_id || '/generations/' || c.generation_id || '.png', 'mediaType', 'image/png', 'aspectRatio', '1:1')
+                  else '{"type":"code","code":"x","structuredOutput":null}'::jsonb end,
+             case when c.status <> 'settled' then 'upstream said no' end,
+             c.reserved_micros, coalesce(c.settled_micros, 0), c.id, 1, 3,
+             c.created_at, c.created_at + interval '1 second', c.finished_at, c.finished_at
+      from kiln_private.charges c
+      join unnest(${models}::text[], ${types}::text[]) t(model, type) on t.model = c.model_id
+      where c.generation_id is not null
+        and not exists (select 1 from kiln_private.generations g where g.id = c.generation_id)`);
+    await tx`set local session_replication_role = origin`;
+    await timed('check every foreign key', seconds, async () => {
+      const [bad] = await tx`
+        select
+          (select count(*) from kiln_private.charges c left join kiln_private.accounts a on a.id = c.account_id where a.id is null)
+          + (select count(*) from kiln_private.charges c left join kiln_private.api_keys k on k.id = c.key_id where c.key_id is not null and k.id is null)
+          + (select count(*) from kiln_private.charges c left join kiln_private.workspaces w on w.id = c.workspace_id where c.workspace_id is not null and w.id is null)
+          + (select count(*) from kiln_private.generations g left join kiln_private.charges c on c.id = g.charge_id where c.id is null)
+          + (select count(*) from kiln_private.generations g left join kiln_private.accounts a on a.id = g.account_id where a.id is null)
+          + (select count(*) from kiln_private.generations g left join kiln_private.api_keys k on k.id = g.key_id where g.key_id is not null and k.id is null)
+          as n`;
+      if (Number(bad.n) !== 0) throw new Error(`the generated ledger breaks ${bad.n} foreign keys`);
+    });
+    await timed('build secondary indexes', seconds, async () => {
+      for (const d of defs as string[]) await tx.unsafe(d);
+    });
+    await timed('budget periods and the rollup from the ledger', seconds, async () => {
+      // Nothing else runs meanwhile: the budget periods are recomputed from the whole ledger.
+      await tx`delete from kiln_private.budget_periods`;
+      await tx`
+        insert into kiln_private.budget_periods (pool_id, period_start, settled_micros, held_micros)
+        select pool_id, period_start, coalesce(sum(settled_micros), 0),
+               coalesce(sum(reserved_micros) filter (where status = 'reserved'), 0)
+        from kiln_private.charges group by pool_id, period_start`;
+      await tx`delete from kiln_private.charge_days`;
+      await tx`
+        insert into kiln_private.charge_days
+          (pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
+           charges, settled_charges, released_charges, open_reservations, spend_micros, held_micros)
+        select pool_id, period_start, (created_at at time zone 'UTC')::date, account_id, workspace_id, key_id, model_id, origin,
+               count(*), count(*) filter (where status = 'settled'), count(*) filter (where status = 'released'),
+               count(*) filter (where status = 'reserved'), coalesce(sum(settled_micros), 0)::bigint,
+               coalesce(sum(reserved_micros) filter (where status = 'reserved'), 0)::bigint
+        from kiln_private.charges
+        group by pool_id, period_start, (created_at at time zone 'UTC')::date, account_id, workspace_id, key_id, model_id, origin`;
+    });
+    seconds.total = +((performance.now() - t0) / 1000).toFixed(1);
+    return { charges, generations, accounts: others + 1, seconds };
+  });
+}
+
+/** p50/p90 of `n` sequential requests (keep-alive), in ms, and the last body. */
+async function latency(url: string, headers: Record<string, string>, n: number): Promise<{ p50: number; p90: number; body: any }> {
+  const times: number[] = [];
+  let body: any;
+  for (let i = 0; i < n + 3; i++) {
+    const t = performance.now();
+    const res = await fetch(url, { headers });
+    body = await res.json();
+    if (res.status !== 200) throw new Error(`${url} → ${res.status} ${JSON.stringify(body)}`);
+    if (i >= 3) times.push(performance.now() - t);
+  }
+  return { p50: pct(times, 0.5), p90: pct(times, 0.9), body };
+}
+
+async function queryMs(sql: Sql, text: string, params: unknown[], n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await sql.unsafe(text, params as never[]);
+    out.push(+(performance.now() - t).toFixed(1));
+  }
+  return out;
+}
+
+export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
+  const scale = Number(process.env.KILN_BENCH_SCALE ?? 1);
+  if (!(scale > 0 && scale <= 10)) throw new Error('KILN_BENCH_SCALE must be a number in (0, 10]');
+  const round = Number(process.env.KILN_BENCH_SECONDS ?? 3);
+  const auth = ctx.keys.map((k) => ({ authorization: `Bearer ${k}` }));
+  const heavyKey = { authorization: `Bearer ${ctx.keys[0]}` };
+  const body = JSON.stringify({ type: 'code', prompt: 'A pricing card with three tiers', targetLanguage: 'tsx' });
+  const drain = async () => {
+    await ctx.sql`delete from graphile_worker._private_jobs`;
+    await ctx.sql`vacuum graphile_worker._private_jobs`;
+  };
+  // GET /usage and POST /generations against select 1, interleaved, as the foundation and
+  // generations sections measure them; the queue drained before each round (no worker runs).
+  const ratios = async () => {
+    await load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: 1 });
+    const f = await interleaved(3, {
+      select1: async () => { await drain(); return ctx.select1Load(); },
+      usage: () => load({ url: `${ctx.base}/usage`, headers: auth, seconds: round, meter: ctx.meter }),
+      post: () => load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: ctx.meter }),
+    });
+    return { ratios: { usage: f.usage.ratio, post: f.post.ratio }, loads: { select1: f.select1.median, usage: f.usage.median, post: f.post.median } };
+  };
+
+  console.log('\n## Scale');
+  const empty = await ratios();
+  console.log(`empty ledger: GET /usage ratio ${empty.ratios.usage}, POST ratio ${empty.ratios.post}`);
+  // The POST rounds' jobs stay pending; fail them (releasing their reservations) so the
+  // generated history is the only open question.
+  await drain();
+  await ctx.sql`select count(kiln.fail_generation(id, 'benchmark backlog')) from kiln_private.generations where status in ('pending', 'processing')`;
+
+  console.log(`generating (scale ${scale}) …`);
+  const gen = await generateLedger(ctx.sql, ctx.accountIds[0]!, scale);
+  await ctx.sql`vacuum analyze kiln_private.charges, kiln_private.generations, kiln_private.charge_days, kiln_private.budget_periods, kiln_private.accounts, kiln_private.api_keys`;
+
+  // A month of the heavy account: through the API, through the view, and as the ledger query the view was.
+  const to = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+  const from = new Date(Date.parse(to) - 29 * 86_400_000).toISOString().slice(0, 10);
+  const daily = await latency(`${ctx.base}/usage/daily?from=${from}&to=${to}`, heavyKey, 50);
+  console.log(`GET /usage/daily (a month, heavy account): p50 ${daily.p50} ms, p90 ${daily.p90} ms (${daily.body.days.length} day × model rows)`);
+  const ledgerHeavy = await queryMs(ctx.sql, LEDGER_DAILY, [ctx.accountIds[0], from, to], 3);
+  const ledgerAll = await queryMs(ctx.sql, LEDGER_ALL, [from, to], 3);
+  const viewHeavy = pct(await queryMs(ctx.sql, VIEW_DAILY, [ctx.accountIds[0], from, to], 20), 0.5);
+  const viewAll = pct(await queryMs(ctx.sql, VIEW_ALL, [from, to], 10), 0.5);
+  console.log(`ledger query (the old view), heavy month: ${ledgerHeavy.join(' / ')} ms; all accounts: ${ledgerAll.join(' / ')} ms`);
+  console.log(`kiln.daily_spend now, heavy month: p50 ${viewHeavy} ms; all accounts: p50 ${viewAll} ms`);
+
+  const since = new Date(Date.now() - 7 * 86_400_000).toISOString();
+  const list = [];
+  for (const query of ['', 'status=failed', 'type=image', 'model=local/vector', `since=${since}`, 'status=failed&type=image&model=fal/flux-schnell',
+    'status=pending', 'model=no-such-model']) {
+    const r = await latency(`${ctx.base}/generations?limit=20${query ? `&${query}` : ''}`, heavyKey, 30);
+    list.push({ query: query || '(none)', p50: r.p50, p90: r.p90, items: r.body.data.length });
+    console.log(`GET /generations?limit=20${query ? `&${query}` : ''}: p50 ${r.p50} ms, p90 ${r.p90} ms (${r.body.data.length} items)`);
+  }
+
+  const loaded = await ratios();
+  console.log(`loaded ledger: GET /usage ratio ${loaded.ratios.usage} (empty ${empty.ratios.usage}), POST ratio ${loaded.ratios.post} (empty ${empty.ratios.post})`);
+  console.log(`  ${fmt(loaded.loads.usage)}\n  ${fmt(loaded.loads.post)}`);
+
+  const sizes = [];
+  for (const table of ['charges', 'charge_days', 'generations', 'budget_periods']) {
+    const [t] = await ctx.sql`
+      select c.reltuples::bigint as rows, pg_table_size(c.oid) as heap, pg_indexes_size(c.oid) as idx
+      from pg_class c where c.oid = ${`kiln_private.${table}`}::regclass`;
+    const idx = await ctx.sql`
+      select i.indexrelid::regclass::text as name, pg_relation_size(i.indexrelid) as size
+      from pg_index i where i.indrelid = ${`kiln_private.${table}`}::regclass order by 2 desc`;
+    sizes.push({
+      name: table, table: `kiln_private.${table}`, rows: Number(t.rows), heapMb: mb(t.heap), indexesMb: mb(t.idx),
+      indexes: idx.map((i) => [i.name.replace('kiln_private.', ''), mb(i.size)] as [string, number]),
+    });
+  }
+  for (const s of sizes) console.log(`${s.table}: ${s.rows.toLocaleString('en-US')} rows, heap ${s.heapMb} MB, indexes ${s.indexesMb} MB`);
+
+  return {
+    scale,
+    rows: { charges: gen.charges, generations: gen.generations, accounts: gen.accounts, heavyShare: 0.5 },
+    generateSeconds: gen.seconds,
+    daily: { p50: daily.p50, p90: daily.p90, n: 50, days: daily.body.days.length },
+    ledgerQueryMs: { heavyMonth: ledgerHeavy, allMonth: ledgerAll },
+    viewQueryMs: { heavyMonth: viewHeavy, allMonth: viewAll },
+    list,
+    ratios: { empty: empty.ratios, loaded: loaded.ratios },
+    loads: { empty: empty.loads, loaded: loaded.loads },
+    sizes,
+  };
+}
