@@ -76,8 +76,13 @@ test('unknown routes are 404 and wrong methods 405, both in the envelope with x-
   assert.equal(nf.status, 404);
   assert.equal(nf.body.error.type, 'not_found');
   assert.ok(nf.headers.get('x-request-id'));
-  const root = await api(srv.origin, null, '/');
-  assert.equal(root.status, 404);
+  // `/` is the console's entry (issue 21); any other unknown path outside the API is still a 404.
+  const root = await fetch(`${srv.origin}/`, { redirect: 'manual' });
+  assert.equal(root.status, 302);
+  assert.equal(root.headers.get('location'), '/console/');
+  const other = await api(srv.origin, null, '/nope');
+  assert.equal(other.status, 404);
+  assert.equal(other.body.error.type, 'not_found');
   const m = await api(srv.base, key, '/models', { method: 'DELETE' });
   assert.equal(m.status, 405);
   assert.equal(m.body.error.type, 'invalid_request');

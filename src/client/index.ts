@@ -30,6 +30,7 @@ export type WorkflowRun = Schemas['WorkflowRun'];
 export type WorkflowRunSummary = Schemas['WorkflowRunSummary'];
 export type WorkflowRunResult = Schemas['WorkflowRunResult'];
 export type RunProgress = WorkflowRun['progress'];
+export type WorkflowRunGraph = Schemas['WorkflowRunGraph'];
 export type ListQuery = NonNullable<operations['listWorkflows']['parameters']['query']>;
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
@@ -272,6 +273,10 @@ export function createKilnClient(options: KilnClientOptions) {
           }
         },
       });
+    },
+    /** GET /workflows/{id}/runs/{runId}/graph: the nodes and edges of the run's snapshot (immutable). */
+    graph(workflowId: string, runId: string, opts: CallOptions = {}) {
+      return unwrap(raw.GET('/workflows/{id}/runs/{runId}/graph', { params: { path: { id: workflowId, runId } }, signal: opts.signal }));
     },
     /** A new run of a failed run's snapshot (no Idempotency-Key on this endpoint: retried on 503 only). */
     retry(workflowId: string, runId: string, opts: CallOptions = {}) {

@@ -250,6 +250,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workflows/{id}/runs/{runId}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's graph
+         * @description The nodes and edges of the run's snapshot — ids, kinds, labels, output types, models and platforms; prompt and text values are not returned. The snapshot never changes, so neither does this answer. Each `results` entry of the run names its `promptNodeId` and `outputNodeId` in it. 404 when the run does not exist, belongs to another account, or is not a run of that workflow.
+         */
+        get: operations["getWorkflowRunGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows/{id}/runs/{runId}/cancel": {
         parameters: {
             query?: never;
@@ -797,6 +817,38 @@ export interface components {
         WorkflowRunList: {
             /** @description Newest first. */
             data: components["schemas"]["WorkflowRunSummary"][];
+        };
+        WorkflowRunGraph: {
+            /**
+             * Format: uuid
+             * @description Run id.
+             */
+            runId: string;
+            /** Format: uuid */
+            workflowId: string;
+            /** @description The nodes of the run's snapshot, in the order they were saved. Structure only: prompt and text values are not returned. */
+            nodes: {
+                id: string;
+                /**
+                 * @description `text` and `image` are inputs, `prompt` nodes generate, `output` nodes receive.
+                 * @enum {string}
+                 */
+                kind: "text" | "image" | "prompt" | "output";
+                label?: string;
+                /**
+                 * @description Prompt nodes: what they generate.
+                 * @enum {string}
+                 */
+                output?: "image" | "code" | "screen" | "design" | "video";
+                /** @description Prompt nodes: the model they name, when set. */
+                model?: string;
+                /** @enum {string} */
+                platform?: "x" | "linkedin" | "instagram" | "facebook" | "threads" | "tiktok";
+            }[];
+            edges: {
+                from: string;
+                to: string;
+            }[];
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -2086,6 +2138,94 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkflowRunGraph: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run's graph. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description `private, max-age=3600`: a snapshot is immutable. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowRunGraph"];
                 };
             };
             /** @description Invalid request. */

@@ -66,9 +66,24 @@ export const WorkflowRunSummary = v.object({
 });
 export const WorkflowRunList = v.object({ data: v.pipe(v.array(WorkflowRunSummary), v.description('Newest first.')) });
 
+const GraphNode = v.object({
+  id: v.string(),
+  kind: v.pipe(v.picklist(['text', 'image', 'prompt', 'output']), v.description('`text` and `image` are inputs, `prompt` nodes generate, `output` nodes receive.')),
+  label: v.optional(v.string()),
+  output: v.optional(v.pipe(v.picklist(OUTPUT_TYPES), v.description('Prompt nodes: what they generate.'))),
+  model: v.optional(v.pipe(v.string(), v.description('Prompt nodes: the model they name, when set.'))),
+  platform: v.optional(v.picklist(PLATFORMS)),
+});
+export const WorkflowRunGraph = v.object({
+  runId: v.pipe(Uuid, v.description('Run id.')),
+  workflowId: Uuid,
+  nodes: v.pipe(v.array(GraphNode), v.description('The nodes of the run\'s snapshot, in the order they were saved. Structure only: prompt and text values are not returned.')),
+  edges: v.array(v.object({ from: v.string(), to: v.string() })),
+});
+
 export type WorkflowSummaryBody = v.InferOutput<typeof WorkflowSummary>;
 export type WorkflowRunBody = v.InferOutput<typeof WorkflowRun>;
 export type WorkflowRunResultBody = v.InferOutput<typeof WorkflowRunResult>;
 export type WorkflowRunSummaryBody = v.InferOutput<typeof WorkflowRunSummary>;
 
-registerSchemas({ WorkflowSummary, WorkflowList, RunAccepted, WorkflowRun, WorkflowRunResult, WorkflowRunSummary, WorkflowRunList });
+registerSchemas({ WorkflowSummary, WorkflowList, RunAccepted, WorkflowRun, WorkflowRunResult, WorkflowRunSummary, WorkflowRunList, WorkflowRunGraph });

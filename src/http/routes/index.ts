@@ -15,6 +15,7 @@ import getWorkflowRun from './workflows/get-run.ts';
 import listWorkflowRuns from './workflows/list-runs.ts';
 import retryWorkflowRun from './workflows/retry-run.ts';
 import runEvents from './workflows/run-events.ts';
+import getWorkflowRunGraph from './workflows/run-graph.ts';
 import listWorkflows from './workflows/list.ts';
 import runWorkflow from './workflows/run.ts';
 import streamEvents from './events/stream.ts';
@@ -31,7 +32,7 @@ import updateWebhook from './webhooks/update.ts';
 
 export const apiRoutes: RouteDef[] = [
   listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
-  listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, cancelWorkflowRun, retryWorkflowRun,
+  listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
 ];

@@ -1,0 +1,108 @@
+// The console's only way to the server: the public REST API through kiln/client, with the API key
+// kept in sessionStorage (never in a URL, never logged). Also what the console remembers of the
+// generations it started (their request and when each status was seen), which GET bodies lack.
+
+import { createKilnClient, KilnError, type Generation, type GenerationRequest, type KilnClient, type WebhookEndpoint } from '../../client/index.ts';
+
+export { KilnError };
+export type { Generation, GenerationRequest, KilnClient, WebhookEndpoint };
+
+const KEY_SLOT = 'kiln.console.key';
+const MINE_SLOT = 'kiln.console.generations';
+
+export function storedKey(): string | null {
+  try {
+    return sessionStorage.getItem(KEY_SLOT);
+  } catch {
+    return null;
+  }
+}
+
+export function storeKey(key: string | null): void {
+  try {
+    if (key === null) {
+      sessionStorage.removeItem(KEY_SLOT);
+      sessionStorage.removeItem(MINE_SLOT);
+    } else sessionStorage.setItem(KEY_SLOT, key);
+  } catch {
+    /* storage disabled: the key lives for this page only */
+  }
+}
+
+export function makeClient(apiKey: string): KilnClient {
+  // Same origin as the page: the CSP allows no other.
+  return createKilnClient({ baseUrl: location.origin, apiKey, retry: { maxAttempts: 3 } });
+}
+
+export function errorText(e: unknown): string {
+  if (e instanceof KilnError) return e.status ? `${e.message} (${e.type}, HTTP ${e.status})` : `${e.message} (${e.type})`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** A generation this console started: what was asked, and when each status was first seen. */
+export interface Mine {
+  id: string;
+  request: GenerationRequest;
+  createdAt: string;
+  seen: Array<{ status: string; at: string }>;
+  last?: Generation;
+}
+
+export function mine(): Mine[] {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(MINE_SLOT) ?? '[]');
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+export function remember(entry: Mine): void {
+  const all = mine().filter((m) => m.id !== entry.id);
+  all.unshift(entry);
+  try {
+    sessionStorage.setItem(MINE_SLOT, JSON.stringify(all.slice(0, 200)));
+  } catch {
+    /* full or disabled */
+  }
+}
+
+export function recall(id: string): Mine | undefined {
+  return mine().find((m) => m.id === id);
+}
+
+/** Records a status seen for one of ours (and its latest body). */
+export function noteStatus(id: string, g: Generation): void {
+  const m = recall(id);
+  if (!m) return;
+  if (!m.seen.some((s) => s.status === g.status)) m.seen.push({ status: g.status, at: new Date().toISOString() });
+  m.last = g;
+  remember(m);
+}
+
+// ------------------------------------------------------------------ formatting
+
+/** Microdollars as dollars: small amounts keep their precision ($0.000066), larger ones cents. */
+export function money(micros: number | null | undefined): string {
+  if (micros === null || micros === undefined) return '—';
+  const d = micros / 1_000_000;
+  if (micros === 0) return '$0';
+  if (Math.abs(d) >= 1) return `$${d.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  return `$${d.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}`;
+}
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return d.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+/** A date and time to the minute (for what is hours or days away). */
+export function whenMinute(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return new Date(iso).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+export function shortId(id: string): string {
+  return id.slice(0, 8);
+}

@@ -1,0 +1,103 @@
+// Daily spend by model as stacked bars (uPlot on a canvas), with an accessible name and the same
+// numbers as a table for anyone who cannot see the chart.
+
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import { money } from './api.ts';
+
+export interface DaySpend {
+  day: string;
+  model_id: string;
+  spend_micros: number;
+  charges?: number;
+}
+
+const PALETTE = ['#ea580c', '#2563eb', '#16a34a', '#9333ea', '#db2777', '#0891b2', '#ca8a04', '#64748b'];
+
+export function colorOf(i: number): string {
+  return PALETTE[i % PALETTE.length]!;
+}
+
+/** Every day from `from` to `to` (YYYY-MM-DD, inclusive), at most 400. */
+export function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  const d = new Date(`${from}T00:00:00Z`);
+  const end = new Date(`${to}T00:00:00Z`).getTime();
+  while (d.getTime() <= end && out.length < 400) {
+    out.push(d.toISOString().slice(0, 10));
+    d.setUTCDate(d.getUTCDate() + 1);
+  }
+  return out;
+}
+
+export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string; to: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const days = daysBetween(from, to);
+  const models = [...new Set(rows.map((r) => r.model_id))].sort();
+  // Per model, spend per day (dollars).
+  const perModel = models.map((m) => days.map((d) => rows.filter((r) => r.day === d && r.model_id === m).reduce((s, r) => s + Number(r.spend_micros), 0) / 1e6));
+  const total = rows.reduce((s, r) => s + Number(r.spend_micros), 0);
+  const label = `Daily spend by model from ${from} to ${to}: ${money(total)} in total` +
+    (models.length ? ` across ${models.length} model${models.length === 1 ? '' : 's'} (${models.join(', ')})` : ', no spend yet');
+
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const xs = days.map((d) => Date.parse(`${d}T12:00:00Z`) / 1000);
+    // Stacked: each series is the running sum, drawn tallest first so the smaller ones sit on top.
+    const stacked: number[][] = [];
+    let acc = days.map(() => 0);
+    for (const s of perModel) {
+      acc = acc.map((v, i) => v + s[i]!);
+      stacked.push(acc);
+    }
+    const order = models.map((_, i) => i).reverse();
+    const dark = matchMedia('(prefers-color-scheme: dark)').matches;
+    const axis = { stroke: dark ? '#a1a1aa' : '#52525b', grid: { stroke: dark ? '#27272a' : '#e4e4e7', width: 1 }, ticks: { show: false } };
+    const bars = uPlot.paths.bars!({ size: [0.7, 48], gap: 1 });
+    const opts: uPlot.Options = {
+      width: Math.max(280, el.clientWidth),
+      height: 240,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false }, points: { show: false } },
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 0.01] } },
+      axes: [
+        { ...axis, values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' })) },
+        { ...axis, size: 64, values: (_u, ticks) => ticks.map((t) => money(Math.round(t * 1e6))) },
+      ],
+      series: [{}, ...order.map((i) => ({ label: models[i], stroke: colorOf(i), fill: colorOf(i), width: 0, paths: bars, points: { show: false } }))],
+    };
+    const data: uPlot.AlignedData = [xs, ...order.map((i) => stacked[i]!)];
+    const plot = new uPlot(opts, models.length ? data : [xs, days.map(() => 0)], el);
+    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height: 240 }));
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      plot.destroy();
+    };
+  }, [JSON.stringify(rows), from, to]);
+
+  return (
+    <div class="chart">
+      {models.length === 0 && <p class="muted small">No spend in this period yet.</p>}
+      <div ref={box} class="chart-canvas" role="img" aria-label={label} />
+      {models.length > 0 && (
+        <ul class="legend" aria-hidden="true">
+          {models.map((m, i) => (
+            <li key={m}><span class="swatch" style={{ background: colorOf(i) }} />{m} <span class="muted">{money(Math.round(perModel[i]!.reduce((a, b) => a + b, 0) * 1e6))}</span></li>
+          ))}
+        </ul>
+      )}
+      <details class="chart-table">
+        <summary>Show as a table</summary>
+        <table>
+          <thead><tr><th scope="col">Day</th><th scope="col">Model</th><th scope="col" class="num">Spend</th></tr></thead>
+          <tbody>
+            {rows.length === 0 && <tr><td colSpan={3} class="muted">No spend in this period.</td></tr>}
+            {rows.map((r) => <tr key={`${r.day}-${r.model_id}`}><td>{r.day}</td><td>{r.model_id}</td><td class="num">{money(Number(r.spend_micros))}</td></tr>)}
+          </tbody>
+        </table>
+      </details>
+    </div>
+  );
+}

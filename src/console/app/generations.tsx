@@ -1,0 +1,268 @@
+// Generations: a gallery of image and code results, newest first, with filters, and a detail view
+// (request, status timeline, model, cost, the result, download, cancel). Live: a job still running
+// is followed over its event stream until it settles.
+
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { money, noteStatus, recall, shortId, when, type Generation, type KilnClient } from './api.ts';
+import { Highlighted } from './highlight.tsx';
+import { Alert, Empty, go, Loading, Section, Status, useLoad } from './ui.tsx';
+
+type Item = Generation & { createdAt?: string; type?: string; model?: string; prompt?: string; request?: { prompt?: string; type?: string; model?: string } };
+
+interface Page {
+  items: Item[];
+  nextCursor: string | null;
+}
+
+interface Filters {
+  status: string;
+  type: string;
+  model: string;
+}
+
+const SETTLED = new Set(['completed', 'failed']);
+
+async function loadPage(client: KilnClient, f: Filters, cursor: string | null, signal: AbortSignal): Promise<Page> {
+  const r = await client.generations.list({
+    limit: 24, ...(cursor ? { cursor } : {}), ...(f.status ? { status: f.status } : {}), ...(f.type ? { type: f.type } : {}), ...(f.model ? { model: f.model } : {}),
+  }, { signal });
+  return { items: r.data, nextCursor: r.nextCursor };
+}
+
+function typeOf(g: Item): string | undefined {
+  return g.result?.type ?? g.type ?? g.request?.type;
+}
+function modelOf(g: Item): string | undefined {
+  return g.result?.model ?? g.model ?? g.request?.model;
+}
+function promptOf(g: Item): string | undefined {
+  return g.prompt ?? g.request?.prompt ?? recall(g.id)?.request.prompt;
+}
+
+/**
+ * Live updates. The gallery follows the account's event stream (GET /events): every generation
+ * that settles — made here, by the CLI, by another app — reaches `settled`. A detail view follows
+ * its own job's stream instead, which also reports `processing`.
+ */
+function useAccountEvents(client: KilnClient, settled: (g: Generation) => void) {
+  // The stream outlives renders; it calls the latest callback (which sees the current filters).
+  const latest = useRef(settled);
+  latest.current = settled;
+  useEffect(() => {
+    const ac = new AbortController();
+    (async () => {
+      try {
+        for await (const e of client.events.watch({ signal: ac.signal })) {
+          if (e.event !== 'generation.completed' && e.event !== 'generation.failed') continue;
+          const g = e.data.data as Generation;
+          noteStatus(g.id, g);
+          latest.current(g);
+        }
+      } catch {
+        /* aborted, or gave up after its retries: Refresh reads the list again */
+      }
+    })();
+    return () => ac.abort();
+  }, [client]);
+}
+
+function useJob(client: KilnClient, g: Generation | null, update: (g: Generation) => void) {
+  const running = g && !SETTLED.has(g.status) ? g.id : null;
+  useEffect(() => {
+    if (!running) return;
+    const ac = new AbortController();
+    (async () => {
+      try {
+        for await (const e of client.generations.watch(running, { signal: ac.signal })) {
+          noteStatus(running, e.data);
+          update(e.data);
+        }
+      } catch {
+        /* aborted, or the stream gave up: Refresh reads it again */
+      }
+    })();
+    return () => ac.abort();
+  }, [client, running]);
+}
+
+function Thumb({ g }: { g: Item }) {
+  const r = g.result;
+  if (r?.type === 'image' && r.url) return <img src={r.url} alt={promptOf(g) ?? `Image ${shortId(g.id)}`} loading="lazy" />;
+  if (r?.type === 'code' && r.code) return <pre class="thumb-code" aria-hidden="true">{r.code.slice(0, 400)}</pre>;
+  if (g.status === 'failed') return <div class="thumb-empty failed" aria-hidden="true">✕</div>;
+  if (!SETTLED.has(g.status)) return <div class="thumb-empty" aria-hidden="true"><span class="spinner" /></div>;
+  return <div class="thumb-empty" aria-hidden="true">—</div>;
+}
+
+function Gallery({ client }: { client: KilnClient }) {
+  const [filters, setFilters] = useState<Filters>({ status: '', type: '', model: '' });
+  const [models] = useLoad((signal) => client.models.list({ signal }), [client]);
+  const [pages, setPages] = useState<Page[]>([]);
+  const [load, reload] = useLoad(async (signal) => {
+    const p = await loadPage(client, filters, null, signal);
+    setPages([p]);
+    return p;
+  }, [client, filters.status, filters.type, filters.model]);
+  const [more, setMore] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
+  const items = pages.flatMap((p) => p.items);
+  const last = pages[pages.length - 1];
+  const fitsFilters = (g: Item) => (!filters.status || g.status === filters.status) && (!filters.type || typeOf(g) === filters.type) && (!filters.model || modelOf(g) === filters.model);
+  useAccountEvents(client, (g) => setPages((ps) => {
+    if (!ps.length) return ps;
+    if (ps.some((p) => p.items.some((i) => i.id === g.id))) return ps.map((p) => ({ ...p, items: p.items.map((i) => (i.id === g.id ? { ...i, ...g } : i)) }));
+    return fitsFilters(g) ? [{ ...ps[0]!, items: [g, ...ps[0]!.items] }, ...ps.slice(1)] : ps;
+  }));
+
+  const set = (k: keyof Filters) => (e: Event) => setFilters({ ...filters, [k]: (e.target as HTMLSelectElement).value });
+  return (
+    <Section title="Generations" intro="Every image and code result of this key's billing scope, newest first."
+      actions={<><button type="button" class="btn ghost small" onClick={reload}>Refresh</button><a class="btn primary small" href="#/playground">New generation</a></>}>
+      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filters">
+        <label>Status
+          <select value={filters.status} onChange={set('status')}>
+            <option value="">Any</option>
+            {['pending', 'processing', 'completed', 'failed'].map((s) => <option key={s} value={s}>{s}</option>)}
+          </select>
+        </label>
+        <label>Kind
+          <select value={filters.type} onChange={set('type')}>
+            <option value="">Any</option><option value="image">Image</option><option value="code">Code</option>
+          </select>
+        </label>
+        <label>Model
+          <select value={filters.model} onChange={set('model')}>
+            <option value="">Any</option>
+            {models.state === 'ok' && models.value.data.map((m) => <option key={m.id} value={m.id}>{m.id}</option>)}
+          </select>
+        </label>
+      </form>
+      {load.state === 'loading' && <Loading what="generations" />}
+      {load.state === 'error' && <Alert error={load.error} />}
+      {load.state === 'ok' && items.length === 0 && (
+        <Empty title="No generations yet">Try one in the <a href="#/playground">Playground</a>.</Empty>
+      )}
+      {items.length > 0 && (
+        <ul class="gallery" aria-label="Generations">
+          {items.map((g) => (
+            <li key={g.id} class="tile" data-generation-id={g.id} data-status={g.status}>
+              <a href={`#/generations/${g.id}`} class="tile-link">
+                <div class="tile-media"><Thumb g={g} /></div>
+                <div class="tile-meta">
+                  <span class="tile-title">{promptOf(g) ?? `${typeOf(g) === 'image' ? 'Image' : typeOf(g) === 'code' ? 'Code' : 'Generation'} ${shortId(g.id)}`}</span>
+                  <span class="tile-sub"><Status status={g.status} /> <span class="muted">{modelOf(g) ?? ''}</span> <span class="cost">{g.result ? money(g.result.costMicros) : ''}</span></span>
+                </div>
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
+      {last?.nextCursor && (
+        <div class="center">
+          <button type="button" class="btn" disabled={more.busy} onClick={async () => {
+            setMore({ busy: true });
+            try {
+              const p = await loadPage(client, filters, last.nextCursor, new AbortController().signal);
+              setPages((ps) => [...ps, p]);
+              setMore({ busy: false });
+            } catch (error) {
+              setMore({ busy: false, error });
+            }
+          }}>{more.busy ? 'Loading…' : 'Load more'}</button>
+          {more.error !== undefined && <Alert error={more.error} />}
+        </div>
+      )}
+    </Section>
+  );
+}
+
+function Detail({ client, id }: { client: KilnClient; id: string }) {
+  const [load, reload, set] = useLoad((signal) => client.generations.get(id, { signal }), [client, id]);
+  const [cancel, setCancel] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
+  const g = load.state === 'ok' ? (load.value as Item) : null;
+  const local = recall(id);
+  useJob(client, g, (next) => next.id === id && set(next));
+  const timeline = local?.seen ?? (g ? [{ status: g.status, at: '' }] : []);
+  const r = g?.result;
+  const ext = r?.type === 'code' ? ({ tsx: 'tsx', jsx: 'jsx', css: 'css', svg: 'svg', json: 'json', typescript: 'ts', javascript: 'js', mdx: 'mdx', markdown: 'md', glsl: 'glsl' } as Record<string, string>)[local?.request.targetLanguage ?? ''] ?? 'txt' : 'png';
+  const [codeUrl, setCodeUrl] = useState<string | null>(null);
+  useEffect(() => {
+    if (r?.type !== 'code' || !r.code) return;
+    const u = URL.createObjectURL(new Blob([r.code], { type: 'text/plain' }));
+    setCodeUrl(u);
+    return () => URL.revokeObjectURL(u);
+  }, [r?.type === 'code' ? r.code : null]);
+
+  return (
+    <Section title="Generations" intro={<a href="#/generations">← All generations</a>}
+      actions={g && !SETTLED.has(g.status) ? (
+        <button type="button" class="btn danger small" disabled={cancel.busy} onClick={async () => {
+          setCancel({ busy: true });
+          try {
+            await client.generations.cancel(id);
+            setCancel({ busy: false });
+            reload();
+          } catch (error) {
+            setCancel({ busy: false, error });
+          }
+        }}>Cancel generation</button>
+      ) : undefined}>
+      {cancel.error !== undefined && <Alert error={cancel.error} />}
+      {load.state === 'loading' && <Loading what="the generation" />}
+      {load.state === 'error' && <Alert error={load.error} />}
+      {g && (
+        <div class="detail">
+          <div class="detail-main card">
+            <h2 class="card-title">Result</h2>
+            {r?.type === 'image' && r.url && <img class="result-image" src={r.url} alt={promptOf(g) ?? `Generated image ${shortId(id)}`} />}
+            {r?.type === 'code' && r.code !== null && <Highlighted code={r.code} />}
+            {!r && g.status === 'failed' && <div class="notice error">{g.error ?? 'Failed.'}</div>}
+            {!r && !SETTLED.has(g.status) && <p class="muted" role="status"><span class="spinner" aria-hidden="true" /> {g.status}…</p>}
+            {r && (
+              <div class="row">
+                {r.type === 'image' && r.url && <a class="btn small" href={r.url} download={`${id}.${ext}`}>Download image</a>}
+                {r.type === 'code' && codeUrl && <a class="btn small" href={codeUrl} download={`${id}.${ext}`}>Download code</a>}
+              </div>
+            )}
+          </div>
+          <aside class="detail-side">
+            <div class="card">
+              <h2 class="card-title">Details</h2>
+              <dl class="facts stacked">
+                <div><dt>Status</dt><dd><Status status={g.status} /></dd></div>
+                <div><dt>Id</dt><dd><code class="wrap">{id}</code></dd></div>
+                <div><dt>Model</dt><dd>{modelOf(g) ?? '—'}</dd></div>
+                <div><dt>Cost</dt><dd>{r ? money(r.costMicros) : g.status === 'failed' ? '$0 (not charged)' : '—'}</dd></div>
+                {r?.type === 'image' && <div><dt>Aspect ratio</dt><dd>{r.aspectRatio}</dd></div>}
+                {g.error && <div><dt>Error</dt><dd>{g.error}</dd></div>}
+              </dl>
+            </div>
+            <div class="card">
+              <h2 class="card-title">Timeline</h2>
+              <ol class="timeline">
+                {timeline.map((t) => <li key={t.status}><Status status={t.status} /> <span class="muted">{t.at ? when(t.at) : ''}</span></li>)}
+              </ol>
+            </div>
+            <div class="card">
+              <h2 class="card-title">Request</h2>
+              {local ? (
+                <dl class="facts stacked">
+                  <div><dt>Type</dt><dd>{local.request.type}</dd></div>
+                  <div><dt>Prompt</dt><dd class="prompt">{local.request.prompt}</dd></div>
+                  {local.request.aspectRatio && <div><dt>Aspect ratio</dt><dd>{local.request.aspectRatio}</dd></div>}
+                  {local.request.targetLanguage && <div><dt>Language</dt><dd>{local.request.targetLanguage}</dd></div>}
+                  <div><dt>Created</dt><dd>{when(local.createdAt)}</dd></div>
+                </dl>
+              ) : promptOf(g) ? <p class="prompt">{promptOf(g)}</p> : <p class="muted">The request is not part of the generation's public record.</p>}
+            </div>
+          </aside>
+        </div>
+      )}
+      {load.state === 'error' && <p><button type="button" class="btn" onClick={() => go('generations')}>Back to the gallery</button></p>}
+    </Section>
+  );
+}
+
+export function Generations({ client, id }: { client: KilnClient; id?: string }) {
+  return id ? <Detail client={client} id={id} /> : <Gallery client={client} />;
+}
+

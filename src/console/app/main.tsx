@@ -1,0 +1,136 @@
+// The Kiln console: sign in with an API key, then six sections over the public REST API.
+
+import { render } from 'preact';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { errorText, makeClient, storedKey, storeKey, type KilnClient } from './api.ts';
+import { Generations } from './generations.tsx';
+import { Models } from './models.tsx';
+import { Overview } from './overview.tsx';
+import { Playground } from './playground.tsx';
+import { Webhooks } from './webhooks.tsx';
+import { Workflows } from './workflows.tsx';
+import { go, useRoute } from './ui.tsx';
+
+const SECTIONS = [
+  { path: 'overview', name: 'Overview', icon: 'M3 13h4v8H3zM10 3h4v18h-4zM17 9h4v12h-4z' },
+  { path: 'generations', name: 'Generations', icon: 'M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM13 13h7v7h-7z' },
+  { path: 'playground', name: 'Playground', icon: 'M12 3l2.6 5.8L21 9.6l-4.8 4.3 1.3 6.3L12 17l-5.5 3.2 1.3-6.3L3 9.6l6.4-.8z' },
+  { path: 'workflows', name: 'Workflows', icon: 'M5 5a2 2 0 1 0 0 .1M19 12a2 2 0 1 0 0 .1M5 19a2 2 0 1 0 0 .1M7 5h4l4 7M7 19h4l4-7' },
+  { path: 'webhooks', name: 'Webhooks', icon: 'M9 15a4 4 0 1 1 3-6.6M15 9a4 4 0 1 1-3 6.6M9 15h6' },
+  { path: 'models', name: 'Models', icon: 'M12 3l8 4.5v9L12 21l-8-4.5v-9zM12 12l8-4.5M12 12v9M12 12L4 7.5' },
+] as const;
+
+function Logo() {
+  return (
+    <svg class="logo" viewBox="0 0 32 32" aria-hidden="true">
+      <rect width="32" height="32" rx="8" />
+      <path d="M9 24V8h3.4v6.6L18.3 8h4.1l-6.2 6.9L22.8 24h-4.2l-4.7-6.6-1.5 1.6V24z" />
+    </svg>
+  );
+}
+
+function SignIn({ onKey }: { onKey: (key: string) => void }) {
+  const [key, setKey] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const k = key.trim();
+    if (!k) {
+      setError('Enter an API key (kiln_live_…).');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      // GET /usage answers for any valid key: the cheapest way to check one.
+      await makeClient(k).usage.get();
+      storeKey(k);
+      onKey(k);
+    } catch (err) {
+      setError(`Sign-in failed: ${errorText(err)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main class="signin">
+      <form class="card signin-card" onSubmit={submit} noValidate>
+        <div class="brand big"><Logo /><span>Kiln</span></div>
+        <h1>Sign in to the console</h1>
+        <p class="muted">Use an API key from <code>kiln key create</code> (or the one <code>npm start</code> printed). It stays in this tab's session storage and is sent only to this server.</p>
+        <label for="api-key">API key</label>
+        <input id="api-key" class="masked" type="text" autoComplete="off" spellcheck={false} autoCapitalize="off" placeholder="kiln_live_…"
+          value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} aria-describedby={error ? 'signin-error' : undefined} />
+        {error && <div id="signin-error" class="notice error" role="alert">{error}</div>}
+        <button class="btn primary" type="submit" disabled={busy}>{busy ? 'Checking…' : 'Sign in'}</button>
+        <p class="muted small">The API reference is at <a href="/docs">/docs</a>.</p>
+      </form>
+    </main>
+  );
+}
+
+function Shell({ client, onSignOut }: { client: KilnClient; onSignOut: () => void }) {
+  const route = useRoute();
+  const section = SECTIONS.find((s) => s.path === route[0]) ?? SECTIONS[0];
+  const mainRef = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (!route[0]) history.replaceState(null, '', '#/overview');
+  }, [route[0]]);
+  // Move focus to the new section's heading, so keyboard and screen reader users land there.
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    mainRef.current?.querySelector<HTMLElement>('h1')?.focus();
+  }, [section.path]);
+  return (
+    <div class="shell">
+      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); mainRef.current?.querySelector<HTMLElement>('h1')?.focus(); }}>Skip to content</a>
+      <header class="topbar">
+        <a class="brand" href="#/overview" aria-label="Kiln console home"><Logo /><span>Kiln</span></a>
+        <nav aria-label="Sections" class="nav">
+          <ul>
+            {SECTIONS.map((s) => (
+              <li key={s.path}>
+                <a href={`#/${s.path}`} aria-current={s.path === section.path ? 'page' : undefined}>
+                  <svg viewBox="0 0 24 24" aria-hidden="true"><path d={s.icon} /></svg>
+                  {s.name}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="topbar-end">
+          <a class="docs-link" href="/docs">API docs</a>
+          <button type="button" class="btn ghost small" onClick={onSignOut}>Sign out</button>
+        </div>
+      </header>
+      <main id="main" ref={mainRef} class="content">
+        {section.path === 'overview' && <Overview client={client} />}
+        {section.path === 'generations' && <Generations client={client} id={route[1]} />}
+        {section.path === 'playground' && <Playground client={client} />}
+        {section.path === 'workflows' && <Workflows client={client} workflowId={route[1]} runId={route[2] === 'runs' ? route[3] : undefined} />}
+        {section.path === 'webhooks' && <Webhooks client={client} />}
+        {section.path === 'models' && <Models client={client} />}
+      </main>
+    </div>
+  );
+}
+
+function App() {
+  const [key, setKey] = useState<string | null>(storedKey);
+  const client = useMemo(() => (key ? makeClient(key) : null), [key]);
+  if (!client) return <SignIn onKey={setKey} />;
+  return <Shell client={client} onSignOut={() => {
+    storeKey(null);
+    setKey(null);
+    go('overview');
+  }} />;
+}
+
+const root = document.getElementById('app')!;
+root.textContent = '';
+render(<App />, root);

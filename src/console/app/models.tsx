@@ -1,0 +1,36 @@
+// Models: the catalog this key can use, with billed prices and modalities.
+
+import { Alert, Loading, Section, useLoad } from './ui.tsx';
+import { priceText } from './playground.tsx';
+import type { KilnClient } from './api.ts';
+
+export function Models({ client }: { client: KilnClient }) {
+  const [load] = useLoad((signal) => client.models.list({ signal }), [client]);
+  return (
+    <Section title="Models" intro="Prices are what Kiln bills (the provider's cost with its markup), in US dollars.">
+      {load.state === 'loading' && <Loading what="models" />}
+      {load.state === 'error' && <Alert error={load.error} />}
+      {load.state === 'ok' && (
+        <ul class="models">
+          {load.value.data.map((m) => (
+            <li key={m.id} class="card model">
+              <div class="row spread">
+                <div class="min0">
+                  <h2 class="card-title">{m.name}</h2>
+                  <p><code>{m.id}</code></p>
+                </div>
+                <span class={`badge cat-${m.category}`}>{m.category}</span>
+              </div>
+              <dl class="facts">
+                <div><dt>Price</dt><dd>{priceText(m)}</dd></div>
+                <div><dt>Input</dt><dd>{m.input_modalities.join(', ')}</dd></div>
+                <div><dt>Output</dt><dd>{m.output_modalities.join(', ')}</dd></div>
+                <div><dt>Provider</dt><dd>{m.provider}{m.provider === 'local' ? ' (offline)' : ''}</dd></div>
+              </dl>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Section>
+  );
+}

@@ -1,0 +1,78 @@
+// Builds the console (src/console/app) with esbuild, in memory, once per process: the first
+// request to /console waits ~100–300 ms for it, nothing is written to disk, and whatever started
+// the process (`npm start`, `kiln serve`, `kiln api`, the tests) serves assets built from its own
+// sources — no separate build step, nothing stale.
+
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+export interface Asset {
+  /** Served at /console/assets/<name> (content-hashed, so cached forever). */
+  name: string;
+  type: string;
+  body: Uint8Array;
+  /** Gzipped size in bytes (the first-load budget is counted in these). */
+  gzipBytes: number;
+}
+
+export interface ConsoleBuild {
+  script: Asset;
+  style: Asset;
+  /** Every asset by name. */
+  assets: Map<string, Asset>;
+}
+
+const APP = path.join(import.meta.dirname, 'app');
+
+let pending: Promise<ConsoleBuild> | null = null;
+
+/** The console's assets, built on first use (a failed build is retried by the next call). */
+export function consoleBuild(): Promise<ConsoleBuild> {
+  pending ??= build().catch((e) => {
+    pending = null;
+    throw e;
+  });
+  return pending;
+}
+
+async function build(): Promise<ConsoleBuild> {
+  // Loaded only when the console is asked for: API-only processes never pay for esbuild.
+  const esbuild = await import('esbuild');
+  const out = await esbuild.build({
+    entryPoints: { app: path.join(APP, 'main.tsx'), style: path.join(APP, 'style.css') },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2022', 'chrome111', 'firefox113', 'safari16.4'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    outdir: '/console-out',
+    write: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+    // The API key lives in the page's memory and sessionStorage only; no source maps that would
+    // have to be served or fetched.
+    sourcemap: false,
+  });
+  const assets = new Map<string, Asset>();
+  let script: Asset | undefined;
+  let style: Asset | undefined;
+  for (const f of out.outputFiles) {
+    const ext = path.extname(f.path);
+    const base = path.basename(f.path, ext);
+    const hash = createHash('sha256').update(f.contents).digest('hex').slice(0, 12);
+    const asset: Asset = {
+      name: `${base}-${hash}${ext}`,
+      type: ext === '.js' ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8',
+      body: f.contents,
+      gzipBytes: gzipSync(f.contents).byteLength,
+    };
+    assets.set(asset.name, asset);
+    if (base === 'app' && ext === '.js') script = asset;
+    if (base === 'style' && ext === '.css') style = asset;
+  }
+  if (!script || !style) throw new Error('console build produced no app.js or style.css');
+  return { script, style, assets };
+}
