@@ -9,7 +9,7 @@ import { renderVersions, type VersionRun } from './bench/_versions.ts';
 const load = (rps: number) => ({ rps, p50: 2, p99: 6, non2xx: 0, errors: 0, cpu: { node: 70, postgres: 20, loadGenerator: 30 } });
 const foundation = (models: number, usage: number) => ({ select1: load(12000), models: load(9000), usage: load(6000), rounds: {}, modelsRatio: models, usageRatio: usage });
 const run = (version: string, results: VersionRun['results']): VersionRun => ({
-  version, started: '2026-11-24 23:30', seconds: 412.4, loadBefore: [3.5, 4, 2.25], loadAfter: [5, 4.5, 3], results,
+  version, started: '2026-11-24 23:30', seconds: 412.4, cores: 2, loadBefore: [3.5, 4, 2.25], loadAfter: [5, 4.5, 3], results,
 });
 
 test('the same rows for each Node version, side by side, with targets and the load averages', () => {
@@ -26,6 +26,9 @@ test('the same rows for each Node version, side by side, with targets and the lo
   assert.ok(s.includes('| wait | settlement → waiting response, p50 / p99 | ≤ 5 / 20 ms | 1.07 / 12.69 ms | not run |'), s);
   assert.ok(s.includes('- Node v24.21.0: started 2026-11-24 23:30 UTC, 412 s; load average (1 / 5 / 15 min) 3.50 / 4.00 / 2.25 at start, 5.00 / 4.50 / 3.00 at the end.'), s);
   assert.ok(!s.includes('| generations |'), 'a section neither run measured has no rows');
+  assert.ok(s.includes('**The machine was loaded** (1-minute load average up to 5.00 on 2 cores)'), s);
+  const quiet = renderVersions([{ ...run('v20.20.2', {}), loadBefore: [0.5, 0.5, 0.5], loadAfter: [1.5, 1, 1] }]);
+  assert.ok(!quiet.includes('was loaded'), quiet);
 });
 
 test('the section is replaced on the next run; the others and the notes stay', () => {

@@ -11,6 +11,8 @@ export interface VersionRun {
   /** ISO date and time (UTC, minutes) the run started. */
   started: string;
   seconds: number;
+  /** CPU cores of the machine. */
+  cores: number;
   /** 1-, 5- and 15-minute load averages when the run started and when it ended. */
   loadBefore: number[];
   loadAfter: number[];
@@ -71,12 +73,19 @@ const loads = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' / ');
 export function renderVersions(runs: VersionRun[]): string {
   const sections = [...new Set(ROWS.map((r) => r.section))].filter((name) => runs.some((run) => run.results[name]));
   const rows = ROWS.filter((r) => sections.includes(r.section));
+  const cores = runs[0]?.cores ?? 1;
+  const peak = Math.max(...runs.flatMap((run) => [run.loadBefore[0]!, run.loadAfter[0]!]));
+  // Past one runnable process per core the bench competes with others for CPU, unevenly over time.
+  const loaded = peak > cores
+    ? [`**The machine was loaded** (1-minute load average up to ${peak.toFixed(2)} on ${cores} cores): other work competed for the CPU during these runs, so their figures are noisier than usual and a difference between the two columns within the usual ±0.2 of the ratios is not a finding.`, '']
+    : [];
   return [
     '<!-- bench:node -->',
     '## Node versions: the same bench on each',
     '',
     `Written by \`npm run bench:node\` (\`test/bench/node.ts\`): \`npm run bench\` once per Node version, one after the other on the same machine, each run writing its figures here only (the sections above keep \`npm run bench\`'s). Compare ratios and latencies, each from its own run; absolute req/s follow the machine's load.`,
     '',
+    ...loaded,
     ...runs.map((run) => `- Node ${run.version}: started ${run.started} UTC, ${n(run.seconds)} s; load average (1 / 5 / 15 min) ${loads(run.loadBefore)} at start, ${loads(run.loadAfter)} at the end.`),
     '',
     `| ${['section', 'figure', 'target', ...runs.map((run) => `Node ${run.version}`)].join(' | ')} |`,

@@ -39,6 +39,7 @@ async function benchOn(binDir: string | null): Promise<VersionRun> {
     version,
     started: started.toISOString().slice(0, 16).replace('T', ' '),
     seconds: (Date.now() - started.getTime()) / 1000,
+    cores: os.cpus().length,
     loadBefore,
     loadAfter: os.loadavg(),
     results: JSON.parse(out.slice(at + JSON_MARK.length)),
