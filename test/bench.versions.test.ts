@@ -26,6 +26,8 @@ test('the same rows for each Node version, side by side, with targets and the lo
   assert.ok(s.includes('| wait | settlement → waiting response, p50 / p99 | ≤ 5 / 20 ms | 1.07 / 12.69 ms | not run |'), s);
   assert.ok(s.includes('- Node v24.21.0: started 2026-11-24 23:30 UTC, 412 s; load average (1 / 5 / 15 min) 3.50 / 4.00 / 2.25 at start, 5.00 / 4.50 / 3.00 at the end.'), s);
   assert.ok(!s.includes('| generations |'), 'a section neither run measured has no rows');
+  assert.ok(s.includes('Not measured in these runs (`KILN_BENCH_ONLY`): generations, workflows, images.'), s);
+  assert.ok(s.includes('| foundation | server CPU µs per request: `select 1` / `GET /models` / `GET /usage` | — | 70 / 70 / 70 | 70 / 70 / 70 |'), s);
   assert.ok(s.includes('**The machine was loaded** (1-minute load average up to 5.00 on 2 cores)'), s);
   const quiet = renderVersions([{ ...run('v20.20.2', {}), loadBefore: [0.5, 0.5, 0.5], loadAfter: [1.5, 1, 1] }]);
   assert.ok(!quiet.includes('was loaded'), quiet);

@@ -1,7 +1,7 @@
 // BENCH.md's `node` section: the figures of one `npm run bench` per Node version side by side
 // (test/bench/node.ts runs them). Ratios and latencies are compared, each from its own run.
 
-import { TARGETS } from './_report.ts';
+import { SECTION_ORDER, TARGETS } from './_report.ts';
 
 type Figures = Record<string, any>;
 
@@ -31,14 +31,19 @@ const n = (x: number) => Math.round(x).toLocaleString('en-US');
 const r2 = (x: number) => x.toFixed(2);
 const ms = (x: number) => `${x} ms`;
 const s = (x: number) => `${(x / 1000).toFixed(2)} s`;
+const cpuOf = (r: { cpu?: { node: number } }) => (r.cpu ? String(r.cpu.node) : '—');
+const pgOf = (r: { cpu?: { postgres: number | null } }) => (r.cpu?.postgres == null ? '—' : String(r.cpu.postgres));
 
 const ROWS: Row[] = [
   { section: 'foundation', label: '`GET /models` ratio to `select 1`', target: `≥ ${TARGETS.modelsRatio}`, value: (f) => r2(f.modelsRatio) },
   { section: 'foundation', label: '`GET /usage` ratio to `select 1`', target: `≥ ${TARGETS.usageRatio}`, value: (f) => r2(f.usageRatio) },
   { section: 'foundation', label: 'bare `select 1` route, req/s (median round)', target: '—', value: (f) => n(f.select1.rps) },
-  { section: 'foundation', label: '`select 1` route, CPU µs per request: server / Postgres', target: '—', value: (f) => (f.select1.cpu ? `${f.select1.cpu.node} / ${f.select1.cpu.postgres ?? '?'}` : '—') },
+  // CPU time per request is counted from /proc, not the clock: the steadier figure across runs on a busy machine.
+  { section: 'foundation', label: 'server CPU µs per request: `select 1` / `GET /models` / `GET /usage`', target: '—', value: (f) => [f.select1, f.models, f.usage].map(cpuOf).join(' / ') },
+  { section: 'foundation', label: 'Postgres CPU µs per request: `select 1` / `GET /models` / `GET /usage`', target: '—', value: (f) => [f.select1, f.models, f.usage].map(pgOf).join(' / ') },
   { section: 'generations', label: '`POST /generations` ratio to `select 1`', target: `≥ ${TARGETS.postRatio}`, value: (f) => r2(f.postRatio) },
   { section: 'generations', label: '`GET /generations/{id}` ratio to `select 1`', target: `≥ ${TARGETS.getGenerationRatio}`, value: (f) => r2(f.getRatio) },
+  { section: 'generations', label: 'server CPU µs per request: `POST` / `GET`', target: '—', value: (f) => [f.post, f.get].map(cpuOf).join(' / ') },
   { section: 'generations', label: 'enqueue → `processing`, p50 / p99', target: `≤ ${TARGETS.enqueueP50Ms} / ${TARGETS.enqueueP99Ms} ms`, value: (f) => `${f.enqueueToProcessing.p50} / ${ms(f.enqueueToProcessing.p99)}` },
   { section: 'workflows', label: 'chain: per-edge overhead p50', target: `≤ ${TARGETS.chainEdgeP50Ms} ms`, value: (f) => ms(f.chain.edgeOverheadP50Ms) },
   { section: 'workflows', label: 'fan-out / fan-in wall time', target: `≤ ${s(TARGETS.fanOutWallMs)}`, value: (f) => s(f.fanOut.wallMs) },
@@ -73,11 +78,14 @@ const loads = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' / ');
 export function renderVersions(runs: VersionRun[]): string {
   const sections = [...new Set(ROWS.map((r) => r.section))].filter((name) => runs.some((run) => run.results[name]));
   const rows = ROWS.filter((r) => sections.includes(r.section));
+  const skipped = SECTION_ORDER.filter((name) => !runs.some((run) => run.results[name]));
   const cores = runs[0]?.cores ?? 1;
   const peak = Math.max(...runs.flatMap((run) => [run.loadBefore[0]!, run.loadAfter[0]!]));
   // Past one runnable process per core the bench competes with others for CPU, unevenly over time.
+  const select1Rounds = runs.flatMap((run) => (run.results.foundation?.rounds?.select1 as number[] | undefined) ?? []);
+  const spread = select1Rounds.length ? ` (the \`select 1\` rounds ran between ${n(Math.min(...select1Rounds))} and ${n(Math.max(...select1Rounds))} req/s)` : '';
   const loaded = peak > cores
-    ? [`**The machine was loaded** (1-minute load average up to ${peak.toFixed(2)} on ${cores} cores): other work competed for the CPU during these runs, so their figures are noisier than usual and a difference between the two columns within the usual ±0.2 of the ratios is not a finding.`, '']
+    ? [`**The machine was loaded** (1-minute load average up to ${peak.toFixed(2)} on ${cores} cores): other work competed for the CPU during these runs${spread}, so ratios and latencies swing far more than the usual ±0.2 and a difference between the columns is no finding by itself. CPU time per request, counted from /proc rather than the clock, is the steadier figure.`, '']
     : [];
   return [
     '<!-- bench:node -->',
@@ -87,6 +95,7 @@ export function renderVersions(runs: VersionRun[]): string {
     '',
     ...loaded,
     ...runs.map((run) => `- Node ${run.version}: started ${run.started} UTC, ${n(run.seconds)} s; load average (1 / 5 / 15 min) ${loads(run.loadBefore)} at start, ${loads(run.loadAfter)} at the end.`),
+    ...(skipped.length ? ['', `Not measured in these runs (\`KILN_BENCH_ONLY\`): ${skipped.join(', ')}.`] : []),
     '',
     `| ${['section', 'figure', 'target', ...runs.map((run) => `Node ${run.version}`)].join(' | ')} |`,
     `|${['---', '---', '---', ...runs.map(() => '---')].join('|')}|`,
