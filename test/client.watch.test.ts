@@ -49,8 +49,9 @@ function client() {
   const c = createKilnClient({
     baseUrl: `http://127.0.0.1:${port}`,
     apiKey: key,
-    // Enough attempts to span an API restart (a second or two), quickly.
-    retry: { maxAttempts: 15, baseDelayMs: 100, maxDelayMs: 800 },
+    // Enough attempts to span an API restart: a second or two, but ~10 s on a loaded machine
+    // (15 attempts, ~5 s with jitter, ran out there); bound() still ends a stalled test at 60 s.
+    retry: { maxAttempts: 60, baseDelayMs: 100, maxDelayMs: 800 },
     fetch: (r) => {
       sent.push({ method: r.method, path: new URL(r.url).pathname.replace('/api/v1', ''), lastEventId: r.headers.get('last-event-id') });
       return fetch(r);
