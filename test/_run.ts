@@ -51,12 +51,14 @@ async function main(): Promise<number> {
     await admin.unsafe(`create database ${template}`);
     const t0 = Date.now();
     await migrate(adminUrl(template), { includeCurrent: true });
-    process.stdout.write(`# template database migrated in ${Date.now() - t0} ms\n`);
+    process.stdout.write(`# Node ${process.version} (${process.execPath}); template database migrated in ${Date.now() - t0} ms\n`);
 
     const code = await new Promise<number>((resolve) => {
+      // The spec reporter named: Node 20 falls back to TAP when stdout is not a terminal (CI),
+      // Node 24 does not, and the two CI runs should read alike.
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', '--test', `--test-concurrency=${process.env.KILN_TEST_CONCURRENCY ?? 2}`, ...files],
+        ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.KILN_TEST_CONCURRENCY ?? 2}`, ...files],
         {
           stdio: 'inherit',
           env: { ...process.env, KILN_TEST_ADMIN_URL: adminUrl('postgres'), KILN_TEST_TEMPLATE: template, KILN_LOG: process.env.KILN_LOG ?? 'silent' },

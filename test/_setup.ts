@@ -53,6 +53,14 @@ export async function createTestDb(): Promise<TestDb> {
   const sql = connect(url, { max: 20 });
   onCleanup(async () => {
     await sql.end({ timeout: 5 });
+    // Connections a stopped component is still closing get a moment before the drop forces them
+    // out: graphile-worker's runner removes its pg pool's error listeners, then ends the pool
+    // without waiting, and a connection terminated in that window is an uncaught 'error'.
+    for (let i = 0; i < 50; i++) {
+      const [{ n }] = await admin`select count(*)::int as n from pg_stat_activity where datname = ${name}`;
+      if (n === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
     await admin.end();
   });

@@ -34,6 +34,19 @@ test('kiln services run real CLI commands from an image built from this reposito
   assert.equal(compose.services.api.environment.HOST, '0.0.0.0');
 });
 
+test('the image runs a supported Node LTS: node:24 on Debian bookworm, within engines', () => {
+  const { engines } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  for (const name of ['migrate', 'api', 'worker']) {
+    const from = /^FROM (\S+)$/m.exec(compose.services[name].build.dockerfile_inline)?.[1];
+    assert.equal(from, 'node:24-bookworm-slim', `${name}: built FROM ${from}`);
+  }
+  assert.match(engines.node, /(^|\|\|)\s*\^24\.0\.0\s*($|\|\|)/, `engines.node "${engines.node}" admits the image's Node 24`);
+  // `COPY . .` follows `npm ci`: the host's node_modules (dev dependencies, another platform's
+  // native builds) and local data must not be copied over it.
+  const ignored = fs.readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+  for (const entry of ['node_modules/', '.kiln/', '.git/']) assert.ok(ignored.includes(entry), `.dockerignore lists ${entry}`);
+});
+
 test('every environment variable the services set is one Kiln reads', () => {
   for (const name of ['migrate', 'api', 'worker']) {
     for (const key of Object.keys(compose.services[name].environment)) {
