@@ -175,6 +175,17 @@ comment on table kiln_private.events is 'The outbox: one row per event a client 
 CREATE INDEX events_occurred_idx ON kiln_private.events USING brin (occurred_at);
 CREATE INDEX events_scope_tx_idx ON kiln_private.events USING btree (scope_id, tx, id);
 
+create table kiln_private.expired_objects (
+  path text not null,
+  owner_id uuid,
+  visibility text not null,
+  expired_at timestamp with time zone default now() not null,
+  constraint expired_objects_pkey PRIMARY KEY (path),
+  constraint expired_objects_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES kiln_private.accounts(id),
+  constraint expired_objects_visibility_check CHECK ((visibility = ANY (ARRAY['private'::text, 'public'::text])))
+);
+comment on table kiln_private.expired_objects is 'Paths removed by retention, so their old URLs answer 410 gone instead of 404.';
+
 create table kiln_private.generations (
   id uuid not null,
   account_id uuid not null,
@@ -295,11 +306,21 @@ create table kiln_private.models (
 );
 comment on column kiln_private.models.fallbacks is 'Catalog ids tried in order when this entry''s upstream fails after its retries (429, 5xx, timeout, network); same category. Content errors do not fall back.';
 
+create table kiln_private.object_intents (
+  location text not null,
+  created_at timestamp with time zone default now() not null,
+  claimed_at timestamp with time zone,
+  constraint object_intents_pkey PRIMARY KEY (location),
+  constraint object_intents_location_check CHECK (((length(location) >= 1) AND (length(location) <= 1024)))
+);
+comment on table kiln_private.object_intents is 'Bucket keys that may hold bytes no object row references: noted before a write and when a row gives a key up; the sweep deletes those still unreferenced after a grace period. A row may only reference a key whose note is unclaimed, so a write slower than the grace fails instead of leaving a row without bytes.';
+CREATE INDEX object_intents_created_idx ON kiln_private.object_intents USING btree (created_at);
+
 create table kiln_private.objects (
   path text not null,
   bucket text default 'workflow-images'::text not null,
   owner_id uuid,
-  data bytea not null,
+  data bytea,
   content_type text not null,
   format text not null,
   width integer not null,
@@ -307,8 +328,12 @@ create table kiln_private.objects (
   byte_size integer not null,
   visibility text not null,
   created_at timestamp with time zone default now() not null,
+  backend text default 'postgres'::text not null,
+  location text,
+  sha256 bytea,
   constraint objects_pkey PRIMARY KEY (path),
   constraint objects_owner_id_fkey FOREIGN KEY (owner_id) REFERENCES kiln_private.accounts(id),
+  constraint objects_backend_check CHECK ((((backend = 'postgres'::text) AND (data IS NOT NULL) AND (location IS NULL)) OR ((backend = 's3'::text) AND (data IS NULL) AND (location IS NOT NULL) AND ((length(location) >= 1) AND (length(location) <= 1024))))),
   constraint objects_bucket_check CHECK ((bucket = 'workflow-images'::text)),
   constraint objects_byte_size_check CHECK ((byte_size >= 0)),
   constraint objects_check CHECK (((owner_id IS NULL) = (path ~~ 'seed/%'::text))),
@@ -317,10 +342,17 @@ create table kiln_private.objects (
   constraint objects_format_check CHECK ((format = ANY (ARRAY['png'::text, 'jpeg'::text, 'webp'::text, 'avif'::text, 'gif'::text]))),
   constraint objects_height_check CHECK ((height > 0)),
   constraint objects_path_check CHECK (((length(path) <= 300) AND (path ~ '^(seed|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(/[A-Za-z0-9][A-Za-z0-9_-]*)*/[A-Za-z0-9][A-Za-z0-9_.-]*$'::text) AND (path !~ '\.\.'::text))),
+  constraint objects_sha256_check CHECK (((sha256 IS NULL) OR (length(sha256) = 32))),
   constraint objects_visibility_check CHECK ((visibility = ANY (ARRAY['private'::text, 'public'::text]))),
   constraint objects_width_check CHECK ((width > 0))
 );
 comment on table kiln_private.objects is 'The workflow-images store: image bytes and metadata by bucket-relative path.';
+comment on column kiln_private.objects.backend is 'Where the bytes are: postgres (in data) or s3 (under location in the configured bucket). Switched object by object by kiln store migrate.';
+comment on column kiln_private.objects.location is 'The bucket key holding the bytes (backend s3); unique per write, so a retried write never overwrites committed bytes.';
+comment on column kiln_private.objects.sha256 is 'SHA-256 of the bytes (null for rows stored before issue 19); store migrate checks copies against it.';
+CREATE INDEX objects_backend_idx ON kiln_private.objects USING btree (backend, path);
+CREATE INDEX objects_expiry_idx ON kiln_private.objects USING btree (created_at) WHERE (owner_id IS NOT NULL);
+CREATE UNIQUE INDEX objects_location_idx ON kiln_private.objects USING btree (location) WHERE (location IS NOT NULL);
 CREATE INDEX objects_owner_idx ON kiln_private.objects USING btree (owner_id, created_at) WHERE (owner_id IS NOT NULL);
 
 create table kiln_private.rate_limit_buckets (
@@ -1096,6 +1128,33 @@ end;
 $function$;
 comment on function kiln.claim_idempotency_key(uuid,text,text,bytea,integer) is 'Claims one Idempotency-Key for the caller''s transaction (kiln_private.claim_idempotency_keys): replayed false = claimed (record the answer with kiln.record_idempotency_key before committing; a rollback frees the key), true = the stored status and body. Raises KD001 (used with another request), KD002 (no stored answer).';
 
+CREATE OR REPLACE FUNCTION kiln.claim_orphan_objects(p_grace_seconds integer, p_limit integer)
+ RETURNS SETOF text
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  -- Notes whose key a row references are settled: drop them.
+  delete from kiln_private.object_intents i
+  where i.created_at < now() - make_interval(secs => p_grace_seconds)
+    and exists (select 1 from kiln_private.objects o where o.location = i.location);
+  -- A claim commits before any byte is deleted; one left by a sweep that died is taken again
+  -- after another grace period.
+  return query
+    update kiln_private.object_intents i set claimed_at = now()
+    where i.location in (
+      select c.location from kiln_private.object_intents c
+      where c.created_at < now() - make_interval(secs => p_grace_seconds)
+        and (c.claimed_at is null or c.claimed_at < now() - make_interval(secs => p_grace_seconds))
+      order by c.created_at
+      limit p_limit
+      for update skip locked)
+    returning i.location;
+end;
+$function$;
+comment on function kiln.claim_orphan_objects(integer,integer) is 'Claims up to p_limit bucket keys noted more than p_grace_seconds ago that no object row references (a claimed key can no longer be referenced, see kiln_private.take_object_intent): the sweep deletes their bytes, then calls kiln.forget_object_intents. The grace outlasts any presigned URL.';
+
 CREATE OR REPLACE FUNCTION kiln.claim_upstream(p_model_id text, p_trial_seconds integer)
  RETURNS text
  LANGUAGE plpgsql
@@ -1264,6 +1323,16 @@ begin
 end;
 $function$;
 comment on function kiln.consume_rate_limits(text[],integer[]) is 'GCRA on the database clock: admits one request against every bucket (N per minute, burst N) or none. Returns 0 when admitted, else retry-after in whole seconds (rounded up).';
+
+CREATE OR REPLACE FUNCTION kiln.count_objects_by_backend()
+ RETURNS TABLE(backend text, objects bigint, bytes bigint)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select o.backend, count(*), coalesce(sum(o.byte_size), 0)::bigint from kiln_private.objects o group by o.backend;
+$function$;
+comment on function kiln.count_objects_by_backend() is 'Objects and bytes per backend (store migrate''s progress total).';
 
 CREATE OR REPLACE FUNCTION kiln.create_account(p_email text, p_tier text DEFAULT 'legacy_free'::text, p_budget_micros bigint DEFAULT NULL::bigint, p_use_tier_default boolean DEFAULT true)
  RETURNS kiln_private.accounts
@@ -1527,6 +1596,74 @@ AS $function$
 $function$;
 comment on function kiln.events_horizon() is 'The oldest transaction still open: a GET /events stream opened without Last-Event-ID starts at (horizon, 0), so it sends what commits from now on and nothing earlier.';
 
+CREATE OR REPLACE FUNCTION kiln.expire_objects(p_max_age_seconds bigint, p_limit integer)
+ RETURNS TABLE(path text, location text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_at text := to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+  v_paths text[];
+  v_locations text[];
+  v_owners uuid[];
+  v_visibilities text[];
+begin
+  with victims as (
+    select o.path from kiln_private.objects o
+    where o.owner_id is not null and o.created_at < now() - p_max_age_seconds * interval '1 second'
+    order by o.created_at
+    limit p_limit
+    for update skip locked
+  ), gone as (
+    delete from kiln_private.objects o using victims v where o.path = v.path
+    returning o.path, o.location, o.owner_id, o.visibility
+  )
+  select coalesce(array_agg(g.path), '{}'), coalesce(array_agg(g.location), '{}'), coalesce(array_agg(g.owner_id), '{}'),
+         coalesce(array_agg(g.visibility), '{}')
+    into v_paths, v_locations, v_owners, v_visibilities from gone g;
+  if cardinality(v_paths) = 0 then
+    return;
+  end if;
+
+  insert into kiln_private.expired_objects (path, owner_id, visibility)
+    select p, o, v from unnest(v_paths, v_owners, v_visibilities) as u(p, o, v)
+    on conflict do nothing;
+  -- The bucket keys are deleted by the caller after this commits; noted first so a crash in
+  -- between leaves them to the sweep.
+  insert into kiln_private.object_intents (location)
+    select l from unnest(v_locations) l where l is not null
+    on conflict do nothing;
+
+  -- Generations keep their record, status and cost; their result says when the image went.
+  update kiln_private.generations g
+    set result = g.result || jsonb_build_object('expiredAt', v_at)
+    from unnest(v_paths) p
+    where g.id = kiln_private.object_generation_id(p) and g.result->>'path' = p and not g.result ? 'expiredAt';
+  update kiln_private.workflow_run_outputs o
+    set result = o.result || jsonb_build_object('expiredAt', v_at)
+    from unnest(v_paths) p
+    where o.generation_id = kiln_private.object_generation_id(p) and o.result->>'path' = p and not o.result ? 'expiredAt';
+  -- Write-backs on saved workflows: the output node's result loses its path (a later run must
+  -- not read it as an input) and says when it expired.
+  update kiln_private.workflows w
+    set graph = jsonb_set(w.graph, '{nodes}', (
+      select jsonb_agg(case when e.n->>'kind' = 'output' and e.n->'result'->>'path' = any (v_paths)
+                            then e.n || jsonb_build_object('result', ((e.n->'result') - 'path') || jsonb_build_object('expiredAt', v_at))
+                            else e.n end order by e.i)
+      from jsonb_array_elements(w.graph->'nodes') with ordinality as e(n, i)))
+    where w.id in (
+        select r.workflow_id from kiln_private.workflow_runs r
+        where r.id in (select (regexp_match(p, '^[0-9a-f-]{36}/workflows/([0-9a-f-]{36})/'))[1]::uuid from unnest(v_paths) p))
+      and jsonb_typeof(w.graph->'nodes') = 'array'
+      and exists (select 1 from jsonb_array_elements(w.graph->'nodes') n
+                  where n->>'kind' = 'output' and n->'result'->>'path' = any (v_paths));
+
+  return query select u.p, u.l from unnest(v_paths, v_locations) as u(p, l);
+end;
+$function$;
+comment on function kiln.expire_objects(bigint,integer) is 'Retention: deletes up to p_limit account-owned objects older than p_max_age_seconds (seeds never), leaves tombstones (410 gone), notes their bucket keys for deletion, and marks the generations, run outputs and workflow write-backs that named them with expiredAt. Records, costs and the ledger are untouched. Returns the removed paths and bucket keys.';
+
 CREATE OR REPLACE FUNCTION kiln.expire_workflow_run(p_run_id uuid, p_stale_seconds integer)
  RETURNS json
  LANGUAGE plpgsql
@@ -1652,6 +1789,36 @@ AS $function$
   where g.id = any (p_ids) and g.status in ('completed', 'failed');
 $function$;
 comment on function kiln.filter_ended_generations(uuid[]) is 'Those of the given generations that have ended (completed or failed): a worker aborts the ones it still runs — the backstop for a kiln:cancel notification it missed.';
+
+CREATE OR REPLACE FUNCTION kiln.find_object(p_path text)
+ RETURNS TABLE(path text, owner_id uuid, content_type text, format text, width integer, height integer, byte_size integer, visibility text, created_at timestamp with time zone, backend text, location text, sha256 bytea, data bytea, expired_at timestamp with time zone)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select o.path, o.owner_id, o.content_type, o.format, o.width, o.height, o.byte_size, o.visibility, o.created_at,
+         o.backend, o.location, o.sha256, o.data, null::timestamptz
+  from kiln_private.objects o where o.path = p_path
+  union all
+  select e.path, e.owner_id, null, null, null, null, null, e.visibility, null, null, null, null, null, e.expired_at
+  from kiln_private.expired_objects e
+  where e.path = p_path and not exists (select 1 from kiln_private.objects o where o.path = p_path);
+$function$;
+comment on function kiln.find_object(text) is 'One object with its backend, location and (postgres backend) bytes; or, for a path retention removed, a row with only expired_at set; no row when it never existed. Ownership is the caller''s check.';
+
+CREATE OR REPLACE FUNCTION kiln.forget_object_intents(p_locations text[])
+ RETURNS integer
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  with gone as (
+    delete from kiln_private.object_intents i
+    where i.location = any (p_locations)
+    returning 1)
+  select count(*)::int from gone;
+$function$;
+comment on function kiln.forget_object_intents(text[]) is 'Drops the notes of bucket keys whose bytes were deleted (claimed by the sweep, or given up by retention: no row can reference either).';
 
 CREATE OR REPLACE FUNCTION kiln.freeze_event_body(p_event_id bigint, p_body text)
  RETURNS text
@@ -1840,14 +2007,53 @@ AS $function$
                'code', o.result->>'code',
                'error', o.error,
                'costMicros', coalesce(o.cost_micros, 0),
-               'model', o.result->>'model')
+               'model', o.result->>'model',
+               'expiredAt', o.result->>'expiredAt')
              order by o.finished_at, o.ordinal), '[]'::json)
       from kiln_private.workflow_run_outputs o
       where o.run_id = r.id and o.status in ('completed', 'failed', 'skipped')))
   from kiln_private.workflow_runs r
   where r.id = p_run_id and r.account_id = p_account_id and r.workflow_id = p_workflow_id;
 $function$;
-comment on function kiln.get_workflow_run(uuid,uuid,uuid) is 'A run''s state (with the run it retried, if any) and its settled results (in settling order) for its owner, when it belongs to that workflow; null otherwise.';
+comment on function kiln.get_workflow_run(uuid,uuid,uuid) is 'A run''s state (with the run it retried, if any) and its settled results (in settling order, with expiredAt once retention removed an image) for its owner, when it belongs to that workflow; null otherwise.';
+
+CREATE OR REPLACE FUNCTION kiln.get_workflow_run_graph(p_account_id uuid, p_workflow_id uuid, p_run_id uuid)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- Structure only (ids, kinds, labels, output types, models, platforms): prompt and text values
+  -- stay out, as in every other run answer.
+  select jsonb_build_object(
+    'runId', r.id,
+    'workflowId', r.workflow_id,
+    'nodes', coalesce((
+      select jsonb_agg(jsonb_strip_nulls(jsonb_build_object(
+               'id', n->>'id', 'kind', n->>'kind', 'label', n->>'label', 'output', n->>'output',
+               'model', n->>'model', 'platform', n->>'platform')) order by i)
+      from jsonb_array_elements(case when jsonb_typeof(r.snapshot->'nodes') = 'array' then r.snapshot->'nodes' else '[]' end) with ordinality as x(n, i)
+    ), '[]'::jsonb),
+    'edges', coalesce((
+      select jsonb_agg(jsonb_build_object('from', e->>'from', 'to', e->>'to') order by i)
+      from jsonb_array_elements(case when jsonb_typeof(r.snapshot->'edges') = 'array' then r.snapshot->'edges' else '[]' end) with ordinality as x(e, i)
+    ), '[]'::jsonb))
+  from kiln_private.workflow_runs r
+  where r.id = p_run_id and r.workflow_id = p_workflow_id and r.account_id = p_account_id;
+$function$;
+comment on function kiln.get_workflow_run_graph(uuid,uuid,uuid) is 'The graph of a run''s snapshot (node ids, kinds, labels, output types, models, platforms and edges; no prompt or text values) for the account that owns the run; null when there is none.';
+
+CREATE OR REPLACE FUNCTION kiln.get_workflow_run_graphs_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_workflow_ids uuid[], p_run_ids uuid[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body jsonb)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select r.*, case when r.status = 'ok' then kiln.get_workflow_run_graph(r.account_id, p_workflow_ids[r.ord], p_run_ids[r.ord]) end
+  from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
+$function$;
+comment on function kiln.get_workflow_run_graphs_for_keys(bytea[],integer,uuid[],uuid[]) is 'GET /workflows/{id}/runs/{runId}/graph for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns the graph of that run of the key''s account (kiln.get_workflow_run_graph; null body when there is none).';
 
 CREATE OR REPLACE FUNCTION kiln.get_workflow_runs_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_workflow_ids uuid[], p_run_ids uuid[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
@@ -1986,6 +2192,20 @@ AS $function$
 $function$;
 comment on function kiln.list_identities(uuid) is 'The OIDC identities linked to an account, oldest first.';
 
+CREATE OR REPLACE FUNCTION kiln.list_objects_to_move(p_to text, p_after text, p_limit integer)
+ RETURNS TABLE(path text, backend text, location text, sha256 bytea, byte_size integer, content_type text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select o.path, o.backend, o.location, o.sha256, o.byte_size, o.content_type
+  from kiln_private.objects o
+  where o.backend = case p_to when 's3' then 'postgres' else 's3' end and o.path > coalesce(p_after, '')
+  order by o.path
+  limit p_limit;
+$function$;
+comment on function kiln.list_objects_to_move(text,text,integer) is 'store migrate: the next objects (by path, after p_after) not yet on backend p_to.';
+
 CREATE OR REPLACE FUNCTION kiln.list_webhook_deliveries(p_scope_id uuid, p_endpoint_id uuid, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid)
  RETURNS json
  LANGUAGE sql
@@ -2092,6 +2312,17 @@ AS $function$
 $function$;
 comment on function kiln.list_workflows_for_keys(bytea[],integer,integer[],integer[]) is 'GET /workflows for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that page of the key''s account''s workflows (kiln.list_workflows).';
 
+CREATE OR REPLACE FUNCTION kiln.note_object_intent(p_location text)
+ RETURNS void
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  insert into kiln_private.object_intents (location) values (p_location)
+  on conflict (location) do update set created_at = now(), claimed_at = null;
+$function$;
+comment on function kiln.note_object_intent(text) is 'Notes a bucket key about to be written, committed before the write: if no object row ever references it, the sweep deletes it after the grace period.';
+
 CREATE OR REPLACE FUNCTION kiln.poll_generations(p_key_hashes bytea[], p_read_rpm integer, p_ids uuid[], p_origin text)
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
  LANGUAGE sql
@@ -2164,6 +2395,16 @@ AS $function$
 $function$;
 comment on function kiln.read_events(uuid,xid8,bigint,timestamp with time zone,integer) is 'Events of a scope after a (tx, id) cursor, in (tx, id) order, from ended transactions only (the stream''s gap-free order); p_since bounds a fresh start.';
 
+CREATE OR REPLACE FUNCTION kiln.read_object_bytes(p_path text)
+ RETURNS bytea
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select o.data from kiln_private.objects o where o.path = p_path and o.backend = 'postgres';
+$function$;
+comment on function kiln.read_object_bytes(text) is 'store migrate: the bytes of a postgres-backed object (null when absent or already moved).';
+
 CREATE OR REPLACE FUNCTION kiln.record_idempotency_key(p_account_id uuid, p_operation text, p_key text, p_status integer, p_body jsonb)
  RETURNS void
  LANGUAGE sql
@@ -2174,6 +2415,66 @@ AS $function$
     where account_id = p_account_id and operation = p_operation and key = p_key and response_body is null;
 $function$;
 comment on function kiln.record_idempotency_key(uuid,text,text,integer,jsonb) is 'Stores the answer of a request whose Idempotency-Key this transaction claimed (kiln.claim_idempotency_key).';
+
+CREATE OR REPLACE FUNCTION kiln.record_object(p_path text, p_owner_id uuid, p_data bytea, p_location text, p_sha256 bytea, p_byte_size integer, p_content_type text, p_format text, p_width integer, p_height integer, p_visibility text)
+ RETURNS kiln.object_meta
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.objects;
+begin
+  insert into kiln_private.objects (path, owner_id, data, backend, location, sha256, content_type, format, width, height, byte_size, visibility)
+    values (p_path, p_owner_id, p_data, case when p_location is null then 'postgres' else 's3' end, p_location, p_sha256,
+            p_content_type, p_format, p_width, p_height, coalesce(length(p_data), p_byte_size), p_visibility)
+    returning * into v_row;
+  if p_location is not null then
+    perform kiln_private.take_object_intent(p_location);
+  end if;
+  return row(v_row.path, v_row.owner_id, v_row.content_type, v_row.format, v_row.width, v_row.height,
+             v_row.byte_size, v_row.visibility, v_row.created_at)::kiln.object_meta;
+exception
+  when unique_violation then
+    raise exception 'an object already exists at that path' using errcode = 'KC001';
+  when check_violation or not_null_violation or foreign_key_violation then
+    raise exception 'invalid object' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.record_object(text,uuid,bytea,text,bytea,integer,text,text,integer,integer,text) is 'Stores an image''s row (never overwrites): bytes in p_data (postgres backend) or already written under p_location (s3; its intent note is cleared). Raises KC001 when the path is taken, KI001 for a bad path or metadata.';
+
+CREATE OR REPLACE FUNCTION kiln.record_seed_object(p_path text, p_data bytea, p_location text, p_sha256 bytea, p_byte_size integer, p_content_type text, p_format text, p_width integer, p_height integer)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_old kiln_private.objects;
+begin
+  select * into v_old from kiln_private.objects where path = p_path for update;
+  if found and v_old.byte_size = p_byte_size
+     and coalesce(v_old.sha256, sha256(v_old.data)) is not distinct from p_sha256 then
+    -- Unchanged: a copy written under p_location stays noted, so the sweep removes it.
+    return false;
+  end if;
+  if found and v_old.location is not null then
+    insert into kiln_private.object_intents (location) values (v_old.location) on conflict do nothing;
+  end if;
+  insert into kiln_private.objects (path, owner_id, data, backend, location, sha256, content_type, format, width, height, byte_size, visibility)
+  values (p_path, null, p_data, case when p_location is null then 'postgres' else 's3' end, p_location, p_sha256,
+          p_content_type, p_format, p_width, p_height, p_byte_size, 'public')
+  on conflict (path) do update set
+    data = excluded.data, backend = excluded.backend, location = excluded.location, sha256 = excluded.sha256,
+    content_type = excluded.content_type, format = excluded.format,
+    width = excluded.width, height = excluded.height, byte_size = excluded.byte_size;
+  if p_location is not null then
+    perform kiln_private.take_object_intent(p_location);
+  end if;
+  return true;
+end;
+$function$;
+comment on function kiln.record_seed_object(text,bytea,text,bytea,integer,text,text,integer,integer) is 'Stores or refreshes a shared image under seed/ (ownerless, public) on either backend; false when the stored bytes are already these (compared by size and SHA-256). A replaced bucket key is noted for the sweep.';
 
 CREATE OR REPLACE FUNCTION kiln.record_upstream(p_model_id text, p_ok boolean, p_error text, p_threshold integer, p_skip_seconds integer)
  RETURNS text
@@ -3002,6 +3303,42 @@ begin
 end;
 $function$;
 comment on function kiln.sweep_workers(integer) is 'Crash recovery at the heartbeat interval: unlock_dead_workers, unlock_silent_pools, then fails generations that no job can finish any more (read from the graphile_worker.jobs view), so no reservation dangles.';
+
+CREATE OR REPLACE FUNCTION kiln.switch_object(p_path text, p_from_location text, p_data bytea, p_location text, p_sha256 bytea)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_old kiln_private.objects;
+begin
+  select * into v_old from kiln_private.objects o where o.path = p_path for update;
+  -- Gone (retention) or moved by someone else meanwhile: nothing to switch.
+  if not found or v_old.location is distinct from p_from_location or (p_location is null) = (v_old.backend = 'postgres') then
+    return false;
+  end if;
+  if p_data is not null and (length(p_data) <> v_old.byte_size or sha256(p_data) <> p_sha256) then
+    raise exception 'copied bytes do not match the object' using errcode = 'KI001';
+  end if;
+  if v_old.sha256 is not null and v_old.sha256 <> p_sha256 then
+    raise exception 'copied bytes do not match the object' using errcode = 'KI001';
+  end if;
+  update kiln_private.objects o
+    set backend = case when p_location is null then 'postgres' else 's3' end,
+        data = p_data, location = p_location, sha256 = p_sha256
+    where o.path = p_path;
+  if p_location is not null then
+    perform kiln_private.take_object_intent(p_location);
+  end if;
+  -- The old key is kept for the grace period (a presigned URL may still point at it), then swept.
+  if v_old.location is not null then
+    insert into kiln_private.object_intents (location) values (v_old.location) on conflict (location) do update set created_at = now();
+  end if;
+  return true;
+end;
+$function$;
+comment on function kiln.switch_object(text,text,bytea,text,bytea) is 'store migrate: points one object at its verified copy — bytes in p_data (to postgres) or under p_location (to s3) — if it is still where the copy was made from (p_from_location; null = postgres). The given-up key is noted for the sweep. False when the object is gone or already moved. KI001 when the copy''s size or hash differ.';
 
 CREATE OR REPLACE FUNCTION kiln.unlink_identity(p_issuer text, p_subject text)
  RETURNS kiln_private.identities
@@ -4023,6 +4360,17 @@ end;
 $function$;
 comment on function kiln_private.nudge_waiting_generation(uuid) is 'Runs the oldest slot-waiting generation of an account now (called when a slot frees).';
 
+CREATE OR REPLACE FUNCTION kiln_private.object_generation_id(p_path text)
+ RETURNS uuid
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- Output paths end in the generation id: <account>/generations/<id>.<ext>, <account>/workflows/<run>/<id>.<ext>.
+  select (regexp_match(p_path, '/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[a-z]+$'))[1]::uuid;
+$function$;
+comment on function kiln_private.object_generation_id(text) is 'The generation id an output path ends in (null for other paths).';
+
 CREATE OR REPLACE FUNCTION kiln_private.period_start(anchor timestamp with time zone, at timestamp with time zone)
  RETURNS timestamp with time zone
  LANGUAGE sql
@@ -4198,6 +4546,21 @@ begin
 end;
 $function$;
 comment on function kiln_private.schedule_run_deadline(uuid,timestamp with time zone) is 'Queues (or moves) the run-window check of a run (task workflow__check_deadline).';
+
+CREATE OR REPLACE FUNCTION kiln_private.take_object_intent(p_location text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  -- Locks the note against a concurrent sweep: whichever commits first wins.
+  delete from kiln_private.object_intents where location = p_location and claimed_at is null;
+  if not found then
+    raise exception 'the written bytes are no longer there (swept); write them again' using errcode = 'KS002';
+  end if;
+end;
+$function$;
+comment on function kiln_private.take_object_intent(text) is 'A row is about to reference bucket key p_location: drops its note, or raises KS002 when there is no unclaimed note (a sweep took the bytes, or they were never noted).';
 
 CREATE OR REPLACE FUNCTION kiln_private.tg_budget_periods__thresholds()
  RETURNS trigger

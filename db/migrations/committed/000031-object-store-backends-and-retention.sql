@@ -1,3 +1,8 @@
+--! Previous: sha1:699e0104cc551b034ed55924b5e1b7fbb99d29d8
+--! Hash: sha1:26baa026547bd6c5af11589781d9cdb351926bfd
+--! Message: Object store backends and retention
+
+--! split: 1-current.sql
 -- Issue 19: the image store gets a second backend (S3-compatible) and retention.
 -- Metadata rows stay here; an object's bytes live in `data` (backend postgres) or under `location`
 -- in the bucket (backend s3). Bytes are written before the row commits; every bucket key written

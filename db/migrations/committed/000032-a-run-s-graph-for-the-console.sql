@@ -1,3 +1,8 @@
+--! Previous: sha1:26baa026547bd6c5af11589781d9cdb351926bfd
+--! Hash: sha1:738a6439e6049f023031142aa23e7daf1c7e6fae
+--! Message: A run's graph for the console
+
+--! split: 1-current.sql
 -- Issue 21 (console): a run's graph — the structure of its immutable snapshot, for the run view
 -- (GET /workflows/{id}/runs/{runId}/graph). Re-runnable.
 
