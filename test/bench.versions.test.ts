@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mergeSections } from './bench/_report.ts';
+import { mergeSections, SECTION_ORDER } from './bench/_report.ts';
 import { renderVersions, type VersionRun } from './bench/_versions.ts';
 
 const load = (rps: number) => ({ rps, p50: 2, p99: 6, non2xx: 0, errors: 0, cpu: { node: 70, postgres: 20, loadGenerator: 30 } });
@@ -26,7 +26,8 @@ test('the same rows for each Node version, side by side, with targets and the lo
   assert.ok(s.includes('| wait | settlement → waiting response, p50 / p99 | ≤ 5 / 20 ms | 1.07 / 12.69 ms | not run |'), s);
   assert.ok(s.includes('- Node v24.21.0: started 2026-11-24 23:30 UTC, 412 s; load average (1 / 5 / 15 min) 3.50 / 4.00 / 2.25 at start, 5.00 / 4.50 / 3.00 at the end.'), s);
   assert.ok(!s.includes('| generations |'), 'a section neither run measured has no rows');
-  assert.ok(s.includes('Not measured in these runs (`KILN_BENCH_ONLY`): generations, workflows, images.'), s);
+  const unmeasured = SECTION_ORDER.filter((name) => name !== 'foundation' && name !== 'wait').join(', ');
+  assert.ok(s.includes(`Not measured in these runs (\`KILN_BENCH_ONLY\`): ${unmeasured}.`), s);
   assert.ok(s.includes('| foundation | server CPU µs per request: `select 1` / `GET /models` / `GET /usage` | — | 70 / 70 / 70 | 70 / 70 / 70 |'), s);
   assert.ok(s.includes('**The machine was loaded** (1-minute load average up to 5.00 on 2 cores)'), s);
   const quiet = renderVersions([{ ...run('v20.20.2', {}), loadBefore: [0.5, 0.5, 0.5], loadAfter: [1.5, 1, 1] }]);
