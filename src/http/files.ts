@@ -47,11 +47,16 @@ export async function serveFile(ctx: Context, event: H3Event): Promise<Response>
     if (bucket.settings.redirect) {
       // Never outlives the Kiln URL; a public URL's redirect is short-lived and is not cached,
       // so every visit is checked here (retention, a move) first.
-      const ttl = Math.min(MAX_PRESIGN_SECONDS, signed ? maxAge : MAX_PRESIGN_SECONDS);
+      // The presigned URL counts from its X-Amz-Date (whole seconds): its lifetime is taken from
+      // that same second, or a second boundary passed since maxAge was read would let it end one
+      // second after the Kiln URL.
+      const signingDate = new Date();
+      const left = signed ? Number(q.get('expires')) - Math.floor(signingDate.getTime() / 1000) : MAX_PRESIGN_SECONDS;
+      const ttl = Math.min(MAX_PRESIGN_SECONDS, left);
       if (ttl < 1) throw new ApiError('unauthorized', 'This signed URL has expired; fetch a fresh one.', { status: 403 });
       return new Response(null, {
         status: 302,
-        headers: { location: await bucket.presign(obj.location!, ttl), 'cache-control': 'private, no-store', ...SECURITY_HEADERS },
+        headers: { location: await bucket.presign(obj.location!, ttl, signingDate), 'cache-control': 'private, no-store', ...SECURITY_HEADERS },
       });
     }
     const body = await bucket.open(obj.location!);
