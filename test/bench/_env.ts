@@ -209,3 +209,20 @@ export async function interleaved<K extends string>(rounds: number, loads: Recor
 export function fmtRounds(figures: Record<string, PairedFigure>): string {
   return Object.entries(figures).map(([name, f]) => `  rounds ${name.padEnd(8)} ${f.rounds.join(', ')} req/s`).join('\n');
 }
+
+/**
+ * Fails every pending or processing generation (releasing its reservation), 500 per transaction:
+ * failing tens of thousands in one statement updated the same budget and rollup rows as many
+ * times in one transaction, each update walking the row's growing version chain (quadratic: 72k
+ * backlog jobs took over seven minutes).
+ */
+export async function failBacklog(sql: Sql): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const [{ n }] = await sql<{ n: number }[]>`
+      select count(kiln.fail_generation(id, 'benchmark backlog'))::int as n
+      from (select id from kiln_private.generations where status in ('pending', 'processing') limit 500) g`;
+    total += n;
+    if (n === 0) return total;
+  }
+}

@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { startWorker } from '../../src/generations/worker.ts';
-import { fmt, fmtRounds, interleaved, load, withCpu, type LoadResult, type PairedFigure } from './_env.ts';
+import { failBacklog, fmt, fmtRounds, interleaved, load, withCpu, type LoadResult, type PairedFigure } from './_env.ts';
 import { TARGETS } from './_report.ts';
 import type { BenchContext } from './run.ts';
 
@@ -147,7 +147,7 @@ export async function benchGenerations(ctx: BenchContext, opts: { latencySamples
   // Enqueue → processing: drain the POST backlog (no worker ran so far), then start a worker and
   // create generations at a steady rate through the API.
   await ctx.sql`delete from graphile_worker._private_jobs`;
-  await ctx.sql`select count(kiln.fail_generation(id, 'benchmark backlog')) from kiln_private.generations where status in ('pending', 'processing')`;
+  await failBacklog(ctx.sql);
   const [{ since }] = await ctx.sql`select now() as since`;
   const config = { ...loadConfig(), logLevel: 'silent' };
   const wctx = createContext(config, ctx.sql);

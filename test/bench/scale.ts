@@ -6,7 +6,7 @@
 // table and index sizes. `KILN_BENCH_ONLY=scale npm run bench` runs this section alone.
 
 import type { Sql } from '../../src/db/pool.ts';
-import { fmt, interleaved, load, type LoadResult } from './_env.ts';
+import { failBacklog, fmt, interleaved, load, type LoadResult } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 const MODELS = [
@@ -242,7 +242,7 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
   // The POST rounds' jobs stay pending; fail them (releasing their reservations) so the
   // generated history is the only open question.
   await drain();
-  await ctx.sql`select count(kiln.fail_generation(id, 'benchmark backlog')) from kiln_private.generations where status in ('pending', 'processing')`;
+  await failBacklog(ctx.sql);
 
   console.log(`generating (scale ${scale}) …`);
   const gen = await generateLedger(ctx.sql, ctx.accountIds[0]!, scale);

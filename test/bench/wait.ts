@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import postgres from 'postgres';
+import { failBacklog } from './_env.ts';
 import { TARGETS } from './_report.ts';
 import type { BenchContext } from './run.ts';
 
@@ -85,7 +86,7 @@ export async function benchWait(ctx: BenchContext): Promise<WaitFigures> {
   const body = JSON.stringify({ type: 'code', prompt: 'wait bench', targetLanguage: 'tsx' });
   // No worker runs yet: every job stays pending until a worker starts.
   await ctx.sql`delete from graphile_worker._private_jobs`;
-  await ctx.sql`select count(kiln.fail_generation(id, 'benchmark backlog')) from kiln_private.generations where status in ('pending', 'processing')`;
+  await failBacklog(ctx.sql);
   const create = async (count: number) => {
     const out: Job[] = [];
     for (let i = 0; i < count; i += 100) {
