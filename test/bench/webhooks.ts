@@ -15,6 +15,7 @@ import postgres from 'postgres';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { encryptSecret, generateSecret } from '../../src/webhooks/secrets.ts';
+import { failBacklog } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 export interface WebhookFigures {
@@ -63,7 +64,7 @@ export async function benchWebhooks(ctx: BenchContext): Promise<WebhookFigures> 
   // Endpoints straight through SQL (the URL is loopback), secrets encrypted as the API does.
   const sctx = createContext({ ...loadConfig(), logLevel: 'silent' }, ctx.sql);
   await ctx.sql`delete from graphile_worker._private_jobs`;
-  await ctx.sql`select count(kiln.fail_generation(id, 'benchmark backlog')) from kiln_private.generations where status in ('pending', 'processing')`;
+  await failBacklog(ctx.sql);
   await ctx.sql`delete from kiln_private.webhook_endpoints`;
   const enc = await encryptSecret(sctx, generateSecret().raw);
   for (let i = 0; i < ENDPOINTS; i++) {
