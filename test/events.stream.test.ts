@@ -27,12 +27,32 @@ async function emit(scope: string, n: number) {
   await srv.db.sql`select kiln_private.emit_event(${scope}::uuid, 'webhook.test', null, json_build_object('n', ${n}::int))`;
 }
 
+/**
+ * An event from before a stream opens. A fresh stream starts at the oldest transaction still open
+ * in the cluster (so an event committing late is never skipped): while another transaction that
+ * began before this one is open — any test file's, since transaction ids are cluster-wide — the
+ * stream would rightly include this event. Wait until no such transaction is left.
+ */
+async function emitBefore(scope: string, n: number) {
+  const [{ tx }] = await srv.db.sql`select kiln_private.emit_event(${scope}::uuid, 'webhook.test', null, json_build_object('n', ${n}::int)) as id, pg_current_xact_id()::text as tx`;
+  await horizonPast(tx);
+}
+
+async function horizonPast(tx: string) {
+  for (let i = 0; i < 200; i++) {
+    const [{ passed }] = await srv.db.sql`select pg_snapshot_xmin(pg_current_snapshot()) > ${tx}::xid8 as passed`;
+    if (passed) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('an older transaction stayed open for 5 s');
+}
+
 const ns = (events: SseEvent[]) => events.map((e) => JSON.parse(e.data).data.n);
 const open = (key: string, last?: string) => openSse(`${srv.base}/events`, { authorization: `Bearer ${key}`, ...(last ? { 'last-event-id': last } : {}) });
 
 test('a stream sends what happens after it opens, with ids; Last-Event-ID resumes with no gap and no duplicate', async () => {
   const a = await account();
-  await emit(a.id, 0); // before the stream: not sent
+  await emitBefore(a.id, 0); // before the stream: not sent
   const s = await open(a.key);
   assert.equal(s.status, 200);
   for (let i = 1; i <= 3; i++) await emit(a.id, i);
@@ -143,8 +163,11 @@ test('real events: a generation\'s event carries the same message its webhook ge
 
 test('a Last-Event-ID that is not one of ours (or out of range) starts from now', async () => {
   const a = await account();
-  await emit(a.id, 0);
+  await emitBefore(a.id, 0);
   for (const last of ['garbage', '18446744073709551616-1', '1-9223372036854775808', '-1-1']) {
+    // The previous round's event is from before this stream too.
+    const [{ tx }] = await srv.db.sql`select max(tx)::text as tx from kiln_private.events where scope_id = ${a.id}::uuid`;
+    await horizonPast(tx);
     const s = await open(a.key, last);
     assert.equal(s.status, 200, last);
     await emit(a.id, 1);
