@@ -112,20 +112,18 @@ create table kiln_private.charge_days (
   charges bigint default 0 not null,
   settled_charges bigint default 0 not null,
   released_charges bigint default 0 not null,
-  open_reservations bigint default 0 not null,
   spend_micros bigint default 0 not null,
-  held_micros bigint default 0 not null,
   constraint charge_days_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint charge_days_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
   constraint charge_days_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id)
 ) with (fillfactor=80);
-comment on table kiln_private.charge_days is 'kiln_private.charges summed per pool, period, UTC day of creation, account, workspace, key, model and origin; kept by the tg_charges__roll_up_* triggers in the transaction that changes a charge. spend_micros = settled amounts, held_micros = reservations still open.';
+comment on table kiln_private.charge_days is 'Ended charges of kiln_private.charges (settled or released) summed per pool, period, UTC day of creation, account, workspace, key, model and origin; kept by the tg_charges__roll_up* triggers in the transaction that ends (or changes) a charge. Open reservations are not in it: readers add them from kiln_private.charges through charges_open_idx. charges = settled_charges + released_charges; spend_micros = settled amounts.';
 CREATE INDEX charge_days_account_day_idx ON kiln_private.charge_days USING btree (account_id, day);
 CREATE INDEX charge_days_day_idx ON kiln_private.charge_days USING btree (day);
 CREATE UNIQUE INDEX charge_days_key ON kiln_private.charge_days USING btree (pool_id, day, account_id, model_id, origin, key_id, period_start) NULLS NOT DISTINCT;
 
 create table kiln_private.charges (
-  id uuid default gen_random_uuid() not null,
+  id uuid default kiln_private.uuid_v7() not null,
   account_id uuid not null,
   workspace_id uuid,
   pool_id uuid not null,
@@ -154,10 +152,11 @@ create table kiln_private.charges (
 CREATE INDEX charges_account_created_idx ON kiln_private.charges USING btree (account_id, created_at);
 CREATE INDEX charges_generation_idx ON kiln_private.charges USING btree (generation_id) WHERE (generation_id IS NOT NULL);
 CREATE INDEX charges_key_idx ON kiln_private.charges USING btree (key_id) WHERE (key_id IS NOT NULL);
+CREATE INDEX charges_open_idx ON kiln_private.charges USING btree (pool_id, created_at) WHERE (status = 'reserved'::text);
 CREATE INDEX charges_pool_period_idx ON kiln_private.charges USING btree (pool_id, period_start);
 CREATE UNIQUE INDEX charges_workflow_output_key ON kiln_private.charges USING btree (workflow_run_id, node_id) WHERE (workflow_run_id IS NOT NULL);
 CREATE TRIGGER tg_charges__roll_up_delete AFTER DELETE ON kiln_private.charges REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
-CREATE TRIGGER tg_charges__roll_up_insert AFTER INSERT ON kiln_private.charges REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
+CREATE TRIGGER tg_charges__roll_up_insert_ended AFTER INSERT ON kiln_private.charges FOR EACH ROW WHEN (new.status <> 'reserved'::text) EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
 CREATE TRIGGER tg_charges__roll_up_update AFTER UPDATE ON kiln_private.charges REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
 
 create table kiln_private.events (
@@ -235,7 +234,6 @@ create table kiln_private.generations (
 comment on table kiln_private.generations is 'Generation jobs: request, state, result, cost and the charge that bills them.';
 comment on column kiln_private.generations.run_id is 'For origin workflow: the run this generation is an output of.';
 comment on column kiln_private.generations.output_node_id is 'For origin workflow: the output node (of the run''s snapshot) it produces.';
-CREATE INDEX generations_account_created_idx ON kiln_private.generations USING btree (account_id, created_at);
 CREATE INDEX generations_active_idx ON kiln_private.generations USING btree (account_id, status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text]));
 CREATE INDEX generations_created_idx ON kiln_private.generations USING btree (created_at);
 CREATE INDEX generations_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, type, status, created_at, id);
@@ -649,10 +647,37 @@ create view kiln.daily_spend as
     sum(open_reservations)::bigint AS open_reservations,
     sum(spend_micros)::bigint AS spend_micros,
     sum(held_micros)::bigint AS held_micros
-   FROM kiln_private.charge_days d
+   FROM ( SELECT r.day,
+            r.account_id,
+            r.workspace_id,
+            r.key_id,
+            r.model_id,
+            r.origin,
+            r.charges,
+            r.settled_charges,
+            r.released_charges,
+            0::bigint AS open_reservations,
+            r.spend_micros,
+            0::bigint AS held_micros
+           FROM kiln_private.charge_days r
+        UNION ALL
+         SELECT (c.created_at AT TIME ZONE 'UTC'::text)::date AS timezone,
+            c.account_id,
+            c.workspace_id,
+            c.key_id,
+            c.model_id,
+            c.origin,
+            1,
+            0,
+            0,
+            1,
+            0,
+            c.reserved_micros
+           FROM kiln_private.charges c
+          WHERE c.status = 'reserved'::text) d
   GROUP BY day, account_id, workspace_id, key_id, model_id, origin
  HAVING sum(charges) > 0::numeric;
-comment on view kiln.daily_spend is 'Ledger per UTC day, account, workspace (null = personal budget), API key (null = not a key), model and origin (api, mcp, app, workflow): charge counts by state, settled spend and still-held reservations, in microdollars. Reads the kiln_private.charge_days rollup, so a filter on day or account costs what it returns.';
+comment on view kiln.daily_spend is 'Ledger per UTC day, account, workspace (null = personal budget), API key (null = not a key), model and origin (api, mcp, app, workflow): charge counts by state, settled spend and still-held reservations, in microdollars. Reads the kiln_private.charge_days rollup plus the open reservations (charges_open_idx), so a filter on day or account costs what it returns.';
 
 create view kiln.daily_workflow_runs as
  SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
@@ -1876,14 +1901,20 @@ begin
            'day', to_char(x.day, 'YYYY-MM-DD'), 'model_id', x.model_id,
            'spend_micros', x.spend, 'charges', x.charges, 'held_micros', x.held) order by x.day, x.model_id), '[]')
     into v_days
-    from (select d.day, d.model_id,
-                 sum(d.spend_micros + d.held_micros)::bigint as spend,
-                 sum(d.settled_charges + d.open_reservations)::bigint as charges,
-                 sum(d.held_micros)::bigint as held
-          from kiln_private.charge_days d
-          where v_visible and d.pool_id = v_pool and d.day between v_from and v_to
+    from (select d.day, d.model_id, sum(d.spend)::bigint as spend, sum(d.charges)::bigint as charges, sum(d.held)::bigint as held
+          from (-- Ended charges from the rollup (a released one counts nothing).
+                select r.day, r.model_id, r.spend_micros as spend, r.settled_charges as charges, 0::bigint as held
+                from kiln_private.charge_days r
+                where v_visible and r.pool_id = v_pool and r.day between v_from and v_to
+                union all
+                -- Reservations still open, at their reserved amount (charges_open_idx).
+                select (c.created_at at time zone 'UTC')::date, c.model_id, c.reserved_micros, 1, c.reserved_micros
+                from kiln_private.charges c
+                where v_visible and c.status = 'reserved' and c.pool_id = v_pool
+                  and c.created_at >= (v_from::timestamp at time zone 'UTC')
+                  and c.created_at < ((v_to + 1)::timestamp at time zone 'UTC')) d
           group by d.day, d.model_id
-          having sum(d.settled_charges + d.open_reservations) > 0) x;
+          having sum(d.charges) > 0) x;
   return json_build_object(
     'scope', case when p_workspace_id is null then 'personal' else 'workspace' end,
     'workspace_id', p_workspace_id,
@@ -1892,7 +1923,7 @@ begin
     'days', v_days);
 end;
 $function$;
-comment on function kiln.get_daily_usage(uuid,uuid,date,date) is 'The GET /usage/daily body: per UTC day and model, what the caller''s billing scope (the personal pool, or a workspace-bound caller''s Team pool) used — settled charges at their settled amount plus reservations still open at their reserved amount, on the day each charge was created — from kiln_private.charge_days. Without p_from: the current period; without p_to: through today. Null when the account (or workspace) does not exist; no days for a workspace the caller is no longer a member of. KI001 for from > to or more than 366 days.';
+comment on function kiln.get_daily_usage(uuid,uuid,date,date) is 'The GET /usage/daily body: per UTC day and model, what the caller''s billing scope (the personal pool, or a workspace-bound caller''s Team pool) used — settled charges at their settled amount (kiln_private.charge_days) plus reservations still open at their reserved amount (charges_open_idx), on the day each charge was created. Without p_from: the current period; without p_to: through today. Null when the account (or workspace) does not exist; no days for a workspace the caller is no longer a member of. KI001 for from > to or more than 366 days.';
 
 CREATE OR REPLACE FUNCTION kiln.get_daily_usage_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_froms date[], p_tos date[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
@@ -4400,6 +4431,32 @@ end;
 $function$;
 comment on function kiln_private.queue_delivery(uuid) is 'Starts a new round for a delivery (same message, same webhook-id): pending, tries 0, a job now.';
 
+CREATE OR REPLACE FUNCTION kiln_private.rebuild_charge_days()
+ RETURNS bigint
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_rows bigint;
+begin
+  -- No charge may change meanwhile (the triggers keep the rollup from here on).
+  lock table kiln_private.charges in share mode;
+  delete from kiln_private.charge_days;
+  insert into kiln_private.charge_days
+    (pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
+     charges, settled_charges, released_charges, spend_micros)
+  select pool_id, period_start, (created_at at time zone 'UTC')::date, account_id, workspace_id, key_id, model_id, origin,
+         count(*), count(*) filter (where status = 'settled'), count(*) filter (where status = 'released'),
+         coalesce(sum(settled_micros), 0)::bigint
+  from kiln_private.charges
+  where status <> 'reserved'
+  group by pool_id, period_start, (created_at at time zone 'UTC')::date, account_id, workspace_id, key_id, model_id, origin;
+  get diagnostics v_rows = row_count;
+  return v_rows;
+end;
+$function$;
+comment on function kiln_private.rebuild_charge_days() is 'Recomputes kiln_private.charge_days from the whole ledger (under a share lock on kiln_private.charges, so no charge changes meanwhile). Returns the rollup''s row count. For migrations and repair; the triggers keep it exact otherwise.';
+
 CREATE OR REPLACE FUNCTION kiln_private.reserve_budgets(p_account_ids uuid[], p_workspace_ids uuid[], p_key_ids uuid[], p_model_ids text[], p_origins text[], p_amounts bigint[], p_generation_ids uuid[], p_run_ids uuid[], p_node_ids text[])
  RETURNS TABLE(ord integer, charge_id uuid, error_code text, error_message text)
  LANGUAGE plpgsql
@@ -4428,7 +4485,7 @@ begin
   end if;
   -- 1. The reservation rules, for the whole set; each request gets its pool, budget and period.
   select array_agg(x.err order by x.i), array_agg(x.msg order by x.i), array_agg(x.pool order by x.i),
-         array_agg(x.budget order by x.i), array_agg(x.period order by x.i), array_agg(gen_random_uuid() order by x.i)
+         array_agg(x.budget order by x.i), array_agg(x.period order by x.i), array_agg(kiln_private.uuid_v7() order by x.i)
     into c_err, c_msg, c_pool, c_budget, c_period, c_id
     from (
       select s.i,
@@ -4498,42 +4555,40 @@ CREATE OR REPLACE FUNCTION kiln_private.roll_up_charges(p_added kiln_private.cha
  LANGUAGE sql
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  -- Each charge row contributes its counts to its group; a change is its new row minus its old one.
+  -- Each ended charge row contributes its counts to its group (an open reservation contributes
+  -- nothing); a change is its new row minus its old one.
   with delta as (
     select c.pool_id, c.period_start, (c.created_at at time zone 'UTC')::date as day, c.account_id, c.workspace_id,
            c.key_id, c.model_id, c.origin, c.sign,
            (c.status = 'settled')::int as settled, (c.status = 'released')::int as released,
-           (c.status = 'reserved')::int as open,
-           coalesce(c.settled_micros, 0) as spend,
-           case when c.status = 'reserved' then c.reserved_micros else 0 end as held
+           coalesce(c.settled_micros, 0) as spend
     from (select a.*, 1 as sign from unnest(p_added) a
           union all
           select r.*, -1 from unnest(p_removed) r) c
+    where c.status <> 'reserved'
   ), summed as (
     select pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
            sum(sign)::bigint as charges, sum(sign * settled)::bigint as settled, sum(sign * released)::bigint as released,
-           sum(sign * open)::bigint as open, sum(sign * spend)::bigint as spend, sum(sign * held)::bigint as held
+           sum(sign * spend)::bigint as spend
     from delta
     group by pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin
   )
   insert into kiln_private.charge_days as t
     (pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
-     charges, settled_charges, released_charges, open_reservations, spend_micros, held_micros)
+     charges, settled_charges, released_charges, spend_micros)
   select pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
-         charges, settled, released, open, spend, held
+         charges, settled, released, spend
   from summed
-  where charges <> 0 or settled <> 0 or released <> 0 or open <> 0 or spend <> 0 or held <> 0
+  where charges <> 0 or settled <> 0 or released <> 0 or spend <> 0
   -- Rows locked in key order, as budgets are: concurrent writers cannot deadlock here.
   order by pool_id, day, account_id, model_id, origin, key_id, period_start
   on conflict (pool_id, day, account_id, model_id, origin, key_id, period_start) do update
     set charges = t.charges + excluded.charges,
         settled_charges = t.settled_charges + excluded.settled_charges,
         released_charges = t.released_charges + excluded.released_charges,
-        open_reservations = t.open_reservations + excluded.open_reservations,
-        spend_micros = t.spend_micros + excluded.spend_micros,
-        held_micros = t.held_micros + excluded.held_micros;
+        spend_micros = t.spend_micros + excluded.spend_micros;
 $function$;
-comment on function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]) is 'Adds the contribution of p_added charge rows to kiln_private.charge_days and subtracts that of p_removed (the old versions of changed rows), one upsert per group, groups in key order.';
+comment on function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]) is 'Adds the contribution of the ended (settled or released) rows of p_added to kiln_private.charge_days and subtracts that of p_removed (the old versions of changed rows), one upsert per group, groups in key order. Open reservations contribute nothing.';
 
 CREATE OR REPLACE FUNCTION kiln_private.schedule_run_deadline(p_run_id uuid, p_at timestamp with time zone)
  RETURNS void
@@ -4610,10 +4665,11 @@ CREATE OR REPLACE FUNCTION kiln_private.tg_charges__roll_up()
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 begin
-  -- Statement-level with transition tables: a batch of 50 reservations is one upsert, not 50.
-  if tg_op = 'INSERT' then
-    perform kiln_private.roll_up_charges(array(select n::kiln_private.charges from new_rows n), '{}');
+  if tg_level = 'ROW' then
+    -- A row inserted already ended (not the POST path, which inserts reservations).
+    perform kiln_private.roll_up_charges(array[new], '{}');
   elsif tg_op = 'UPDATE' then
+    -- Statement-level with transition tables: a batch of settlements is one upsert per group.
     perform kiln_private.roll_up_charges(array(select n::kiln_private.charges from new_rows n), array(select o::kiln_private.charges from old_rows o));
   elsif tg_op = 'DELETE' then
     perform kiln_private.roll_up_charges('{}', array(select o::kiln_private.charges from old_rows o));
@@ -4621,7 +4677,7 @@ begin
   return null;
 end;
 $function$;
-comment on function kiln_private.tg_charges__roll_up() is 'Trigger (per statement) on kiln_private.charges: keeps kiln_private.charge_days equal to the ledger''s sums in the same transaction (kiln_private.roll_up_charges).';
+comment on function kiln_private.tg_charges__roll_up() is 'Trigger on kiln_private.charges: keeps kiln_private.charge_days equal to the ended charges'' sums in the same transaction (kiln_private.roll_up_charges) — per statement for updates and deletes, per row for a row inserted already ended.';
 
 CREATE OR REPLACE FUNCTION kiln_private.tg_generations__notify()
  RETURNS trigger
@@ -4767,6 +4823,22 @@ AS $function$
   left join kiln_private.budget_periods wbp on wbp.pool_id = ws.id and wbp.period_start = ws.period;
 $function$;
 comment on function kiln_private.usage_rows(uuid,uuid) is 'The GET /usage body as one row (none when the account does not exist); inlined by the planner into callers.';
+
+CREATE OR REPLACE FUNCTION kiln_private.uuid_v7(p_at timestamp with time zone DEFAULT clock_timestamp())
+ RETURNS uuid
+ LANGUAGE sql
+ PARALLEL SAFE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- RFC 9562 version 7: 48 bits of Unix milliseconds, then gen_random_uuid()'s random bits with
+  -- the version nibble turned from 4 into 7 (bits 52 and 53 set); the variant bits stay as they are.
+  select encode(set_bit(set_bit(
+           overlay(uuid_send(gen_random_uuid())
+                   placing substring(int8send(floor(extract(epoch from p_at) * 1000)::bigint) from 3)
+                   from 1 for 6),
+           52, 1), 53, 1), 'hex')::uuid;
+$function$;
+comment on function kiln_private.uuid_v7(timestamp with time zone) is 'A version 7 UUID (RFC 9562) for the time p_at (now by default): ordered by time to the millisecond, random after that. Used for ledger ids, so the primary key is appended to at its right end. (Postgres 18''s uuidv7() does the same; this works on older servers too.)';
 
 CREATE OR REPLACE FUNCTION kiln_private.webhook_endpoint_json(e kiln_private.webhook_endpoints)
  RETURNS json

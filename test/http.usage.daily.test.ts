@@ -10,7 +10,7 @@ import path from 'node:path';
 import { before, test } from 'node:test';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
-const MIGRATION = path.resolve(import.meta.dirname, '..', 'db', 'migrations', 'committed', '000029-daily-usage-from-a-ledger-rollup-a-keyset-paged-generation-l.sql');
+const MIGRATION = path.resolve(import.meta.dirname, '..', 'db', 'migrations', 'committed', '000033-reservations-leave-the-daily-rollup-open-ones-read-through-a.sql');
 
 let srv: TestServer;
 const code = { type: 'code', prompt: 'a card', targetLanguage: 'tsx' };
@@ -250,10 +250,46 @@ test('kiln.daily_spend keeps its columns, and its values are the ledger\'s', asy
   const rows = await viewDailySpend();
   assert.ok(rows.length > 5);
   assert.deepEqual(rows, await ledgerDailySpend());
-  // The migration backfills from the ledger and can be re-run: with the rollup wiped, running the
-  // migration file again restores the same rows.
+  // The rollup holds ended charges only (open reservations are read from the ledger): with it
+  // wiped, the view shows just the open ones, and the backfill the migration runs restores it.
+  assert.ok(rows.some((r) => r.open_reservations > 0) && rows.some((r) => r.settled_charges > 0));
   await srv.db.sql`delete from kiln_private.charge_days`;
-  assert.equal((await viewDailySpend()).length, 0);
+  assert.deepEqual([...await viewDailySpend()], rows.filter((r) => r.open_reservations > 0).map((r) => ({
+    ...r, charges: r.open_reservations, settled_charges: 0, released_charges: 0, spend_micros: '0',
+  })));
+  const [{ n }] = await srv.db.sql`select kiln_private.rebuild_charge_days()::int as n`;
+  assert.ok(n > 0);
+  assert.deepEqual(await viewDailySpend(), rows);
+  // The migration's file calls the same backfill and can be re-run.
+  await srv.db.sql`delete from kiln_private.charge_days`;
   await srv.db.sql.begin((tx) => tx.unsafe(fs.readFileSync(MIGRATION, 'utf8')));
   assert.deepEqual(await viewDailySpend(), rows);
+});
+
+test('a reservation writes no rollup row (it counts through the ledger until it ends); charge ids are time-ordered UUIDv7', async () => {
+  const a = await createAccount(srv.db.sql, { tier: 'pro', budgetMicros: 50_000_000 });
+  const { key } = await createKey(srv.db.sql, a.id);
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push(await post(key, code));
+  const rollup = () => srv.db.sql`select sum(charges)::int as charges, sum(spend_micros)::int as spend from kiln_private.charge_days where pool_id = ${a.id}`;
+  assert.deepEqual([...await rollup()], [{ charges: null, spend: null }]);
+  let daily = await api(srv.base, key, '/usage/daily');
+  assert.equal(sum(daily.body.days, 'charges'), 3);
+  assert.equal(sum(daily.body.days, 'spend_micros'), sum(daily.body.days, 'held_micros'));
+  await srv.db.sql`select kiln.complete_generation(${ids[0]}, ${srv.db.sql.json({ type: 'code', code: 'x', structuredOutput: null })}, 5, null)`;
+  assert.deepEqual([...await rollup()], [{ charges: 1, spend: 5 }]);
+  daily = await api(srv.base, key, '/usage/daily');
+  assert.equal(sum(daily.body.days, 'charges'), 3);
+  assert.equal(sum(daily.body.days, 'spend_micros'), (await api(srv.base, key, '/usage')).body.used_micros);
+
+  // Version 7 (RFC 9562): the version nibble 7, the variant 10, the first 48 bits Unix milliseconds.
+  const charges = await srv.db.sql`select id::text, created_at from kiln_private.charges where account_id = ${a.id} order by created_at`;
+  for (const c of charges) {
+    assert.match(c.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const ms = parseInt(c.id.replaceAll('-', '').slice(0, 12), 16);
+    assert.ok(Math.abs(ms - c.created_at.getTime()) < 5_000, `${c.id} carries ${new Date(ms).toISOString()}`);
+  }
+  assert.deepEqual(charges.map((c) => c.id), charges.map((c) => c.id).sort());
+  const [v] = await srv.db.sql`select kiln_private.uuid_v7('2020-01-02T03:04:05.678Z')::text as id`;
+  assert.equal(v.id.replaceAll('-', '').slice(0, 12), (Date.parse('2020-01-02T03:04:05.678Z')).toString(16).padStart(12, '0'));
 });

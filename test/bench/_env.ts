@@ -1,9 +1,11 @@
 // Benchmark environment: a throwaway embedded Postgres (or DATABASE_URL's server), a migrated
 // database, and helpers to run autocannon against loopback servers.
 
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { startEmbedded } from '../../src/db/embedded.ts';
@@ -54,6 +56,20 @@ export async function benchDatabase(): Promise<BenchDb> {
       if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Starts a bench server process (test/bench/_server.ts) on `dbUrl`; resolves with its port once it listens. */
+export async function startBenchServer(dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
+    env: { ...process.env, KILN_BENCH_DB: dbUrl, KILN_LOG: 'silent' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const rl = readline.createInterface({ input: child.stdout! });
+  const port = await new Promise<number>((resolve, reject) => {
+    rl.once('line', (l) => resolve(JSON.parse(l).port));
+    child.once('exit', (c) => reject(new Error(`bench server exited ${c}`)));
+  });
+  return { child, port };
 }
 
 export interface LoadResult {

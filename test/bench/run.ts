@@ -2,11 +2,8 @@
 // ratios to the `select 1` route (the one-round-trip limit), and writing the sections it measured
 // into BENCH.md (test/bench/_report.ts). Not a test: targets are reported, not enforced.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
 import { generateKey } from '../../src/auth/keys.ts';
-import { benchDatabase, fmt, fmtRounds, interleaved, load, type CpuMeter, type LoadResult } from './_env.ts';
+import { benchDatabase, fmt, fmtRounds, interleaved, load, startBenchServer, type CpuMeter, type LoadResult } from './_env.ts';
 import { describeMachine, TARGETS, writeBench, type RunInfo } from './_report.ts';
 
 export interface BenchContext {
@@ -25,19 +22,6 @@ export interface BenchContext {
 }
 
 const results: Record<string, Record<string, unknown>> = {};
-
-async function startBenchServer(dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
-    env: { ...process.env, KILN_BENCH_DB: dbUrl, KILN_LOG: 'silent' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const rl = readline.createInterface({ input: child.stdout! });
-  const port = await new Promise<number>((resolve, reject) => {
-    rl.once('line', (l) => resolve(JSON.parse(l).port));
-    child.once('exit', (c) => reject(new Error(`bench server exited ${c}`)));
-  });
-  return { child, port };
-}
 
 async function main() {
   const started = new Date().toISOString().slice(0, 16).replace('T', ' ');

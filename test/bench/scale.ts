@@ -5,8 +5,10 @@
 // and POST /generations as ratios to the `select 1` route before and after the load. Reports the
 // table and index sizes. `KILN_BENCH_ONLY=scale npm run bench` runs this section alone.
 
-import type { Sql } from '../../src/db/pool.ts';
-import { failBacklog, fmt, interleaved, load, type LoadResult } from './_env.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { connect, type Sql } from '../../src/db/pool.ts';
+import { hashKey } from '../../src/auth/keys.ts';
+import { fmt, fmtRounds, interleaved, load, startBenchServer, type CpuMeter, type LoadResult } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 const MODELS = [
@@ -112,9 +114,9 @@ export async function generateLedger(sql: Sql, heavyAccountId: string, scale: nu
     const types = MODELS.map((m) => m.type);
     await timed(`insert ${charges.toLocaleString('en-US')} charges`, seconds, () => tx`
       insert into kiln_private.charges
-        (account_id, pool_id, period_start, key_id, model_id, origin, generation_id, status,
+        (id, account_id, pool_id, period_start, key_id, model_id, origin, generation_id, status,
          reserved_micros, settled_micros, created_at, finished_at)
-      select x.account_id, x.account_id, kiln_private.period_start(${anchor}, x.at), x.key_id, x.model, x.origin,
+      select kiln_private.uuid_v7(x.at), x.account_id, x.account_id, kiln_private.period_start(${anchor}, x.at), x.key_id, x.model, x.origin,
              case when x.i <= ${generations} then gen_random_uuid() end,
              case when x.released then 'released' else 'settled' end,
              x.reserved, case when x.released then null else (x.reserved * x.r)::bigint end, x.at, x.at + interval '5 seconds'
@@ -130,7 +132,9 @@ export async function generateLedger(sql: Sql, heavyAccountId: string, scale: nu
                random() < 0.08 as released
         from generate_series(1, ${charges}) i,
              (select array_agg(id order by n) as ids, array_agg(key_id order by n) as keys, count(*)::int as n from scale_accounts) acc
-      ) x`);
+      ) x
+      -- In time order, as a year of service would have written them (ids are time-ordered).
+      order by x.at`);
     await timed(`insert ${generations.toLocaleString('en-US')} generations`, seconds, () => tx`
       insert into kiln_private.generations
         (id, account_id, key_id, origin, model_id, type, request, status, result, error, reserved_micros, cost_micros,
@@ -172,21 +176,41 @@ export async function generateLedger(sql: Sql, heavyAccountId: string, scale: nu
         select pool_id, period_start, coalesce(sum(settled_micros), 0),
                coalesce(sum(reserved_micros) filter (where status = 'reserved'), 0)
         from kiln_private.charges group by pool_id, period_start`;
-      await tx`delete from kiln_private.charge_days`;
-      await tx`
-        insert into kiln_private.charge_days
-          (pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
-           charges, settled_charges, released_charges, open_reservations, spend_micros, held_micros)
-        select pool_id, period_start, (created_at at time zone 'UTC')::date, account_id, workspace_id, key_id, model_id, origin,
-               count(*), count(*) filter (where status = 'settled'), count(*) filter (where status = 'released'),
-               count(*) filter (where status = 'reserved'), coalesce(sum(settled_micros), 0)::bigint,
-               coalesce(sum(reserved_micros) filter (where status = 'reserved'), 0)::bigint
-        from kiln_private.charges
-        group by pool_id, period_start, (created_at at time zone 'UTC')::date, account_id, workspace_id, key_id, model_id, origin`;
+      await tx`select kiln_private.rebuild_charge_days()`;
     });
     seconds.total = +((performance.now() - t0) / 1000).toFixed(1);
     return { charges, generations, accounts: others + 1, seconds };
   });
+}
+
+/**
+ * An empty twin of the bench database: a new database on the same cluster, migrated, with the
+ * bench's accounts (same tier) and keys (same secrets), behind its own bench server.
+ */
+async function emptyTwin(ctx: BenchContext): Promise<{ sql: Sql; base: string; meter: CpuMeter; close(): Promise<void> }> {
+  const name = `kiln_bench_twin_${process.pid}`;
+  await ctx.sql.unsafe(`create database ${name}`);
+  const u = new URL(ctx.dbUrl);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  await migrate(url, { includeCurrent: true });
+  const sql = connect(url, { max: 4 });
+  for (const [i, key] of ctx.keys.entries()) {
+    const [a] = await sql`select * from kiln.create_account(${`bench${i}@example.test`}, 'enterprise', null, true)`;
+    await sql`select kiln.create_api_key(${a.id}, ${hashKey(key)}, ${key.slice(0, 14)}, ${['read', 'write']}, null, null, null)`;
+  }
+  const { child, port } = await startBenchServer(url);
+  return {
+    sql,
+    base: `http://127.0.0.1:${port}/api/v1`,
+    meter: { serverPid: child.pid!, postmasterPid: ctx.meter.postmasterPid },
+    async close() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      await sql.end({ timeout: 5 });
+      await ctx.sql.unsafe(`drop database if exists ${name} with (force)`);
+    },
+  };
 }
 
 /** p50/p90 of `n` sequential requests (keep-alive), in ms, and the last body. */
@@ -220,30 +244,35 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
   const auth = ctx.keys.map((k) => ({ authorization: `Bearer ${k}` }));
   const heavyKey = { authorization: `Bearer ${ctx.keys[0]}` };
   const body = JSON.stringify({ type: 'code', prompt: 'A pricing card with three tiers', targetLanguage: 'tsx' });
+  // GET /usage and POST /generations on the loaded ledger and, in the same rounds, on an empty
+  // twin: a second database on the same cluster with the same 64 accounts and keys, behind its
+  // own server. Like for like: the two ledgers are measured seconds apart, in the same rounds as
+  // their `select 1` reference, where measuring the empty ledger before the generation and the
+  // loaded one after compared two machines (the load of a shared box drifts in 20 minutes).
+  // The queues are drained before each round (no worker runs).
   const drain = async () => {
-    await ctx.sql`delete from graphile_worker._private_jobs`;
-    await ctx.sql`vacuum graphile_worker._private_jobs`;
+    for (const sql of [ctx.sql, twin.sql]) {
+      await sql`delete from graphile_worker._private_jobs`;
+      await sql`vacuum graphile_worker._private_jobs`;
+    }
   };
-  // GET /usage and POST /generations against select 1, interleaved, as the foundation and
-  // generations sections measure them; the queue drained before each round (no worker runs).
   const ratios = async () => {
-    await load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: 1 });
+    for (const base of [ctx.base, twin.base]) await load({ url: `${base}/generations`, method: 'POST', headers: auth, body, seconds: 1 });
     const f = await interleaved(3, {
       select1: async () => { await drain(); return ctx.select1Load(); },
+      usageEmpty: () => load({ url: `${twin.base}/usage`, headers: auth, seconds: round, meter: twin.meter }),
       usage: () => load({ url: `${ctx.base}/usage`, headers: auth, seconds: round, meter: ctx.meter }),
+      postEmpty: () => load({ url: `${twin.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: twin.meter }),
       post: () => load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: ctx.meter }),
     });
-    return { ratios: { usage: f.usage.ratio, post: f.post.ratio }, loads: { select1: f.select1.median, usage: f.usage.median, post: f.post.median } };
+    return {
+      empty: { ratios: { usage: f.usageEmpty.ratio, post: f.postEmpty.ratio }, loads: { select1: f.select1.median, usage: f.usageEmpty.median, post: f.postEmpty.median } },
+      loaded: { ratios: { usage: f.usage.ratio, post: f.post.ratio }, loads: { select1: f.select1.median, usage: f.usage.median, post: f.post.median } },
+      rounds: fmtRounds(f),
+    };
   };
 
   console.log('\n## Scale');
-  const empty = await ratios();
-  console.log(`empty ledger: GET /usage ratio ${empty.ratios.usage}, POST ratio ${empty.ratios.post}`);
-  // The POST rounds' jobs stay pending; fail them (releasing their reservations) so the
-  // generated history is the only open question.
-  await drain();
-  await failBacklog(ctx.sql);
-
   console.log(`generating (scale ${scale}) …`);
   const gen = await generateLedger(ctx.sql, ctx.accountIds[0]!, scale);
   await ctx.sql`vacuum analyze kiln_private.charges, kiln_private.generations, kiln_private.charge_days, kiln_private.budget_periods, kiln_private.accounts, kiln_private.api_keys`;
@@ -269,9 +298,16 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
     console.log(`GET /generations?limit=20${query ? `&${query}` : ''}: p50 ${r.p50} ms, p90 ${r.p90} ms (${r.body.data.length} items)`);
   }
 
-  const loaded = await ratios();
-  console.log(`loaded ledger: GET /usage ratio ${loaded.ratios.usage} (empty ${empty.ratios.usage}), POST ratio ${loaded.ratios.post} (empty ${empty.ratios.post})`);
-  console.log(`  ${fmt(loaded.loads.usage)}\n  ${fmt(loaded.loads.post)}`);
+  const twin = await emptyTwin(ctx);
+  let measured: Awaited<ReturnType<typeof ratios>>;
+  try {
+    measured = await ratios();
+  } finally {
+    await twin.close();
+  }
+  const { empty, loaded } = measured;
+  console.log(`GET /usage ratio: empty twin ${empty.ratios.usage}, loaded ledger ${loaded.ratios.usage}; POST ratio: empty twin ${empty.ratios.post}, loaded ledger ${loaded.ratios.post}`);
+  console.log(`  empty  ${fmt(empty.loads.usage)}\n  loaded ${fmt(loaded.loads.usage)}\n  empty  ${fmt(empty.loads.post)}\n  loaded ${fmt(loaded.loads.post)}\n${measured.rounds}`);
 
   const sizes = [];
   for (const table of ['charges', 'charge_days', 'generations', 'budget_periods']) {
