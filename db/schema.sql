@@ -235,7 +235,7 @@ comment on table kiln_private.generations is 'Generation jobs: request, state, r
 comment on column kiln_private.generations.run_id is 'For origin workflow: the run this generation is an output of.';
 comment on column kiln_private.generations.output_node_id is 'For origin workflow: the output node (of the run''s snapshot) it produces.';
 CREATE INDEX generations_active_idx ON kiln_private.generations USING btree (account_id, status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text]));
-CREATE INDEX generations_created_idx ON kiln_private.generations USING btree (created_at);
+CREATE INDEX generations_created_brin ON kiln_private.generations USING brin (created_at);
 CREATE INDEX generations_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, type, status, created_at, id);
 CREATE INDEX generations_list_model_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, model_id, type, status, created_at, id);
 CREATE UNIQUE INDEX generations_run_output_key ON kiln_private.generations USING btree (run_id, output_node_id) WHERE (run_id IS NOT NULL);

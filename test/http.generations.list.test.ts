@@ -213,3 +213,16 @@ test('isolation: other accounts, the other billing scope and other origins are n
   // Alice's newest job is newer than all of Bob's: the position lets Bob see exactly his own.
   assert.deepEqual(res.body.data.map((g: any) => g.id), bobIds);
 });
+
+test('no btree index on generations leads with created_at: the list\'s probes read generations_list_idx, never history newest first', async () => {
+  // With such an index the planner may scan every generation backwards and filter, costing it from
+  // the average share of matches: a rare (type, status) pair then read the whole table (12 ms at
+  // 10,000 rows against 0.3 ms through generations_list_idx). Time ranges use a BRIN index.
+  const rows = await srv.db.sql`
+    select c.relname as name, am.amname as method, pg_get_indexdef(i.indexrelid, 1, true) as first_key
+    from pg_index i join pg_class c on c.oid = i.indexrelid join pg_am am on am.oid = c.relam
+    where i.indrelid = 'kiln_private.generations'::regclass`;
+  assert.deepEqual(rows.filter((r) => r.method === 'btree' && r.first_key === 'created_at').map((r) => r.name), []);
+  assert.ok(rows.some((r) => r.method === 'brin' && r.first_key === 'created_at'));
+  assert.ok(rows.some((r) => r.name === 'generations_list_idx'));
+});

@@ -257,7 +257,13 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
     }
   };
   const ratios = async () => {
-    for (const base of [ctx.base, twin.base]) await load({ url: `${base}/generations`, method: 'POST', headers: auth, body, seconds: 1 });
+    // Both databases vacuumed (the loaded one's rate-limit and key rows have served the
+    // foundation's rounds; the twin's are new) and both servers warmed on both routes.
+    for (const sql of [ctx.sql, twin.sql]) await sql`vacuum analyze`;
+    for (const base of [ctx.base, twin.base]) {
+      await load({ url: `${base}/usage`, headers: auth, seconds: 1 });
+      await load({ url: `${base}/generations`, method: 'POST', headers: auth, body, seconds: 1 });
+    }
     const f = await interleaved(3, {
       select1: async () => { await drain(); return ctx.select1Load(); },
       usageEmpty: () => load({ url: `${twin.base}/usage`, headers: auth, seconds: round, meter: twin.meter }),
