@@ -2896,7 +2896,7 @@ begin
     select o.*, o.status in ('completed', 'skipped') as keep
     from kiln_private.workflow_run_outputs o where o.run_id = p_run_id
   ), plan as (
-    select o.*, case when o.keep then null else gen_random_uuid() end as gen_id,
+    select o.*, case when o.keep then null else kiln_private.uuid_v7() end as gen_id,
            (select count(*)::int from old u where u.output_node_id = any (o.refs) and not u.keep) as deps
     from old o
   ), gens as (
@@ -3255,7 +3255,7 @@ begin
      jsonb_array_length(p_outputs), v_deadline, p_window_seconds, p_max_attempts);
 
   with units as (
-    select u.*, case when u.type = 'video' then null else gen_random_uuid() end as gen_id
+    select u.*, case when u.type = 'video' then null else kiln_private.uuid_v7() end as gen_id
     from jsonb_to_recordset(p_outputs) as u(output text, prompt text, ordinal int, type text, spec jsonb, refs text[], deps int, dependents text[])
   ), gens as (
     insert into kiln_private.generations
@@ -4205,7 +4205,7 @@ begin
     return;
   end if;
   -- 1. The generation rules, for the whole set.
-  select array_agg(x.err order by x.i), array_agg(x.msg order by x.i), array_agg(gen_random_uuid() order by x.i)
+  select array_agg(x.err order by x.i), array_agg(x.msg order by x.i), array_agg(kiln_private.uuid_v7() order by x.i)
     into c_err, c_msg, c_gid
     from (
       select s.i,

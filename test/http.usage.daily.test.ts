@@ -266,7 +266,7 @@ test('kiln.daily_spend keeps its columns, and its values are the ledger\'s', asy
   assert.deepEqual(await viewDailySpend(), rows);
 });
 
-test('a reservation writes no rollup row (it counts through the ledger until it ends); charge ids are time-ordered UUIDv7', async () => {
+test('a reservation writes no rollup row (it counts through the ledger until it ends); charge and generation ids are time-ordered UUIDv7', async () => {
   const a = await createAccount(srv.db.sql, { tier: 'pro', budgetMicros: 50_000_000 });
   const { key } = await createKey(srv.db.sql, a.id);
   const ids = [];
@@ -290,6 +290,9 @@ test('a reservation writes no rollup row (it counts through the ledger until it 
     assert.ok(Math.abs(ms - c.created_at.getTime()) < 5_000, `${c.id} carries ${new Date(ms).toISOString()}`);
   }
   assert.deepEqual(charges.map((c) => c.id), charges.map((c) => c.id).sort());
+  // Generation ids too (migration 000035): the same version and order, as POST returned them.
+  for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.deepEqual(ids, [...ids].sort());
   const [v] = await srv.db.sql`select kiln_private.uuid_v7('2020-01-02T03:04:05.678Z')::text as id`;
   assert.equal(v.id.replaceAll('-', '').slice(0, 12), (Date.parse('2020-01-02T03:04:05.678Z')).toString(16).padStart(12, '0'));
 });

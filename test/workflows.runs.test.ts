@@ -92,6 +92,10 @@ test('a diamond runs in dependency order; upstream outputs reach downstream prom
     ['oC', 'settled', '50', 'workflow', keyId, 'peer/coder'],
     ['oD', 'settled', '50', 'workflow', keyId, 'peer/coder'],
   ]);
+  // Output generations get time-ordered ids (UUID version 7), as POST /generations' do.
+  const gens = await srv.db.sql`select id::text from kiln_private.generations where run_id = ${run}`;
+  assert.equal(gens.length, 4);
+  for (const g of gens) assert.match(g.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 });
 
 test('a failed output fails the run: downstream never starts nor is charged, other results stay', async () => {
