@@ -11,6 +11,7 @@ import { connect } from '../../src/db/pool.ts';
 import { extensions } from '../../src/cli/mounts.ts';
 import { createApp } from '../../src/http/server.ts';
 import { authStats } from '../../src/auth/access.ts';
+import { generationStats } from '../../src/generations/service.ts';
 import { hubOf } from '../../src/live/hub.ts';
 
 const url = process.env.KILN_BENCH_DB!;
@@ -24,6 +25,7 @@ server.listen(0, '127.0.0.1', () => {
     extend: [
       (a) => {
         a.get('/bench/auth-stats', async () => { const s = authStats(ctx); return { requests: s.items, batches: s.batches }; });
+        a.get('/bench/generation-stats', async () => ({ ...generationStats }));
         // ?gc=1: collect garbage first (the server runs with --expose-gc), so RSS compares like for like.
         a.get('/bench/live-stats', async (event) => {
           if (event.url.searchParams.get('gc') === '1') (globalThis as { gc?: () => void }).gc?.();

@@ -44,6 +44,8 @@ export interface ScaleFigures {
   viewQueryMs: { heavyMonth: number; allMonth: number };
   list: Array<{ query: string; p50: number; p90: number; items: number }>;
   ratios: { empty: Record<string, number>; loaded: Record<string, number> };
+  /** Mean POSTs per SQL call in the POST rounds. */
+  postBatch: { empty: number; loaded: number };
   loads: { empty: Record<string, LoadResult>; loaded: Record<string, LoadResult> };
   sizes: Array<{ name: string; table: string; rows: number; heapMb: number; indexesMb: number; indexes: Array<[string, number]> }>;
 }
@@ -187,7 +189,7 @@ export async function generateLedger(sql: Sql, heavyAccountId: string, scale: nu
  * An empty twin of the bench database: a new database on the same cluster, migrated, with the
  * bench's accounts (same tier) and keys (same secrets), behind its own bench server.
  */
-async function emptyTwin(ctx: BenchContext): Promise<{ sql: Sql; base: string; meter: CpuMeter; close(): Promise<void> }> {
+async function emptyTwin(ctx: BenchContext): Promise<{ sql: Sql; origin: string; base: string; meter: CpuMeter; close(): Promise<void> }> {
   const name = `kiln_bench_twin_${process.pid}`;
   await ctx.sql.unsafe(`create database ${name}`);
   const u = new URL(ctx.dbUrl);
@@ -202,6 +204,7 @@ async function emptyTwin(ctx: BenchContext): Promise<{ sql: Sql; base: string; m
   const { child, port } = await startBenchServer(url);
   return {
     sql,
+    origin: `http://127.0.0.1:${port}`,
     base: `http://127.0.0.1:${port}/api/v1`,
     meter: { serverPid: child.pid!, postmasterPid: ctx.meter.postmasterPid },
     async close() {
@@ -256,6 +259,18 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
       await sql`vacuum graphile_worker._private_jobs`;
     }
   };
+  // Mean POSTs per SQL call on each server over its rounds: a slower database batches
+  // differently, and batch size moves the cost per request on both sides.
+  const batches = { empty: { creates: 0, createBatches: 0 }, loaded: { creates: 0, createBatches: 0 } };
+  const batched = async (origin: string, which: 'empty' | 'loaded', run: () => Promise<LoadResult>) => {
+    const stats = async () => (await (await fetch(`${origin}/bench/generation-stats`)).json()) as { creates: number; createBatches: number };
+    const before = await stats();
+    const r = await run();
+    const after = await stats();
+    batches[which].creates += after.creates - before.creates;
+    batches[which].createBatches += after.createBatches - before.createBatches;
+    return r;
+  };
   const ratios = async () => {
     // Both databases vacuumed (the loaded one's rate-limit and key rows have served the
     // foundation's rounds; the twin's are new) and both servers warmed on both routes.
@@ -268,13 +283,17 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
       select1: async () => { await drain(); return ctx.select1Load(); },
       usageEmpty: () => load({ url: `${twin.base}/usage`, headers: auth, seconds: round, meter: twin.meter }),
       usage: () => load({ url: `${ctx.base}/usage`, headers: auth, seconds: round, meter: ctx.meter }),
-      postEmpty: () => load({ url: `${twin.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: twin.meter }),
-      post: () => load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: ctx.meter }),
+      postEmpty: () => batched(twin.origin, 'empty', () => load({ url: `${twin.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: twin.meter })),
+      post: () => batched(ctx.origin, 'loaded', () => load({ url: `${ctx.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: ctx.meter })),
     });
     return {
       empty: { ratios: { usage: f.usageEmpty.ratio, post: f.postEmpty.ratio }, loads: { select1: f.select1.median, usage: f.usageEmpty.median, post: f.postEmpty.median } },
       loaded: { ratios: { usage: f.usage.ratio, post: f.post.ratio }, loads: { select1: f.select1.median, usage: f.usage.median, post: f.post.median } },
       rounds: fmtRounds(f),
+      batch: {
+        empty: +(batches.empty.creates / Math.max(1, batches.empty.createBatches)).toFixed(1),
+        loaded: +(batches.loaded.creates / Math.max(1, batches.loaded.createBatches)).toFixed(1),
+      },
     };
   };
 
@@ -313,6 +332,7 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
   }
   const { empty, loaded } = measured;
   console.log(`GET /usage ratio: empty twin ${empty.ratios.usage}, loaded ledger ${loaded.ratios.usage}; POST ratio: empty twin ${empty.ratios.post}, loaded ledger ${loaded.ratios.post}`);
+  console.log(`POSTs per SQL call: empty twin ${measured.batch.empty}, loaded ledger ${measured.batch.loaded}`);
   console.log(`  empty  ${fmt(empty.loads.usage)}\n  loaded ${fmt(loaded.loads.usage)}\n  empty  ${fmt(empty.loads.post)}\n  loaded ${fmt(loaded.loads.post)}\n${measured.rounds}`);
 
   const sizes = [];
@@ -339,6 +359,7 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
     viewQueryMs: { heavyMonth: viewHeavy, allMonth: viewAll },
     list,
     ratios: { empty: empty.ratios, loaded: loaded.ratios },
+    postBatch: measured.batch,
     loads: { empty: empty.loads, loaded: loaded.loads },
     sizes,
   };
