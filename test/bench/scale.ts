@@ -46,6 +46,8 @@ export interface ScaleFigures {
   ratios: { empty: Record<string, number>; loaded: Record<string, number> };
   /** Mean POSTs per SQL call in the POST rounds. */
   postBatch: { empty: number; loaded: number };
+  /** Median over rounds of loaded ÷ empty req/s − 1, per route. */
+  drift: { usage: number; post: number };
   loads: { empty: Record<string, LoadResult>; loaded: Record<string, LoadResult> };
   sizes: Array<{ name: string; table: string; rows: number; heapMb: number; indexesMb: number; indexes: Array<[string, number]> }>;
 }
@@ -185,6 +187,12 @@ export async function generateLedger(sql: Sql, heavyAccountId: string, scale: nu
   });
 }
 
+/** Median over rounds of loaded ÷ empty req/s, minus 1 (-0.03 = 3 % slower on the loaded ledger). */
+function pairedDrift(loaded: number[], empty: number[]): number {
+  const r = loaded.map((x, i) => x / empty[i]!).sort((a, b) => a - b);
+  return +(r[Math.floor(r.length / 2)]! - 1).toFixed(3);
+}
+
 /**
  * An empty twin of the bench database: a new database on the same cluster, migrated, with the
  * bench's accounts (same tier) and keys (same secrets), behind its own bench server.
@@ -272,14 +280,17 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
     return r;
   };
   const ratios = async () => {
-    // Both databases vacuumed (the loaded one's rate-limit and key rows have served the
-    // foundation's rounds; the twin's are new) and both servers warmed on both routes.
-    for (const sql of [ctx.sql, twin.sql]) await sql`vacuum analyze`;
+    // Both servers warmed on both routes, then both databases vacuumed and analyzed (the loaded
+    // one's rate-limit and key rows have served the foundation's rounds). Analyzed after the
+    // warm-up, not before: statistics of a nearly empty table plan the foreign-key checks as
+    // sequential scans, which the twin's growing tables would pay for until autovacuum's next
+    // analyze.
     for (const base of [ctx.base, twin.base]) {
       await load({ url: `${base}/usage`, headers: auth, seconds: 1 });
-      await load({ url: `${base}/generations`, method: 'POST', headers: auth, body, seconds: 1 });
+      await load({ url: `${base}/generations`, method: 'POST', headers: auth, body, seconds: 2 });
     }
-    const f = await interleaved(3, {
+    for (const sql of [ctx.sql, twin.sql]) await sql`vacuum analyze`;
+    const f = await interleaved(5, {
       select1: async () => { await drain(); return ctx.select1Load(); },
       usageEmpty: () => load({ url: `${twin.base}/usage`, headers: auth, seconds: round, meter: twin.meter }),
       usage: () => load({ url: `${ctx.base}/usage`, headers: auth, seconds: round, meter: ctx.meter }),
@@ -290,6 +301,9 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
       empty: { ratios: { usage: f.usageEmpty.ratio, post: f.postEmpty.ratio }, loads: { select1: f.select1.median, usage: f.usageEmpty.median, post: f.postEmpty.median } },
       loaded: { ratios: { usage: f.usage.ratio, post: f.post.ratio }, loads: { select1: f.select1.median, usage: f.usage.median, post: f.post.median } },
       rounds: fmtRounds(f),
+      // Loaded ÷ empty within each round (seconds apart): the drift, with the machine's own drift
+      // between rounds cancelled; the median over rounds.
+      drift: { usage: pairedDrift(f.usage.rounds, f.usageEmpty.rounds), post: pairedDrift(f.post.rounds, f.postEmpty.rounds) },
       batch: {
         empty: +(batches.empty.creates / Math.max(1, batches.empty.createBatches)).toFixed(1),
         loaded: +(batches.loaded.creates / Math.max(1, batches.loaded.createBatches)).toFixed(1),
@@ -332,6 +346,7 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
   }
   const { empty, loaded } = measured;
   console.log(`GET /usage ratio: empty twin ${empty.ratios.usage}, loaded ledger ${loaded.ratios.usage}; POST ratio: empty twin ${empty.ratios.post}, loaded ledger ${loaded.ratios.post}`);
+  console.log(`drift, loaded vs empty in the same round (median of 5): GET /usage ${(measured.drift.usage * 100).toFixed(1)} %, POST ${(measured.drift.post * 100).toFixed(1)} %`);
   console.log(`POSTs per SQL call: empty twin ${measured.batch.empty}, loaded ledger ${measured.batch.loaded}`);
   console.log(`  empty  ${fmt(empty.loads.usage)}\n  loaded ${fmt(loaded.loads.usage)}\n  empty  ${fmt(empty.loads.post)}\n  loaded ${fmt(loaded.loads.post)}\n${measured.rounds}`);
 
@@ -360,6 +375,7 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
     list,
     ratios: { empty: empty.ratios, loaded: loaded.ratios },
     postBatch: measured.batch,
+    drift: measured.drift,
     loads: { empty: empty.loads, loaded: loaded.loads },
     sizes,
   };
