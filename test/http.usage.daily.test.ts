@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
+import { parseDailyRange } from '../src/billing/daily.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 const MIGRATION = path.resolve(import.meta.dirname, '..', 'db', 'migrations', 'committed', '000033-reservations-leave-the-daily-rollup-open-ones-read-through-a.sql');
@@ -197,6 +198,13 @@ test('a bad range is a 400 invalid_request', async () => {
   // The longest range allowed: 366 days, both ends counted (a leap year).
   assert.equal((await api(srv.base, key, '/usage/daily?from=2024-01-01&to=2024-12-31')).status, 200);
   assert.equal((await api(srv.base, null, '/usage/daily')).status, 401);
+});
+
+test('from alone: the day checked as today is the day SQL reads to (one clock, so no range is refused inside a batch)', () => {
+  const late = new Date('2026-03-01T23:59:59.900Z');
+  assert.deepEqual(parseDailyRange({ from: '2026-02-01' }, late), { from: '2026-02-01', to: '2026-03-01' });
+  assert.deepEqual(parseDailyRange({ from: '2026-03-01' }, late), { from: '2026-03-01', to: '2026-03-01' });
+  assert.deepEqual(parseDailyRange({}, late), { from: null, to: null });
 });
 
 test('the rollup stays equal to the ledger under concurrent settlements from other processes', async () => {

@@ -49,7 +49,7 @@ function isDay(s: string): boolean {
   return +m[1]! >= 1970 && d.getUTCFullYear() === +m[1]! && d.getUTCMonth() === +m[2]! - 1 && d.getUTCDate() === +m[3]!;
 }
 
-/** Reads and checks from/to; invalid_request for a bad date, from after to, or too long a range. */
+/** Reads and checks from/to (to defaults to today when from is given); invalid_request for a bad date, from after to, or too long a range. */
 export function parseDailyRange(raw: { from?: string; to?: string }, today = new Date()): DailyRange {
   for (const k of ['from', 'to'] as const) {
     if (raw[k] !== undefined && !isDay(raw[k]!)) throw errors.invalid(`${k}: must be a date as YYYY-MM-DD`);
@@ -60,7 +60,10 @@ export function parseDailyRange(raw: { from?: string; to?: string }, today = new
   const span = (Date.parse(to) - Date.parse(raw.from)) / 86_400_000;
   if (span < 0) throw errors.invalid(raw.to === undefined ? 'from: must not be after today' : 'from: must not be after to');
   if (span + 1 > MAX_DAILY_RANGE_DAYS) throw errors.invalid(`to: the range may cover at most ${MAX_DAILY_RANGE_DAYS} days`);
-  return { from: raw.from, to: raw.to ?? null };
+  // The day checked here is the day asked for: SQL gets it rather than taking its own today, so
+  // a clock that differs across midnight cannot make the range refused inside a batch (which
+  // would fail every request batched with this one).
+  return { from: raw.from, to };
 }
 
 /** GET /usage/daily in one round trip: authorizes each key and reads its billing scope's days. */
