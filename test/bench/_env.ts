@@ -207,6 +207,12 @@ export async function interleaved<K extends string>(rounds: number, loads: Recor
   for (let r = 0; r < rounds; r++) {
     for (const n of names) runs[n].push(await loads[n]());
   }
+  return pairedFigures(runs);
+}
+
+/** Each load's median round, and its median ratio to the first load (the reference) of the same round. */
+export function pairedFigures<K extends string>(runs: Record<K, LoadResult[]>): Record<K, PairedFigure> {
+  const names = Object.keys(runs) as K[];
   const mid = <T>(xs: T[]) => xs[Math.floor(xs.length / 2)]!;
   const reference = runs[names[0]!];
   return Object.fromEntries(

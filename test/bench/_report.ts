@@ -199,7 +199,7 @@ function scale(f: Figures): string[] {
     '',
     `${n(r.charges)} charges and ${n(r.generations)} generations generated in SQL over the past year (\`KILN_BENCH_SCALE=${f.scale}\`), ${n(r.accounts)} accounts, one holding half of both; ` +
       `generated in ${g.total} s (${Object.entries(g).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${v} s`).join(', ')}). ` +
-      'Latencies are sequential requests over keep-alive, measured at the client (p50 of 50 for daily usage, of 30 per list query). Ratios as in the sections above, in five interleaved rounds of five loads each: `select 1`, then GET /usage and POST /generations on an empty twin (a second database on the same cluster with the same accounts and keys) and on the loaded ledger, each behind a server process started for these rounds, so the two ledgers are compared seconds apart rather than before and after the generation. The drift is the median over the rounds of loaded ÷ empty req/s within a round.',
+      'Latencies are sequential requests over keep-alive, measured at the client (p50 of 50 for daily usage, of 30 per list query). Ratios as in the sections above, in five interleaved rounds of five loads each (the order of the two ledgers swapped every other round): `select 1`, then GET /usage and POST /generations on an empty twin (a second database on the same cluster with the same accounts and keys) and on the loaded ledger, each behind a server process started for these rounds, so the two ledgers are compared seconds apart rather than before and after the generation. The drift is the median over the rounds of loaded ÷ empty req/s within a round.',
     '',
     '| benchmark | measured | target | |',
     '|---|---|---|---|',

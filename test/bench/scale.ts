@@ -8,7 +8,7 @@
 import { migrate } from '../../src/db/migrate.ts';
 import { connect, type Sql } from '../../src/db/pool.ts';
 import { hashKey } from '../../src/auth/keys.ts';
-import { fmt, fmtRounds, interleaved, load, startBenchServer, type CpuMeter, type LoadResult } from './_env.ts';
+import { fmt, fmtRounds, load, pairedFigures, startBenchServer, type CpuMeter, type LoadResult } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 const MODELS = [
@@ -291,13 +291,23 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
       await load({ url: `${base}/generations`, method: 'POST', headers: auth, body, seconds: 2 });
     }
     for (const sql of [ctx.sql, twin.sql]) await sql`vacuum analyze`;
-    const f = await interleaved(5, {
+    // Five rounds: `select 1`, then each route on both ledgers, the two ledgers' order swapped
+    // every other round — a load run second inherits what the first left behind (autovacuum of
+    // the rows it inserted, dirty buffers), and a fixed order charged that to one ledger.
+    const loads = {
       select1: async () => { await drain(); return load({ url: `${loadedSrv.origin}/bench/select1`, headers: auth, seconds: round, meter: loadedSrv.meter }); },
       usageEmpty: () => load({ url: `${twin.base}/usage`, headers: auth, seconds: round, meter: twin.meter }),
       usage: () => load({ url: `${loadedSrv.base}/usage`, headers: auth, seconds: round, meter: loadedSrv.meter }),
       postEmpty: () => batched(twin.origin, 'empty', () => load({ url: `${twin.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: twin.meter })),
       post: () => batched(loadedSrv.origin, 'loaded', () => load({ url: `${loadedSrv.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: loadedSrv.meter })),
-    });
+    };
+    type Name = keyof typeof loads;
+    const runs = { select1: [], usageEmpty: [], usage: [], postEmpty: [], post: [] } as Record<Name, LoadResult[]>;
+    for (let r = 0; r < 5; r++) {
+      const order: Name[] = r % 2 === 0 ? ['select1', 'usageEmpty', 'usage', 'postEmpty', 'post'] : ['select1', 'usage', 'usageEmpty', 'post', 'postEmpty'];
+      for (const n of order) runs[n].push(await loads[n]());
+    }
+    const f = pairedFigures(runs);
     return {
       empty: { ratios: { usage: f.usageEmpty.ratio, post: f.postEmpty.ratio }, loads: { select1: f.select1.median, usage: f.usageEmpty.median, post: f.postEmpty.median } },
       loaded: { ratios: { usage: f.usage.ratio, post: f.post.ratio }, loads: { select1: f.select1.median, usage: f.usage.median, post: f.post.median } },
@@ -343,14 +353,18 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
   // has served the foundation's rounds and the latency queries above, and a long-running process
   // (its heap, its connections' caches) costs more per request than a new one — in one run
   // 86 against 71 µs of server CPU per GET /usage, which is not the ledger's doing.
-  const fresh = await startBenchServer(ctx.dbUrl);
-  loadedSrv = { origin: `http://127.0.0.1:${fresh.port}`, base: `http://127.0.0.1:${fresh.port}/api/v1`, meter: { serverPid: fresh.child.pid!, postmasterPid: ctx.meter.postmasterPid } };
+  let fresh: Awaited<ReturnType<typeof startBenchServer>> | null = null;
   let measured: Awaited<ReturnType<typeof ratios>>;
   try {
+    fresh = await startBenchServer(ctx.dbUrl);
+    loadedSrv = { origin: `http://127.0.0.1:${fresh.port}`, base: `http://127.0.0.1:${fresh.port}/api/v1`, meter: { serverPid: fresh.child.pid!, postmasterPid: ctx.meter.postmasterPid } };
     measured = await ratios();
   } finally {
-    fresh.child.kill('SIGTERM');
-    await new Promise((r) => fresh.child.once('exit', r));
+    if (fresh) {
+      const child = fresh.child;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
     await twin.close();
   }
   const { empty, loaded } = measured;
