@@ -54,8 +54,7 @@ export async function createTestDb(): Promise<TestDb> {
   onCleanup(async () => {
     await sql.end({ timeout: 5 });
     // Connections a stopped component is still closing get a moment before the drop forces them
-    // out: graphile-worker's runner removes its pg pool's error listeners, then ends the pool
-    // without waiting, and a connection terminated in that window is an uncaught 'error'.
+    // out (a test may end with a component it never stopped).
     for (let i = 0; i < 50; i++) {
       const [{ n }] = await admin`select count(*)::int as n from pg_stat_activity where datname = ${name}`;
       if (n === 0) break;

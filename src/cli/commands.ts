@@ -250,7 +250,13 @@ export const commands: Record<string, Command> = {
       try {
         // graphile-worker's schema must exist before Kiln's migrations run (shadow included).
         const { runMigrations } = await import('graphile-worker');
-        await runMigrations({ connectionString: env.DATABASE_URL! });
+        const { ownedPgPool } = await import('../db/pg-pool.ts');
+        const workerPool = ownedPgPool(env.DATABASE_URL!, { max: 1 });
+        try {
+          await runMigrations({ pgPool: workerPool.pool });
+        } finally {
+          await workerPool.close();
+        }
         const bin = path.join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'graphile-migrate');
         const res = spawnSync(bin, argv, { stdio: 'inherit', env });
         if (res.status !== 0) throw new Error(`graphile-migrate exited with ${res.status}`);

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { migrate as gmMigrate } from 'graphile-migrate';
 import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
 import type { Config } from '../config.ts';
+import { ownedPgPool } from './pg-pool.ts';
 
 const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
 
@@ -19,7 +20,13 @@ export const MIGRATIONS_FOLDER = path.join(ROOT, 'db', 'migrations');
  * where the seed images go (KILN_STORE); without it they go into Postgres.
  */
 export async function migrate(url: string, opts: { includeCurrent?: boolean; config?: Config } = {}): Promise<void> {
-  await runWorkerMigrations({ connectionString: url, logger: quietLogger() });
+  // On a pool of ours, ended before we return (see ./pg-pool.ts).
+  const workerPool = ownedPgPool(url, { max: 1 });
+  try {
+    await runWorkerMigrations({ pgPool: workerPool.pool, logger: quietLogger() });
+  } finally {
+    await workerPool.close();
+  }
   try {
     await gmMigrate({ connectionString: url, migrationsFolder: MIGRATIONS_FOLDER, manageGraphileMigrateSchema: true, logger: gmLogger() } as any);
   } finally {

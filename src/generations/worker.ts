@@ -12,6 +12,7 @@ import postgres from 'postgres';
 import { parseCronItems, run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Context } from '../context.ts';
 import { errorFields } from '../log.ts';
+import { ownedPgPool } from '../db/pg-pool.ts';
 import { attachWorkerPool } from '../db/sql/attach_worker_pool.ts';
 import { beatWorker } from '../db/sql/beat_worker.ts';
 import { purgeIdempotencyKeys } from '../db/sql/purge_idempotency_keys.ts';
@@ -53,6 +54,9 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
     const fn = level === 'error' ? ctx.log.error : level === 'warning' ? ctx.log.warn : ctx.log.debug;
     fn(message, { scope: scope.label, task: scope.taskIdentifier, jobId: scope.jobId });
   });
+  // graphile-worker's connections, on a pool this worker owns and ends itself (../db/pg-pool.ts);
+  // the runners of successive leases share it. graphile-worker's default size.
+  const pgPool = ownedPgPool(url, { max: 10, name: 'kiln-worker', onError: (e) => { if (!stopping) ctx.log.warn('worker pool connection error', errorFields(e)); } });
   let stopping = false;
   let term: Term;
   let restarting: Promise<void> | null = null;
@@ -86,7 +90,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
       t = pending as Term;
       const sweep = sweepNeeded(ctx.config);
       t.runner = await run({
-        connectionString: url,
+        pgPool: pgPool.pool,
         concurrency: ctx.config.workerConcurrency,
         taskList: createTaskList(ctx, lease),
         // The store's retention and orphan sweep, every minute (graphile-worker's cron runs an
@@ -191,6 +195,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
     term = await begin();
   } catch (e) {
     await cancels.stop();
+    await pgPool.close();
     throw e;
   }
   const timer = setInterval(tick, ctx.config.workerSweepMs);
@@ -211,6 +216,8 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
           await end(term);
         } finally {
           await cancels.stop();
+          // Every runner has stopped (each lease's in turn): the pool they shared ends last.
+          await pgPool.close();
         }
       })();
       return stopped;
