@@ -65,7 +65,12 @@ function migrate(to: string) {
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
+  let said: (() => void) | null = null;
+  const stopping = new Promise<void>((r) => (said = r));
+  child.stderr.on('data', (d) => {
+    err += d;
+    if (err.includes('kiln: stopping after the object in hand')) said!();
+  });
   const done = new Promise<{ code: number | null; signal: string | null; lines: any[] }>((resolve) => {
     child.once('exit', (code, signal) => {
       // Not a terminal: every line is JSON.
@@ -73,7 +78,8 @@ function migrate(to: string) {
       resolve({ code, signal, lines });
     });
   });
-  return { child, done };
+  // `stopping`: the process has taken the signal (it says so on stderr).
+  return { child, done, stopping };
 }
 
 async function backends() {
@@ -123,6 +129,9 @@ test('back to postgres while serving: stopped with SIGINT, resumed; the sweep em
   const first = migrate('postgres');
   await gate.held;
   first.child.kill('SIGINT'); // stops after the object in hand
+  // Released once the process has taken the signal: released at once, the held answer could
+  // reach it first and the next object would be in hand when the signal is read.
+  await first.stopping;
   gate.release();
   const stopped = await first.done;
   assert.equal(stopped.code, 130);

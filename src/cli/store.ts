@@ -31,7 +31,11 @@ export const storeCommands: Record<string, Command> = {
       const out = (line: string) => process.stdout.write(line);
       const startedAt = Date.now();
       const stop = new AbortController();
-      const onSignal = () => stop.abort();
+      const onSignal = () => {
+        // Said at once (stderr, either mode): the object in hand may take a while to finish.
+        if (!stop.signal.aborted) process.stderr.write(`${tty ? '\n' : ''}kiln: stopping after the object in hand; run the command again to go on\n`);
+        stop.abort();
+      };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       const db = await openDatabase(config, { migrate: false, poolSize: 2, handleSignals: false });
