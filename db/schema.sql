@@ -153,7 +153,6 @@ CREATE INDEX charges_account_created_idx ON kiln_private.charges USING btree (ac
 CREATE INDEX charges_generation_idx ON kiln_private.charges USING btree (generation_id) WHERE (generation_id IS NOT NULL);
 CREATE INDEX charges_key_idx ON kiln_private.charges USING btree (key_id) WHERE (key_id IS NOT NULL);
 CREATE INDEX charges_open_idx ON kiln_private.charges USING btree (pool_id, created_at) WHERE (status = 'reserved'::text);
-CREATE INDEX charges_pool_period_idx ON kiln_private.charges USING btree (pool_id, period_start);
 CREATE UNIQUE INDEX charges_workflow_output_key ON kiln_private.charges USING btree (workflow_run_id, node_id) WHERE (workflow_run_id IS NOT NULL);
 CREATE TRIGGER tg_charges__roll_up_delete AFTER DELETE ON kiln_private.charges REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
 CREATE TRIGGER tg_charges__roll_up_insert_ended AFTER INSERT ON kiln_private.charges FOR EACH ROW WHEN (new.status <> 'reserved'::text) EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
