@@ -5,6 +5,8 @@
 // and POST /generations as ratios to the `select 1` route before and after the load. Reports the
 // table and index sizes. `KILN_BENCH_ONLY=scale npm run bench` runs this section alone.
 
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import { migrate } from '../../src/db/migrate.ts';
 import { connect, type Sql } from '../../src/db/pool.ts';
 import { hashKey } from '../../src/auth/keys.ts';
@@ -39,6 +41,8 @@ export interface ScaleFigures {
   scale: number;
   rows: { charges: number; generations: number; accounts: number; heavyShare: number };
   generateSeconds: Record<string, number>;
+  /** Page cache left dirty by the generation, written out before measuring. */
+  settled: { dirtyMb: number | null; seconds: number };
   daily: { p50: number; p90: number; n: number; days: number };
   ledgerQueryMs: { heavyMonth: number[]; allMonth: number[] };
   viewQueryMs: { heavyMonth: number; allMonth: number };
@@ -66,23 +70,18 @@ async function timed<T>(label: string, out: Record<string, number>, fn: () => Pr
   return r;
 }
 
+/** How many accounts besides the heavy one hold the other half of the ledger. */
+const scaleAccounts = (scale: number) => Math.max(10, Math.round(1000 * Math.min(1, scale * 10)));
+
 /**
- * One insert per table, set-based (generate_series), the secondary indexes dropped first and built
- * after, the rollup and the budget periods derived from the ledger as the migration backfills them.
- * Foreign keys stay in force throughout (each row is checked).
+ * The accounts and keys the ledger is spread over (`scale…@example.test`), and the heavy account
+ * anchored before the year. Both databases of the comparison get them, so the two differ in the
+ * ledger only.
  */
-export async function generateLedger(sql: Sql, heavyAccountId: string, scale: number): Promise<{ charges: number; generations: number; accounts: number; seconds: Record<string, number> }> {
-  const charges = Math.round(10_000_000 * scale);
-  const generations = Math.round(1_000_000 * scale);
-  const others = Math.max(10, Math.round(1000 * Math.min(1, scale * 10)));
-  const seconds: Record<string, number> = {};
-  const t0 = performance.now();
-  return sql.begin(async (tx) => {
-    await tx`set local maintenance_work_mem = '512MB'`;
-    await tx`set local work_mem = '256MB'`;
-    await tx`select setseed(0.42)`;
+export async function addScaleAccounts(sql: Sql, heavyAccountId: string, scale: number): Promise<void> {
+  const others = scaleAccounts(scale);
+  await sql.begin(async (tx) => {
     const anchor = tx`date_trunc('day', now(), 'UTC') - interval '400 days'`;
-    // Accounts: the heavy one (a bench account) and `others` more, all anchored before the year.
     await tx`update kiln_private.accounts set period_anchor = ${anchor} where id = ${heavyAccountId}`;
     await tx`
       insert into kiln_private.accounts (email, tier, budget_micros, period_anchor)
@@ -91,6 +90,25 @@ export async function generateLedger(sql: Sql, heavyAccountId: string, scale: nu
       insert into kiln_private.api_keys (account_id, key_hash, display_prefix, scopes)
       select a.id, sha256(convert_to(a.id::text, 'UTF8')), 'kiln_live_scale', '{read,write}'
       from kiln_private.accounts a where a.email like 'scale%@example.test'`;
+  });
+}
+
+/**
+ * One insert per table, set-based (generate_series), the secondary indexes dropped first and built
+ * after, the rollup and the budget periods derived from the ledger as the migration backfills them.
+ * Foreign keys stay in force throughout (each row is checked).
+ */
+export async function generateLedger(sql: Sql, heavyAccountId: string, scale: number): Promise<{ charges: number; generations: number; accounts: number; seconds: Record<string, number> }> {
+  const charges = Math.round(10_000_000 * scale);
+  const generations = Math.round(1_000_000 * scale);
+  const seconds: Record<string, number> = {};
+  const t0 = performance.now();
+  return sql.begin(async (tx) => {
+    await tx`set local maintenance_work_mem = '512MB'`;
+    await tx`set local work_mem = '256MB'`;
+    await tx`select setseed(0.42)`;
+    const anchor = tx`date_trunc('day', now(), 'UTC') - interval '400 days'`;
+    // The accounts of addScaleAccounts, numbered.
     await tx`
       create temp table scale_accounts on commit drop as
       select (row_number() over (order by a.id) - 1)::int as n, a.id, k.id as key_id
@@ -183,7 +201,7 @@ export async function generateLedger(sql: Sql, heavyAccountId: string, scale: nu
       await tx`select kiln_private.rebuild_charge_days()`;
     });
     seconds.total = +((performance.now() - t0) / 1000).toFixed(1);
-    return { charges, generations, accounts: others + 1, seconds };
+    return { charges, generations, accounts: scaleAccounts(scale) + 1, seconds };
   });
 }
 
@@ -193,35 +211,99 @@ function pairedDrift(loaded: number[], empty: number[]): number {
   return +(r[Math.floor(r.length / 2)]! - 1).toFixed(3);
 }
 
+interface ScaleDb {
+  url: string;
+  sql: Sql;
+  /** The bench's 64 accounts, in the order of ctx.keys (the first is the heavy account). */
+  accountIds: string[];
+  close(): Promise<void>;
+}
+
 /**
- * An empty twin of the bench database: a new database on the same cluster, migrated, with the
- * bench's accounts (same tier) and keys (same secrets), behind its own bench server.
+ * One database of the comparison: new, on the bench's cluster, migrated, with the bench's 64
+ * accounts and keys (same tier, same secrets) and the scale accounts. The loaded ledger and the
+ * empty one are two of these, made alike, so they differ in the ledger only — not in the history
+ * of the foundation's rounds (rate-limit and key rows updated hundreds of thousands of times,
+ * which once made the bench database 15–22 % slower on GET /usage with a ledger of 100,000).
  */
-async function emptyTwin(ctx: BenchContext): Promise<{ sql: Sql; origin: string; base: string; meter: CpuMeter; close(): Promise<void> }> {
-  const name = `kiln_bench_twin_${process.pid}`;
+async function scaleDatabase(ctx: BenchContext, label: string, scale: number): Promise<ScaleDb> {
+  const name = `kiln_bench_${label}_${process.pid}`;
   await ctx.sql.unsafe(`create database ${name}`);
   const u = new URL(ctx.dbUrl);
   u.pathname = `/${name}`;
   const url = u.toString();
-  await migrate(url, { includeCurrent: true });
   const sql = connect(url, { max: 4 });
-  for (const [i, key] of ctx.keys.entries()) {
-    const [a] = await sql`select * from kiln.create_account(${`bench${i}@example.test`}, 'enterprise', null, true)`;
-    await sql`select kiln.create_api_key(${a.id}, ${hashKey(key)}, ${key.slice(0, 14)}, ${['read', 'write']}, null, null, null)`;
+  const close = async () => {
+    await sql.end({ timeout: 5 });
+    await ctx.sql.unsafe(`drop database if exists ${name} with (force)`);
+  };
+  try {
+    await migrate(url, { includeCurrent: true });
+    const accountIds: string[] = [];
+    for (const [i, key] of ctx.keys.entries()) {
+      const [a] = await sql`select * from kiln.create_account(${`bench${i}@example.test`}, 'enterprise', null, true)`;
+      await sql`select kiln.create_api_key(${a.id}, ${hashKey(key)}, ${key.slice(0, 14)}, ${['read', 'write']}, null, null, null)`;
+      accountIds.push(a.id);
+    }
+    await addScaleAccounts(sql, accountIds[0]!, scale);
+    return { url, sql, accountIds, close };
+  } catch (e) {
+    await close();
+    throw e;
   }
-  const { child, port } = await startBenchServer(url);
+}
+
+interface ScaleServer {
+  origin: string;
+  base: string;
+  meter: CpuMeter;
+  stop(): Promise<void>;
+}
+
+/** A new bench server process on `db`. */
+async function serve(ctx: BenchContext, db: ScaleDb): Promise<ScaleServer> {
+  const { child, port } = await startBenchServer(db.url);
   return {
-    sql,
     origin: `http://127.0.0.1:${port}`,
     base: `http://127.0.0.1:${port}/api/v1`,
     meter: { serverPid: child.pid!, postmasterPid: ctx.meter.postmasterPid },
-    async close() {
+    async stop() {
+      if (child.exitCode !== null) return;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
-      await sql.end({ timeout: 5 });
-      await ctx.sql.unsafe(`drop database if exists ${name} with (force)`);
     },
   };
+}
+
+/** Dirty and under-writeback page cache, in MB (Linux), or null. */
+function dirtyMb(): number | null {
+  try {
+    const m = fs.readFileSync('/proc/meminfo', 'utf8');
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(m)?.[1] ?? 0);
+    return Math.round((kb('Dirty') + kb('Writeback')) / 1024);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes out what generating the ledger left dirty: a checkpoint (shared buffers to the files),
+ * then `sync` (the page cache to the disk). Gigabytes written in minutes are a bench artefact,
+ * not a year of service, and the kernel writing them back during the first rounds charged
+ * that to the loaded ledger.
+ */
+async function settle(sql: Sql): Promise<{ dirtyMb: number | null; seconds: number }> {
+  const before = dirtyMb();
+  const t = performance.now();
+  await sql`checkpoint`;
+  try {
+    execFileSync('sync');
+  } catch {
+    // no sync(1) here: the rounds run with whatever is still dirty
+  }
+  const seconds = +((performance.now() - t) / 1000).toFixed(1);
+  console.log(`settled: ${before ?? '?'} MB dirty → ${dirtyMb() ?? '?'} MB in ${seconds} s`);
+  return { dirtyMb: before, seconds };
 }
 
 /** p50/p90 of `n` sequential requests (keep-alive), in ms, and the last body. */
@@ -251,134 +333,84 @@ async function queryMs(sql: Sql, text: string, params: unknown[], n: number): Pr
 export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
   const scale = Number(process.env.KILN_BENCH_SCALE ?? 1);
   if (!(scale > 0 && scale <= 10)) throw new Error('KILN_BENCH_SCALE must be a number in (0, 10]');
+  console.log('\n## Scale');
+  // Two databases made alike (scaleDatabase); the ledger is generated into one of them.
+  const loadedDb = await scaleDatabase(ctx, 'loaded', scale);
+  let emptyDb: ScaleDb | null = null;
+  try {
+    emptyDb = await scaleDatabase(ctx, 'empty', scale);
+    return await measureScale(ctx, scale, loadedDb, emptyDb);
+  } finally {
+    await emptyDb?.close();
+    await loadedDb.close();
+  }
+}
+
+async function measureScale(ctx: BenchContext, scale: number, loadedDb: ScaleDb, emptyDb: ScaleDb): Promise<ScaleFigures> {
   const round = Number(process.env.KILN_BENCH_SECONDS ?? 3);
   const auth = ctx.keys.map((k) => ({ authorization: `Bearer ${k}` }));
   const heavyKey = { authorization: `Bearer ${ctx.keys[0]}` };
+  const heavyId = loadedDb.accountIds[0]!;
   const body = JSON.stringify({ type: 'code', prompt: 'A pricing card with three tiers', targetLanguage: 'tsx' });
-  // GET /usage and POST /generations on the loaded ledger and, in the same rounds, on an empty
-  // twin: a second database on the same cluster with the same 64 accounts and keys, behind its
-  // own server. Like for like: the two ledgers are measured seconds apart, in the same rounds as
-  // their `select 1` reference, where measuring the empty ledger before the generation and the
-  // loaded one after compared two machines (the load of a shared box drifts in 20 minutes).
-  // The queues are drained before each round (no worker runs).
-  let loadedSrv = { origin: ctx.origin, base: ctx.base, meter: ctx.meter };
-  const drain = async () => {
-    for (const sql of [ctx.sql, twin.sql]) {
-      await sql`delete from graphile_worker._private_jobs`;
-      await sql`vacuum graphile_worker._private_jobs`;
-    }
-  };
-  // Mean POSTs per SQL call on each server over its rounds: a slower database batches
-  // differently, and batch size moves the cost per request on both sides.
-  const batches = { empty: { creates: 0, createBatches: 0 }, loaded: { creates: 0, createBatches: 0 } };
-  const batched = async (origin: string, which: 'empty' | 'loaded', run: () => Promise<LoadResult>) => {
-    const stats = async () => (await (await fetch(`${origin}/bench/generation-stats`)).json()) as { creates: number; createBatches: number };
-    const before = await stats();
-    const r = await run();
-    const after = await stats();
-    batches[which].creates += after.creates - before.creates;
-    batches[which].createBatches += after.createBatches - before.createBatches;
-    return r;
-  };
-  const ratios = async () => {
-    // Both servers warmed on both routes, then both databases vacuumed and analyzed (the loaded
-    // one's rate-limit and key rows have served the foundation's rounds). Analyzed after the
-    // warm-up, not before: statistics of a nearly empty table plan the foreign-key checks as
-    // sequential scans, which the twin's growing tables would pay for until autovacuum's next
-    // analyze.
-    for (const base of [loadedSrv.base, twin.base]) {
-      await load({ url: `${base}/usage`, headers: auth, seconds: 1 });
-      await load({ url: `${base}/generations`, method: 'POST', headers: auth, body, seconds: 2 });
-    }
-    for (const sql of [ctx.sql, twin.sql]) await sql`vacuum analyze`;
-    // Five rounds: `select 1`, then each route on both ledgers, the two ledgers' order swapped
-    // every other round — a load run second inherits what the first left behind (autovacuum of
-    // the rows it inserted, dirty buffers), and a fixed order charged that to one ledger.
-    const loads = {
-      select1: async () => { await drain(); return load({ url: `${loadedSrv.origin}/bench/select1`, headers: auth, seconds: round, meter: loadedSrv.meter }); },
-      usageEmpty: () => load({ url: `${twin.base}/usage`, headers: auth, seconds: round, meter: twin.meter }),
-      usage: () => load({ url: `${loadedSrv.base}/usage`, headers: auth, seconds: round, meter: loadedSrv.meter }),
-      postEmpty: () => batched(twin.origin, 'empty', () => load({ url: `${twin.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: twin.meter })),
-      post: () => batched(loadedSrv.origin, 'loaded', () => load({ url: `${loadedSrv.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: loadedSrv.meter })),
-    };
-    type Name = keyof typeof loads;
-    const runs = { select1: [], usageEmpty: [], usage: [], postEmpty: [], post: [] } as Record<Name, LoadResult[]>;
-    for (let r = 0; r < 5; r++) {
-      const order: Name[] = r % 2 === 0 ? ['select1', 'usageEmpty', 'usage', 'postEmpty', 'post'] : ['select1', 'usage', 'usageEmpty', 'post', 'postEmpty'];
-      for (const n of order) runs[n].push(await loads[n]());
-    }
-    const f = pairedFigures(runs);
-    return {
-      empty: { ratios: { usage: f.usageEmpty.ratio, post: f.postEmpty.ratio }, loads: { select1: f.select1.median, usage: f.usageEmpty.median, post: f.postEmpty.median } },
-      loaded: { ratios: { usage: f.usage.ratio, post: f.post.ratio }, loads: { select1: f.select1.median, usage: f.usage.median, post: f.post.median } },
-      rounds: fmtRounds(f),
-      // Loaded ÷ empty within each round (seconds apart): the drift, with the machine's own drift
-      // between rounds cancelled; the median over rounds.
-      drift: { usage: pairedDrift(f.usage.rounds, f.usageEmpty.rounds), post: pairedDrift(f.post.rounds, f.postEmpty.rounds) },
-      batch: {
-        empty: +(batches.empty.creates / Math.max(1, batches.empty.createBatches)).toFixed(1),
-        loaded: +(batches.loaded.creates / Math.max(1, batches.loaded.createBatches)).toFixed(1),
-      },
-    };
-  };
 
-  console.log('\n## Scale');
   console.log(`generating (scale ${scale}) …`);
-  const gen = await generateLedger(ctx.sql, ctx.accountIds[0]!, scale);
-  await ctx.sql`vacuum analyze kiln_private.charges, kiln_private.generations, kiln_private.charge_days, kiln_private.budget_periods, kiln_private.accounts, kiln_private.api_keys`;
+  const gen = await generateLedger(loadedDb.sql, heavyId, scale);
+  for (const db of [loadedDb, emptyDb]) await db.sql`vacuum analyze`;
+  const settled = await settle(loadedDb.sql);
 
   // A month of the heavy account: through the API, through the view, and as the ledger query the view was.
+  const probe = await serve(ctx, loadedDb);
   const to = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
   const from = new Date(Date.parse(to) - 29 * 86_400_000).toISOString().slice(0, 10);
-  const daily = await latency(`${ctx.base}/usage/daily?from=${from}&to=${to}`, heavyKey, 50);
-  console.log(`GET /usage/daily (a month, heavy account): p50 ${daily.p50} ms, p90 ${daily.p90} ms (${daily.body.days.length} day × model rows)`);
-  const ledgerHeavy = await queryMs(ctx.sql, LEDGER_DAILY, [ctx.accountIds[0], from, to], 3);
-  const ledgerAll = await queryMs(ctx.sql, LEDGER_ALL, [from, to], 3);
-  const viewHeavy = pct(await queryMs(ctx.sql, VIEW_DAILY, [ctx.accountIds[0], from, to], 20), 0.5);
-  const viewAll = pct(await queryMs(ctx.sql, VIEW_ALL, [from, to], 10), 0.5);
+  let daily: Awaited<ReturnType<typeof latency>>;
+  const list = [];
+  try {
+    daily = await latency(`${probe.base}/usage/daily?from=${from}&to=${to}`, heavyKey, 50);
+    console.log(`GET /usage/daily (a month, heavy account): p50 ${daily.p50} ms, p90 ${daily.p90} ms (${daily.body.days.length} day × model rows)`);
+    const since = new Date(Date.now() - 7 * 86_400_000).toISOString();
+    for (const query of ['', 'status=failed', 'type=image', 'model=local/vector', `since=${since}`, 'status=failed&type=image&model=fal/flux-schnell',
+      'status=pending', 'model=no-such-model']) {
+      const r = await latency(`${probe.base}/generations?limit=20${query ? `&${query}` : ''}`, heavyKey, 30);
+      list.push({ query: query || '(none)', p50: r.p50, p90: r.p90, items: r.body.data.length });
+      console.log(`GET /generations?limit=20${query ? `&${query}` : ''}: p50 ${r.p50} ms, p90 ${r.p90} ms (${r.body.data.length} items)`);
+    }
+  } finally {
+    await probe.stop();
+  }
+  const ledgerHeavy = await queryMs(loadedDb.sql, LEDGER_DAILY, [heavyId, from, to], 3);
+  const ledgerAll = await queryMs(loadedDb.sql, LEDGER_ALL, [from, to], 3);
+  const viewHeavy = pct(await queryMs(loadedDb.sql, VIEW_DAILY, [heavyId, from, to], 20), 0.5);
+  const viewAll = pct(await queryMs(loadedDb.sql, VIEW_ALL, [from, to], 10), 0.5);
   console.log(`ledger query (the old view), heavy month: ${ledgerHeavy.join(' / ')} ms; all accounts: ${ledgerAll.join(' / ')} ms`);
   console.log(`kiln.daily_spend now, heavy month: p50 ${viewHeavy} ms; all accounts: p50 ${viewAll} ms`);
 
-  const since = new Date(Date.now() - 7 * 86_400_000).toISOString();
-  const list = [];
-  for (const query of ['', 'status=failed', 'type=image', 'model=local/vector', `since=${since}`, 'status=failed&type=image&model=fal/flux-schnell',
-    'status=pending', 'model=no-such-model']) {
-    const r = await latency(`${ctx.base}/generations?limit=20${query ? `&${query}` : ''}`, heavyKey, 30);
-    list.push({ query: query || '(none)', p50: r.p50, p90: r.p90, items: r.body.data.length });
-    console.log(`GET /generations?limit=20${query ? `&${query}` : ''}: p50 ${r.p50} ms, p90 ${r.p90} ms (${r.body.data.length} items)`);
-  }
-
-  const twin = await emptyTwin(ctx);
-  // A new server process on the loaded ledger too, started with the twin's: the bench server
-  // has served the foundation's rounds and the latency queries above, and a long-running process
-  // (its heap, its connections' caches) costs more per request than a new one — in one run
-  // 86 against 71 µs of server CPU per GET /usage, which is not the ledger's doing.
-  let fresh: Awaited<ReturnType<typeof startBenchServer>> | null = null;
-  let measured: Awaited<ReturnType<typeof ratios>>;
+  // GET /usage and POST /generations on the loaded ledger and, in the same rounds, on the empty
+  // one, each behind a new server process (a long-running one costs more per request: in one run
+  // 86 against 71 µs of server CPU per GET /usage, which is not the ledger's doing). Like for
+  // like: the two ledgers are measured seconds apart, in the same rounds as their `select 1`
+  // reference, where measuring the empty ledger before the generation and the loaded one after
+  // compared two machines (the load of a shared box drifts in 20 minutes). The queues are drained
+  // before each round (no worker runs).
+  const servers: ScaleServer[] = [];
+  let measured: Awaited<ReturnType<typeof compareLedgers>>;
   try {
-    fresh = await startBenchServer(ctx.dbUrl);
-    loadedSrv = { origin: `http://127.0.0.1:${fresh.port}`, base: `http://127.0.0.1:${fresh.port}/api/v1`, meter: { serverPid: fresh.child.pid!, postmasterPid: ctx.meter.postmasterPid } };
-    measured = await ratios();
+    servers.push(await serve(ctx, loadedDb), await serve(ctx, emptyDb));
+    measured = await compareLedgers({ loaded: servers[0]!, empty: servers[1]! }, [loadedDb, emptyDb], auth, body, round);
   } finally {
-    if (fresh) {
-      const child = fresh.child;
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-    await twin.close();
+    for (const s of servers) await s.stop();
   }
   const { empty, loaded } = measured;
-  console.log(`GET /usage ratio: empty twin ${empty.ratios.usage}, loaded ledger ${loaded.ratios.usage}; POST ratio: empty twin ${empty.ratios.post}, loaded ledger ${loaded.ratios.post}`);
+  console.log(`GET /usage ratio: empty ledger ${empty.ratios.usage}, loaded ledger ${loaded.ratios.usage}; POST ratio: empty ledger ${empty.ratios.post}, loaded ledger ${loaded.ratios.post}`);
   console.log(`drift, loaded vs empty in the same round (median of 5): GET /usage ${(measured.drift.usage * 100).toFixed(1)} %, POST ${(measured.drift.post * 100).toFixed(1)} %`);
-  console.log(`POSTs per SQL call: empty twin ${measured.batch.empty}, loaded ledger ${measured.batch.loaded}`);
+  console.log(`POSTs per SQL call: empty ledger ${measured.batch.empty}, loaded ledger ${measured.batch.loaded}`);
   console.log(`  empty  ${fmt(empty.loads.usage)}\n  loaded ${fmt(loaded.loads.usage)}\n  empty  ${fmt(empty.loads.post)}\n  loaded ${fmt(loaded.loads.post)}\n${measured.rounds}`);
 
   const sizes = [];
   for (const table of ['charges', 'charge_days', 'generations', 'budget_periods']) {
-    const [t] = await ctx.sql`
+    const [t] = await loadedDb.sql`
       select c.reltuples::bigint as rows, pg_table_size(c.oid) as heap, pg_indexes_size(c.oid) as idx
       from pg_class c where c.oid = ${`kiln_private.${table}`}::regclass`;
-    const idx = await ctx.sql`
+    const idx = await loadedDb.sql`
       select i.indexrelid::regclass::text as name, pg_relation_size(i.indexrelid) as size
       from pg_index i where i.indrelid = ${`kiln_private.${table}`}::regclass order by 2 desc`;
     sizes.push({
@@ -392,6 +424,7 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
     scale,
     rows: { charges: gen.charges, generations: gen.generations, accounts: gen.accounts, heavyShare: 0.5 },
     generateSeconds: gen.seconds,
+    settled,
     daily: { p50: daily.p50, p90: daily.p90, n: 50, days: daily.body.days.length },
     ledgerQueryMs: { heavyMonth: ledgerHeavy, allMonth: ledgerAll },
     viewQueryMs: { heavyMonth: viewHeavy, allMonth: viewAll },
@@ -401,5 +434,69 @@ export async function benchScale(ctx: BenchContext): Promise<ScaleFigures> {
     drift: measured.drift,
     loads: { empty: empty.loads, loaded: loaded.loads },
     sizes,
+  };
+}
+
+/**
+ * Five rounds of `select 1`, GET /usage and POST /generations on both ledgers, after a warm-up of
+ * both servers and a `vacuum analyze` of both databases.
+ */
+async function compareLedgers(srv: { loaded: ScaleServer; empty: ScaleServer }, dbs: ScaleDb[], auth: Array<Record<string, string>>, body: string, round: number) {
+  const drain = async () => {
+    for (const db of dbs) {
+      await db.sql`delete from graphile_worker._private_jobs`;
+      await db.sql`vacuum graphile_worker._private_jobs`;
+    }
+  };
+  // Mean POSTs per SQL call on each server over its rounds: a slower database batches
+  // differently, and batch size moves the cost per request on both sides.
+  const batches = { empty: { creates: 0, createBatches: 0 }, loaded: { creates: 0, createBatches: 0 } };
+  const batched = async (which: 'empty' | 'loaded', run: () => Promise<LoadResult>) => {
+    const stats = async () => (await (await fetch(`${srv[which].origin}/bench/generation-stats`)).json()) as { creates: number; createBatches: number };
+    const before = await stats();
+    const r = await run();
+    const after = await stats();
+    batches[which].creates += after.creates - before.creates;
+    batches[which].createBatches += after.createBatches - before.createBatches;
+    return r;
+  };
+  // Both servers warmed on both routes, then both databases vacuumed and analyzed. Analyzed after
+  // the warm-up, not before: statistics of a nearly empty table plan the foreign-key checks as
+  // sequential scans, which the empty ledger's growing tables would pay for until autovacuum's
+  // next analyze.
+  for (const s of [srv.loaded, srv.empty]) {
+    await load({ url: `${s.base}/usage`, headers: auth, seconds: 1 });
+    await load({ url: `${s.base}/generations`, method: 'POST', headers: auth, body, seconds: 2 });
+  }
+  for (const db of dbs) await db.sql`vacuum analyze`;
+  // Five rounds: `select 1`, then each route on both ledgers, the two ledgers' order swapped
+  // every other round — a load run second inherits what the first left behind (autovacuum of
+  // the rows it inserted, dirty buffers), and a fixed order charged that to one ledger.
+  const loads = {
+    select1: async () => { await drain(); return load({ url: `${srv.loaded.origin}/bench/select1`, headers: auth, seconds: round, meter: srv.loaded.meter }); },
+    usageEmpty: () => load({ url: `${srv.empty.base}/usage`, headers: auth, seconds: round, meter: srv.empty.meter }),
+    usage: () => load({ url: `${srv.loaded.base}/usage`, headers: auth, seconds: round, meter: srv.loaded.meter }),
+    postEmpty: () => batched('empty', () => load({ url: `${srv.empty.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: srv.empty.meter })),
+    post: () => batched('loaded', () => load({ url: `${srv.loaded.base}/generations`, method: 'POST', headers: auth, body, seconds: round, meter: srv.loaded.meter })),
+  };
+  type Name = keyof typeof loads;
+  const runs = { select1: [], usageEmpty: [], usage: [], postEmpty: [], post: [] } as Record<Name, LoadResult[]>;
+  for (let r = 0; r < 5; r++) {
+    const order: Name[] = r % 2 === 0 ? ['select1', 'usageEmpty', 'usage', 'postEmpty', 'post'] : ['select1', 'usage', 'usageEmpty', 'post', 'postEmpty'];
+    console.log(`  round ${r + 1}: ${dirtyMb() ?? '?'} MB dirty`);
+    for (const n of order) runs[n].push(await loads[n]());
+  }
+  const f = pairedFigures(runs);
+  return {
+    empty: { ratios: { usage: f.usageEmpty.ratio, post: f.postEmpty.ratio }, loads: { select1: f.select1.median, usage: f.usageEmpty.median, post: f.postEmpty.median } },
+    loaded: { ratios: { usage: f.usage.ratio, post: f.post.ratio }, loads: { select1: f.select1.median, usage: f.usage.median, post: f.post.median } },
+    rounds: fmtRounds(f),
+    // Loaded ÷ empty within each round (seconds apart): the drift, with the machine's own drift
+    // between rounds cancelled; the median over rounds.
+    drift: { usage: pairedDrift(f.usage.rounds, f.usageEmpty.rounds), post: pairedDrift(f.post.rounds, f.postEmpty.rounds) },
+    batch: {
+      empty: +(batches.empty.creates / Math.max(1, batches.empty.createBatches)).toFixed(1),
+      loaded: +(batches.loaded.creates / Math.max(1, batches.loaded.createBatches)).toFixed(1),
+    },
   };
 }
