@@ -192,7 +192,7 @@ function scale(f: Figures): string[] {
   // The paired drift (loaded ÷ empty req/s within each round, median) when measured; older runs
   // compared the two medians of ratios.
   const drift = (k: string) => (f.drift ? f.drift[k] : f.ratios.loaded[k] / f.ratios.empty[k] - 1);
-  const driftCell = (k: string) => `${f.ratios.empty[k].toFixed(2)} → ${f.ratios.loaded[k].toFixed(2)} (${drift(k) >= 0 ? '+' : ''}${(drift(k) * 100).toFixed(0)} %)`;
+  const driftCell = (k: string) => `${f.ratios.empty[k].toFixed(2)} → ${f.ratios.loaded[k].toFixed(2)} (${drift(k) >= 0 ? '+' : ''}${(drift(k) * 100).toFixed(1)} %)`;
   const g = f.generateSeconds as Record<string, number>;
   return [
     '## Scale: the ledger at 10 million charges',
@@ -204,7 +204,7 @@ function scale(f: Figures): string[] {
       (f.settled
         ? `The empty and the loaded ledger are two databases on the bench's cluster made alike (migrated, the same 64 accounts and keys, the same ${n(r.accounts - 1)} other accounts), the ledger generated into one of them; each behind a server process started for the rounds. `
         : 'The empty ledger is a twin database on the same cluster with the same accounts and keys; each behind a server process started for the rounds. ') +
-      'Ratios as in the sections above, in five interleaved rounds of five loads each (the order of the two ledgers swapped every other round): `select 1`, then GET /usage and POST /generations on both ledgers, compared seconds apart rather than before and after the generation. The drift is the median over the rounds of loaded ÷ empty req/s within a round.',
+      `Ratios as in the sections above, in ${f.compareRounds ?? 'five'} interleaved rounds of five loads each (the order of the two ledgers swapped every other round): \`select 1\`, then GET /usage and POST /generations on both ledgers, compared seconds apart rather than before and after the generation. The drift is the median over the rounds of loaded ÷ empty req/s within a round.`,
     '',
     '| benchmark | measured | target | |',
     '|---|---|---|---|',
