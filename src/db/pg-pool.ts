@@ -27,10 +27,10 @@ export function ownedPgPool(url: string, opts: { max?: number; name?: string; on
   const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, application_name: opts.name });
   // An idle connection's error (the server went away): pg drops the connection itself.
   pool.on('error', onError);
-  // A checked-out connection's error surfaces again at its next query; listening keeps it from
-  // being an unhandled 'error' event meanwhile.
-  // pg-pool's end() resolves once its clients are told to end, not once they have: each one is
-  // tracked until its connection has closed.
+  // Each connection: its own error listener (a checked-out connection's error surfaces again at
+  // its next query; listening keeps it from being an unhandled 'error' event meanwhile), and
+  // tracked until it has closed — pg-pool's end() resolves once its clients are told to end, not
+  // once they have.
   const live = new Map<pg.Client, Promise<void>>();
   pool.on('connect', (client) => {
     client.on('error', onError);

@@ -54,10 +54,10 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
     const fn = level === 'error' ? ctx.log.error : level === 'warning' ? ctx.log.warn : ctx.log.debug;
     fn(message, { scope: scope.label, task: scope.taskIdentifier, jobId: scope.jobId });
   });
+  let stopping = false;
   // graphile-worker's connections, on a pool this worker owns and ends itself (../db/pg-pool.ts);
   // the runners of successive leases share it. graphile-worker's default size.
   const pgPool = ownedPgPool(url, { max: 10, name: 'kiln-worker', onError: (e) => { if (!stopping) ctx.log.warn('worker pool connection error', errorFields(e)); } });
-  let stopping = false;
   let term: Term;
   let restarting: Promise<void> | null = null;
 
