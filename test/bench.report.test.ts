@@ -64,3 +64,22 @@ test('the generations section states the enqueue bypass against add_jobs and the
   assert.ok(kept.includes('Bypass gain (median of paired rounds): +20.0 %; worth naming graphile-worker\'s private table only at ≥ +10.0 %: met.'), kept);
   assert.ok(renderSection('generations', figures(0.04), run).includes('+4.0 %; worth naming graphile-worker\'s private table only at ≥ +10.0 %: **below**.'));
 });
+
+test('the scale section leads with the paired drift and shows its spread over the rounds', () => {
+  const loads = { select1: load(12000), usage: load(9000), post: load(4000) };
+  const scale = {
+    scale: 1, rows: { charges: 10_000_000, generations: 1_000_000, accounts: 1001, heavyShare: 0.5 },
+    generateSeconds: { total: 150 }, settled: { dirtyMb: 2000, seconds: 1 },
+    daily: { p50: 3, p90: 4, n: 50, days: 150 }, ledgerQueryMs: { heavyMonth: [1100], allMonth: [1300] },
+    viewQueryMs: { heavyMonth: 1.3, allMonth: 75 }, list: [{ query: '(none)', p50: 2, p90: 4, items: 20 }],
+    // Medians of ratios against a drifting select 1 can differ more than the paired drift does.
+    ratios: { empty: { usage: 0.81, post: 0.3 }, loaded: { usage: 0.75, post: 0.31 } },
+    postBatch: { empty: 10, loaded: 10 },
+    drift: { usage: -0.012, post: -0.06 },
+    driftRounds: { usage: [0.069, -0.055, -0.012, 0.032, 0.006], post: [-0.112, -0.06, 0.095, -0.03, -0.08] },
+    compareRounds: 5, loads: { empty: loads, loaded: loads }, sizes: [],
+  };
+  const s = renderSection('scale', scale, run);
+  assert.ok(s.includes('| `GET /usage` ratio to `select 1`: empty → loaded ledger | -1.2 % (rounds -5.5 % to +6.9 %); ratios 0.81 → 0.75 | within 5 % | met |'), s);
+  assert.ok(s.includes('| `POST /generations` ratio to `select 1`: empty → loaded ledger | -6.0 % (rounds -11.2 % to +9.5 %); ratios 0.30 → 0.31 | within 5 % | **missed** |'), s);
+});

@@ -192,7 +192,15 @@ function scale(f: Figures): string[] {
   // The paired drift (loaded ÷ empty req/s within each round, median) when measured; older runs
   // compared the two medians of ratios.
   const drift = (k: string) => (f.drift ? f.drift[k] : f.ratios.loaded[k] / f.ratios.empty[k] - 1);
-  const driftCell = (k: string) => `${f.ratios.empty[k].toFixed(2)} → ${f.ratios.loaded[k].toFixed(2)} (${drift(k) >= 0 ? '+' : ''}${(drift(k) * 100).toFixed(1)} %)`;
+  const signed = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  // With the rounds recorded, the paired drift leads and its spread follows; the two ratios are
+  // medians over rounds of each route against that round's select 1, so with select 1 itself
+  // drifting between rounds they need not differ by the paired drift.
+  const driftCell = (k: string) => {
+    const rounds: number[] | undefined = f.driftRounds?.[k];
+    if (!rounds?.length) return `${f.ratios.empty[k].toFixed(2)} → ${f.ratios.loaded[k].toFixed(2)} (${signed(drift(k))})`;
+    return `${signed(drift(k))} (rounds ${signed(Math.min(...rounds))} to ${signed(Math.max(...rounds))}); ratios ${f.ratios.empty[k].toFixed(2)} → ${f.ratios.loaded[k].toFixed(2)}`;
+  };
   const g = f.generateSeconds as Record<string, number>;
   return [
     '## Scale: the ledger at 10 million charges',

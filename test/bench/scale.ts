@@ -52,6 +52,8 @@ export interface ScaleFigures {
   postBatch: { empty: number; loaded: number };
   /** Median over rounds of loaded ÷ empty req/s − 1, per route. */
   drift: { usage: number; post: number };
+  /** Loaded ÷ empty req/s − 1 in each round, per route: the spread behind that median. */
+  driftRounds?: { usage: number[]; post: number[] };
   /** Rounds of that comparison. */
   compareRounds: number;
   loads: { empty: Record<string, LoadResult>; loaded: Record<string, LoadResult> };
@@ -216,8 +218,13 @@ const COMPARE_ROUNDS = 9;
 
 /** Median over rounds of loaded ÷ empty req/s, minus 1 (-0.03 = 3 % slower on the loaded ledger). */
 function pairedDrift(loaded: number[], empty: number[]): number {
-  const r = loaded.map((x, i) => x / empty[i]!).sort((a, b) => a - b);
-  return +(r[Math.floor(r.length / 2)]! - 1).toFixed(3);
+  const r = roundDrifts(loaded, empty).sort((a, b) => a - b);
+  return r[Math.floor(r.length / 2)]!;
+}
+
+/** Loaded ÷ empty req/s − 1 in each round, in round order. */
+function roundDrifts(loaded: number[], empty: number[]): number[] {
+  return loaded.map((x, i) => +(x / empty[i]! - 1).toFixed(3));
 }
 
 interface ScaleDb {
@@ -416,6 +423,7 @@ async function measureScale(ctx: BenchContext, scale: number, loadedDb: ScaleDb,
   const { empty, loaded } = measured;
   console.log(`GET /usage ratio: empty ledger ${empty.ratios.usage}, loaded ledger ${loaded.ratios.usage}; POST ratio: empty ledger ${empty.ratios.post}, loaded ledger ${loaded.ratios.post}`);
   console.log(`drift, loaded vs empty in the same round (median of ${COMPARE_ROUNDS}): GET /usage ${(measured.drift.usage * 100).toFixed(1)} %, POST ${(measured.drift.post * 100).toFixed(1)} %`);
+  console.log(`  each round: GET /usage ${measured.driftRounds.usage.map((x) => (x * 100).toFixed(1)).join(', ')} %; POST ${measured.driftRounds.post.map((x) => (x * 100).toFixed(1)).join(', ')} %`);
   console.log(`POSTs per SQL call: empty ledger ${measured.batch.empty}, loaded ledger ${measured.batch.loaded}`);
   console.log(`  empty  ${fmt(empty.loads.usage)}\n  loaded ${fmt(loaded.loads.usage)}\n  empty  ${fmt(empty.loads.post)}\n  loaded ${fmt(loaded.loads.post)}\n${measured.rounds}`);
 
@@ -446,6 +454,7 @@ async function measureScale(ctx: BenchContext, scale: number, loadedDb: ScaleDb,
     ratios: { empty: empty.ratios, loaded: loaded.ratios },
     postBatch: measured.batch,
     drift: measured.drift,
+    driftRounds: measured.driftRounds,
     compareRounds: COMPARE_ROUNDS,
     loads: { empty: empty.loads, loaded: loaded.loads },
     sizes,
@@ -509,6 +518,7 @@ async function compareLedgers(srv: { loaded: ScaleServer; empty: ScaleServer }, 
     // Loaded ÷ empty within each round (seconds apart): the drift, with the machine's own drift
     // between rounds cancelled; the median over rounds.
     drift: { usage: pairedDrift(f.usage.rounds, f.usageEmpty.rounds), post: pairedDrift(f.post.rounds, f.postEmpty.rounds) },
+    driftRounds: { usage: roundDrifts(f.usage.rounds, f.usageEmpty.rounds), post: roundDrifts(f.post.rounds, f.postEmpty.rounds) },
     batch: {
       empty: +(batches.empty.creates / Math.max(1, batches.empty.createBatches)).toFixed(1),
       loaded: +(batches.loaded.creates / Math.max(1, batches.loaded.createBatches)).toFixed(1),
