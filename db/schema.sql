@@ -170,7 +170,7 @@ create table kiln_private.events (
   constraint events_pkey PRIMARY KEY (id)
 );
 comment on table kiln_private.events is 'The outbox: one row per event a client may care about, written in the transaction of the change it reports.';
-CREATE INDEX events_occurred_idx ON kiln_private.events USING brin (occurred_at);
+CREATE INDEX events_occurred_idx ON kiln_private.events USING brin (occurred_at) WITH (autosummarize='on');
 CREATE INDEX events_scope_tx_idx ON kiln_private.events USING btree (scope_id, tx, id);
 
 create table kiln_private.expired_objects (
@@ -234,7 +234,7 @@ comment on table kiln_private.generations is 'Generation jobs: request, state, r
 comment on column kiln_private.generations.run_id is 'For origin workflow: the run this generation is an output of.';
 comment on column kiln_private.generations.output_node_id is 'For origin workflow: the output node (of the run''s snapshot) it produces.';
 CREATE INDEX generations_active_idx ON kiln_private.generations USING btree (account_id, status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text]));
-CREATE INDEX generations_created_brin ON kiln_private.generations USING brin (created_at);
+CREATE INDEX generations_created_brin ON kiln_private.generations USING brin (created_at) WITH (autosummarize='on');
 CREATE INDEX generations_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, type, status, created_at, id);
 CREATE INDEX generations_list_model_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, model_id, type, status, created_at, id);
 CREATE UNIQUE INDEX generations_run_output_key ON kiln_private.generations USING btree (run_id, output_node_id) WHERE (run_id IS NOT NULL);
@@ -437,6 +437,7 @@ create table kiln_private.webhook_deliveries (
 );
 comment on table kiln_private.webhook_deliveries is 'One message per (event, endpoint): its id is the webhook-id; status, attempts and the next attempt.';
 CREATE INDEX webhook_deliveries_endpoint_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id, created_at DESC, id DESC);
+CREATE INDEX webhook_deliveries_event_idx ON kiln_private.webhook_deliveries USING btree (event_id);
 CREATE INDEX webhook_deliveries_failed_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id, failed_at) WHERE (status = 'failed'::text);
 
 create table kiln_private.webhook_endpoints (
@@ -2366,6 +2367,46 @@ AS $function$
   from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
 $function$;
 comment on function kiln.poll_generations(bytea[],integer,uuid[],text) is 'GET /generations/{id} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that generation of the key''s account created through p_origin (body null when there is none).';
+
+CREATE OR REPLACE FUNCTION kiln.purge_events(p_age_seconds integer, p_limit integer)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_ids bigint[];
+  v_n int;
+begin
+  if p_age_seconds is null or p_age_seconds < 1 or p_limit is null or p_limit < 1 then
+    raise exception 'purge_events needs a positive age and limit' using errcode = 'KI001';
+  end if;
+  -- Oldest first; rows another sweep holds are skipped, so sweeps in several workers split the
+  -- work instead of waiting on each other.
+  select coalesce(array_agg(id), '{}') into v_ids from (
+    select e.id from kiln_private.events e
+    where e.occurred_at < now() - make_interval(secs => p_age_seconds)
+      and not exists (select 1 from kiln_private.webhook_deliveries d where d.event_id = e.id and d.status = 'pending')
+    order by e.id
+    limit p_limit
+    for update of e skip locked
+  ) old;
+  if cardinality(v_ids) = 0 then
+    return 0;
+  end if;
+  -- A delivery made pending since (redeliver, recover) is re-checked under its row lock and kept…
+  delete from kiln_private.webhook_deliveries d where d.event_id = any (v_ids) and d.status <> 'pending';
+  -- …and so is its event.
+  with gone as (
+    delete from kiln_private.events e where e.id = any (v_ids)
+      and not exists (select 1 from kiln_private.webhook_deliveries d where d.event_id = e.id)
+    returning 1
+  )
+  select count(*)::int into v_n from gone;
+  return v_n;
+end;
+$function$;
+comment on function kiln.purge_events(integer,integer) is 'Deletes up to p_limit events older than p_age_seconds, with their webhook deliveries and attempts; an event with a pending delivery stays until it ends. How many events (the workers'' sweep calls it while KILN_EVENT_RETENTION is set).';
 
 CREATE OR REPLACE FUNCTION kiln.purge_idempotency_keys(p_limit integer)
  RETURNS integer

@@ -69,6 +69,20 @@ function schedule(name: string, def: number[]): number[] {
   return parts.map(Number);
 }
 
+/**
+ * KILN_EVENT_RETENTION: how long events and the webhook delivery log are kept, in seconds, at
+ * least a day (GET /events resumes over the last 24 h); `forever` = undefined, nothing purged.
+ */
+function eventRetention(name: string, def: number): number | undefined {
+  const raw = opt(name);
+  if (raw?.trim().toLowerCase() === 'forever') return undefined;
+  const seconds = duration(name) ?? def;
+  if (seconds < 86_400) throw new ConfigError(`${name} must be at least 1d (event streams resume over the last 24 h), or forever`);
+  // purge_events takes whole seconds in an int.
+  if (seconds > 2_147_483_647) throw new ConfigError(`${name} is too long; use forever to keep events`);
+  return seconds;
+}
+
 /** A duration such as `30d`, `12h`, `15m` or `90s`, in seconds; unset = undefined. */
 function duration(name: string): number | undefined {
   const raw = opt(name);
@@ -183,6 +197,8 @@ export function loadConfig() {
     logLevel: str('KILN_LOG', 'info'),
     /** Deadline of one webhook delivery attempt (connect to end of the answer's headers), ms. */
     webhookTimeoutMs: int('KILN_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    /** Events and the webhook delivery log older than this are purged (seconds); undefined = kept forever. */
+    eventRetentionSeconds: eventRetention('KILN_EVENT_RETENTION', 30 * 86_400),
     /** Seconds before each retry of a failed webhook delivery; after the last, the delivery is failed. */
     webhookRetrySchedule: schedule('KILN_WEBHOOK_RETRY_SCHEDULE', [5, 300, 1800, 7200, 18_000, 36_000, 36_000]),
     /** Development and tests only: webhook URLs may be http and resolve to private or loopback addresses. */

@@ -73,3 +73,13 @@ test('a change to the schema changes the dump', async () => {
   }
   assert.ok(after.indexOf('kiln.f(a integer)') < after.indexOf('kiln.f(a text)'), 'overloads are ordered by argument types');
 });
+
+test('every BRIN index summarizes itself: an unsummarized range is read whole by every scan', async () => {
+  const db = await createTestDb();
+  const rows = await db.sql`
+    select c.relname as name, coalesce(c.reloptions, '{}') as options
+    from pg_class c join pg_am am on am.oid = c.relam join pg_namespace n on n.oid = c.relnamespace
+    where am.amname = 'brin' and n.nspname in ('kiln', 'kiln_private')`;
+  assert.ok(rows.length >= 2, 'the events and generations BRIN indexes');
+  for (const r of rows) assert.ok(r.options.includes('autosummarize=on'), `${r.name} has autosummarize on`);
+});

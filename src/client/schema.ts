@@ -391,7 +391,7 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries
-         * @description Newest first. Each delivery is one message (its `id` is the `webhook-id` header) with its status, attempts and the last attempt's status code and error class. Response bodies of the receiver are never stored or shown.
+         * @description Newest first. Each delivery is one message (its `id` is the `webhook-id` header) with its status, attempts and the last attempt's status code and error class. Response bodies of the receiver are never stored or shown. The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;

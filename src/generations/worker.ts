@@ -15,6 +15,7 @@ import { errorFields } from '../log.ts';
 import { ownedPgPool } from '../db/pg-pool.ts';
 import { attachWorkerPool } from '../db/sql/attach_worker_pool.ts';
 import { beatWorker } from '../db/sql/beat_worker.ts';
+import { purgeEvents } from '../db/sql/purge_events.ts';
 import { purgeIdempotencyKeys } from '../db/sql/purge_idempotency_keys.ts';
 import { registerWorker } from '../db/sql/register_worker.ts';
 import { retireWorker } from '../db/sql/retire_worker.ts';
@@ -48,6 +49,12 @@ interface Term {
 const RESTART_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
 /** Expired Idempotency-Key records deleted per full sweep, at most (a backlog drains over a few sweeps). */
 const IDEMPOTENCY_PURGE_LIMIT = 5000;
+/**
+ * Events past KILN_EVENT_RETENTION removed per statement, and statements per sweep: up to 10,000
+ * events a heartbeat (5 s by default), far above any steady rate of events, in short transactions.
+ */
+const EVENT_PURGE_LIMIT = 1000;
+const EVENT_PURGE_ROUNDS = 10;
 
 export async function startWorker(ctx: Context, url: string): Promise<WorkerHandle> {
   const logger = new Logger((scope) => (level, message) => {
@@ -166,6 +173,14 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
           await purgeIdempotencyKeys(t.conn, IDEMPOTENCY_PURGE_LIMIT);
           // Per-minute upstream counts older than the hour kiln.provider_health looks at.
           await trimUpstreamMinutes(t.conn);
+          // Events and the webhook delivery log past KILN_EVENT_RETENTION.
+          const age = ctx.config.eventRetentionSeconds;
+          if (age !== undefined) {
+            for (let round = 0; round < EVENT_PURGE_ROUNDS && !stopping; round++) {
+              const [{ n }] = await purgeEvents(t.conn, age, EVENT_PURGE_LIMIT);
+              if (n < EVENT_PURGE_LIMIT) break;
+            }
+          }
         } else {
           const [{ dead }] = await unlockDeadWorkers(t.conn, ctx.config.workerStaleSeconds);
           if (dead?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: dead });
