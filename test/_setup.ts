@@ -134,3 +134,18 @@ export async function api(base: string, key: string | null, path: string, init: 
   try { body = JSON.parse(text); } catch { /* not JSON */ }
   return { status: res.status, headers: res.headers, body };
 }
+
+/** Runs `fn` with these environment variables set (undefined = unset), then restores the environment. */
+export function withEnv<T>(env: Record<string, string | undefined>, fn: () => T): T {
+  const saved = { ...process.env };
+  try {
+    for (const [k, v] of Object.entries(env)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    return fn();
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}

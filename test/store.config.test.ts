@@ -4,20 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
-
-function withEnv<T>(env: Record<string, string | undefined>, fn: () => T): T {
-  const saved = { ...process.env };
-  try {
-    for (const [k, v] of Object.entries(env)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    return fn();
-  } finally {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  }
-}
+import { withEnv } from './_setup.ts';
 
 const CLEAN = { KILN_STORE: undefined, KILN_S3_BUCKET: undefined, KILN_RETENTION: undefined, KILN_RETENTION_SWEEP_SECONDS: undefined };
 

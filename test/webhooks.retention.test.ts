@@ -8,7 +8,7 @@ import { before, test } from 'node:test';
 import postgres from 'postgres';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { startTestWorker, until } from './_generations.ts';
-import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+import { api, createAccount, createKey, startServer, withEnv, type TestServer } from './_setup.ts';
 import { startReceiver } from './_webhooks.ts';
 
 let srv: TestServer;
@@ -16,20 +16,6 @@ let srv: TestServer;
 before(async () => {
   srv = await startServer({ config: { webhookAllowPrivate: true, webhookRetrySchedule: [], workerHeartbeatSeconds: 1 } });
 });
-
-function withEnv<T>(env: Record<string, string | undefined>, fn: () => T): T {
-  const saved = { ...process.env };
-  try {
-    for (const [k, v] of Object.entries(env)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-    return fn();
-  } finally {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  }
-}
 
 test('KILN_EVENT_RETENTION: 30 days unless set, at least a day, or forever', () => {
   assert.equal(withEnv({ KILN_EVENT_RETENTION: undefined }, loadConfig).eventRetentionSeconds, 30 * 86_400);
