@@ -92,13 +92,13 @@ test('old events go with their deliveries and attempts; a pending delivery\'s ev
   // A worker that keeps events forever removes nothing in two whole sweeps…
   const keeper = await startTestWorker(srv, { eventRetentionSeconds: undefined });
   await twoSweeps();
-  await keeper.stop();
   assert.equal((await srv.db.sql`select id from kiln_private.events where id = any(${events}::bigint[])`).length, 7);
-  // …(it did send the redelivery and the new test event, into receivers that still refuse / accept)…
+  // …(it sends the redelivery and the new test event, into receivers that still refuse / accept)…
   await until('the redelivery and the new event to end', async () => {
     const all = [...(await deliveries(okId)), ...(await deliveries(downId))];
     return all.length === 7 && all.every((d) => d.status !== 'pending');
   }, 30_000);
+  await keeper.stop();
 
   // …so send the failed one again into a receiver that takes 15 s to answer (pending all the
   // while), and sweep with the default retention (30 days).
