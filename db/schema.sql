@@ -170,7 +170,7 @@ create table kiln_private.events (
   constraint events_pkey PRIMARY KEY (id)
 );
 comment on table kiln_private.events is 'The outbox: one row per event a client may care about, written in the transaction of the change it reports.';
-CREATE INDEX events_occurred_idx ON kiln_private.events USING brin (occurred_at) WITH (autosummarize='on');
+CREATE INDEX events_occurred_at_idx ON kiln_private.events USING btree (occurred_at);
 CREATE INDEX events_scope_tx_idx ON kiln_private.events USING btree (scope_id, tx, id);
 
 create table kiln_private.expired_objects (
@@ -2381,13 +2381,13 @@ begin
   if p_age_seconds is null or p_age_seconds < 1 or p_limit is null or p_limit < 1 then
     raise exception 'purge_events needs a positive age and limit' using errcode = 'KI001';
   end if;
-  -- Oldest first; rows another sweep holds are skipped, so sweeps in several workers split the
-  -- work instead of waiting on each other.
+  -- Oldest first, through events_occurred_at_idx. Rows another sweep holds are skipped, so sweeps
+  -- in several workers split the work instead of waiting on each other.
   select coalesce(array_agg(id), '{}') into v_ids from (
     select e.id from kiln_private.events e
     where e.occurred_at < now() - make_interval(secs => p_age_seconds)
       and not exists (select 1 from kiln_private.webhook_deliveries d where d.event_id = e.id and d.status = 'pending')
-    order by e.id
+    order by e.occurred_at
     limit p_limit
     for update of e skip locked
   ) old;

@@ -80,6 +80,6 @@ test('every BRIN index summarizes itself: an unsummarized range is read whole by
     select c.relname as name, coalesce(c.reloptions, '{}') as options
     from pg_class c join pg_am am on am.oid = c.relam join pg_namespace n on n.oid = c.relnamespace
     where am.amname = 'brin' and n.nspname in ('kiln', 'kiln_private')`;
-  assert.ok(rows.length >= 2, 'the events and generations BRIN indexes');
+  assert.ok(rows.length >= 1, 'the generations BRIN index');
   for (const r of rows) assert.ok(r.options.includes('autosummarize=on'), `${r.name} has autosummarize on`);
 });
