@@ -17,7 +17,7 @@ const TOOLS = [
   'get_usage', 'list_models', 'generate_image', 'generate_code', 'get_generation',
   'transform_image', 'list_workflows', 'run_workflow', 'get_workflow_run',
   // Additive to the SPEC's nine.
-  'cancel_generation', 'cancel_workflow_run',
+  'cancel_generation', 'cancel_workflow_run', 'list_generations', 'get_daily_usage',
 ];
 
 const GRAPH = {
@@ -53,7 +53,7 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
     });
     after(() => client.close());
 
-    test('tools/list: the nine tools of the SPEC and the cancel tools, with input and output schemas and honest annotations', async () => {
+    test('tools/list: the nine tools of the SPEC and the additive ones, with input and output schemas and honest annotations', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name), TOOLS);
       for (const t of tools) {
@@ -63,7 +63,7 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
         for (const hint of ['readOnlyHint', 'destructiveHint', 'openWorldHint']) assert.equal(typeof t.annotations?.[hint], 'boolean', `${t.name}.${hint}`);
       }
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-      for (const name of ['get_usage', 'list_models', 'get_generation', 'list_workflows', 'get_workflow_run']) assert.equal(byName[name].annotations.readOnlyHint, true, name);
+      for (const name of ['get_usage', 'list_models', 'get_generation', 'list_workflows', 'get_workflow_run', 'list_generations', 'get_daily_usage']) assert.equal(byName[name].annotations.readOnlyHint, true, name);
       for (const name of ['generate_image', 'generate_code', 'transform_image', 'run_workflow']) assert.equal(byName[name].annotations.readOnlyHint, false, name);
       assert.equal(byName.generate_image.annotations.openWorldHint, true);
       for (const name of ['cancel_generation', 'cancel_workflow_run']) {
@@ -80,6 +80,8 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
       assert.deepEqual(byName.transform_image.inputSchema.required, ['source', 'op']);
       assert.deepEqual(byName.get_workflow_run.inputSchema.required, ['workflowId', 'runId']);
       assert.equal(byName.list_workflows.inputSchema.properties.limit.maximum, 100);
+      assert.equal(byName.list_generations.inputSchema.properties.limit.maximum, 100);
+      assert.deepEqual(byName.list_generations.inputSchema.properties.status.items.enum, ['pending', 'processing', 'completed', 'failed']);
     });
 
     test('get_usage and list_models equal GET /usage and GET /models', async () => {
@@ -406,5 +408,85 @@ describe('identities and tokens', () => {
     const res = await fetch(`${plain.origin}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal(res.status, 404);
     assert.equal((await fetch(`${plain.origin}/.well-known/oauth-protected-resource`)).status, 404);
+  });
+});
+
+describe('list_generations and get_daily_usage: the identity\'s own jobs and days, as REST renders them', () => {
+  test('pages, filters and bad arguments; REST and MCP jobs apart; days equal GET /usage/daily and add up to get_usage', async () => {
+    const carol = await createAccount(srv.db.sql, { tier: 'pro' });
+    const carolKey = (await createKey(srv.db.sql, carol.id)).key;
+    await link(srv.db.sql, srv.iss.issuer, 'carol', carol.id);
+    const dave = await createAccount(srv.db.sql, { tier: 'pro' });
+    await link(srv.db.sql, srv.iss.issuer, 'dave', dave.id);
+    const client = await connectV2(srv.mcpUrl, await srv.iss.sign({ sub: 'carol' }));
+    const daveClient = await connectV1(srv.mcpUrl, await srv.iss.sign({ sub: 'dave' }));
+    try {
+      const made: string[] = [];
+      for (const prompt of ['one', 'two', 'three']) {
+        const g = await ok(client, 'generate_code', { prompt, model: 'local/coder', waitSeconds: 30 });
+        assert.equal(g.status, 'completed', JSON.stringify(g));
+        made.push(g.id);
+      }
+      const image = await ok(client, 'generate_image', { prompt: 'four', model: 'local/sketch', waitSeconds: 30 });
+      assert.equal(image.status, 'completed', JSON.stringify(image));
+      made.push(image.id);
+      const rest = await api(srv.base, carolKey, '/generations', { body: { type: 'code', prompt: 'over REST', model: 'local/coder' }, headers: { prefer: 'wait=30' } });
+      assert.ok([200, 201, 202].includes(rest.status), JSON.stringify(rest.body));
+
+      // Newest first, each item exactly get_generation's body; the REST job is not an MCP job.
+      const all = await ok(client, 'list_generations');
+      assert.deepEqual(all.data.map((g: any) => g.id), [...made].reverse());
+      assert.equal(all.nextCursor, null);
+      for (const g of all.data) assert.deepEqual(unsign(g), unsign(await ok(client, 'get_generation', { id: g.id })));
+      const restList = (await api(srv.base, carolKey, '/generations')).body;
+      assert.deepEqual(restList.data.map((g: any) => g.id), [rest.body.id], 'GET /generations lists the REST API\'s jobs only');
+
+      // Pages of one follow nextCursor with no gaps or repeats.
+      const paged: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await ok(client, 'list_generations', { limit: 1, ...(cursor ? { cursor } : {}) });
+        assert.ok(page.data.length <= 1);
+        paged.push(...page.data.map((g: any) => g.id));
+        cursor = page.nextCursor ?? undefined;
+      } while (cursor);
+      assert.deepEqual(paged, [...made].reverse());
+
+      const ids = async (args: Record<string, unknown>) => (await ok(client, 'list_generations', args)).data.map((g: any) => g.id);
+      assert.deepEqual(await ids({ type: 'image' }), [image.id]);
+      assert.deepEqual(await ids({ model: 'local/coder' }), made.slice(0, 3).reverse());
+      assert.deepEqual(await ids({ status: ['failed', 'pending'] }), []);
+      assert.deepEqual(await ids({ status: ['completed'], type: 'code' }), made.slice(0, 3).reverse());
+      assert.deepEqual(await ids({ since: '2999-01-01' }), []);
+      assert.deepEqual(await ids({ since: '2020-01-01T00:00:00Z' }), [...made].reverse());
+      for (const [args, name] of [
+        [{ limit: 0 }, 'limit'], [{ limit: 101 }, 'limit'], [{ status: ['done'] }, 'status'], [{ status: [] }, 'status'],
+        [{ type: 'video' }, 'type'], [{ since: 'yesterday' }, 'since'], [{ model: '../x' }, 'model'], [{ cursor: 'not-a-cursor' }, 'cursor'],
+      ] as const) {
+        const e = await toolError(client, 'list_generations', args);
+        assert.equal(e.type, 'invalid_request', JSON.stringify(args));
+        assert.match(e.message, new RegExp(name), JSON.stringify(args));
+      }
+      // Another identity's list is its own: empty, even with carol's cursor.
+      const firstPage = await ok(client, 'list_generations', { limit: 1 });
+      assert.deepEqual((await ok(daveClient, 'list_generations')).data, []);
+      assert.deepEqual((await ok(daveClient, 'list_generations', { cursor: firstPage.nextCursor })).data, []);
+
+      // Daily usage: the REST body for the same billing scope, adding up to get_usage.
+      const daily = await ok(client, 'get_daily_usage');
+      assert.deepEqual(daily, (await api(srv.base, carolKey, '/usage/daily')).body);
+      const usage = await ok(client, 'get_usage');
+      assert.equal(daily.days.reduce((sum: number, d: any) => sum + d.spend_micros, 0), usage.used_micros);
+      assert.equal(daily.days.reduce((sum: number, d: any) => sum + d.charges, 0), 5);
+      const today = new Date().toISOString().slice(0, 10);
+      assert.deepEqual(await ok(client, 'get_daily_usage', { from: today, to: today }), (await api(srv.base, carolKey, `/usage/daily?from=${today}&to=${today}`)).body);
+      assert.equal((await toolError(client, 'get_daily_usage', { from: '2026-02-30' })).type, 'invalid_request');
+      assert.equal((await toolError(client, 'get_daily_usage', { to: today })).type, 'invalid_request');
+      assert.equal((await toolError(client, 'get_daily_usage', { from: '2020-01-01', to: '2026-01-01' })).type, 'invalid_request');
+      assert.deepEqual((await ok(daveClient, 'get_daily_usage')).days, []);
+    } finally {
+      await client.close();
+      await daveClient.close();
+    }
   });
 });

@@ -2,7 +2,9 @@
 // body, read from the ledger's rollup (kiln_private.charge_days) so a month costs a month's rows.
 
 import * as v from 'valibot';
-import { authorizedCall, type AuthorizedCall } from '../auth/access.ts';
+import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
+import type { Context } from '../context.ts';
+import { getDailyUsage } from '../db/sql/get_daily_usage.ts';
 import { getDailyUsageForKeys, type DailyUsageJson } from '../db/sql/get_daily_usage_for_keys.ts';
 import { errors } from '../errors.ts';
 import { registerSchemas } from '../schemas.ts';
@@ -69,3 +71,10 @@ export function parseDailyRange(raw: { from?: string; to?: string }, today = new
 /** GET /usage/daily in one round trip: authorizes each key and reads its billing scope's days. */
 export const dailyUsageCall: AuthorizedCall<DailyRange, { body: DailyUsageJson | null }> = authorizedCall(100, ({ sql, config }, items) =>
   getDailyUsageForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.from), items.map((i) => i.payload.to)));
+
+/** The daily usage of a caller already authorized (MCP): its billing scope's days over `range`. */
+export async function dailyUsageOf(ctx: Context, caller: Caller, range: DailyRange): Promise<DailyUsageJson> {
+  const [row] = await getDailyUsage(ctx.sql, caller.accountId, caller.workspaceId, range.from, range.to);
+  if (!row?.body) throw errors.notFound('Account');
+  return row.body;
+}

@@ -3,8 +3,9 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
-import { authorizedCall, type AuthorizedCall } from '../auth/access.ts';
+import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
+import { listGenerations } from '../db/sql/list_generations.ts';
 import { listGenerationsForKeys, type GenerationPage } from '../db/sql/list_generations_for_keys.ts';
 import { errors } from '../errors.ts';
 import { registerSchemas } from '../schemas.ts';
@@ -158,4 +159,16 @@ export const listGenerationsCall: AuthorizedCall<ListQuery, { body: GenerationPa
 export async function renderPage(ctx: Context, page: GenerationPage): Promise<GenerationListBody> {
   const data: GenerationStatusBody[] = await Promise.all(page.data.map((g) => renderGeneration(ctx, g)));
   return { data, nextCursor: page.next ? await encodeCursor(ctx, page.next) : null };
+}
+
+/**
+ * The list of a caller already authorized (MCP): its account's jobs in its billing scope created
+ * through its own origin, as GET /generations answers a key for the REST API's.
+ */
+export async function listGenerationsOf(ctx: Context, caller: Caller, q: ListQuery): Promise<GenerationListBody> {
+  const [row] = await listGenerations(
+    ctx.sql, caller.accountId, caller.workspaceId, caller.origin, q.limit, q.before?.at ?? null, q.before?.id ?? null,
+    q.statuses, q.types, q.model, q.since,
+  );
+  return renderPage(ctx, row?.body ?? { data: [], next: null });
 }

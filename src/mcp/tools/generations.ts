@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
 import { cancelGeneration, getGeneration, readGeneration, renderGeneration, startGeneration } from '../../generations/service.ts';
+import { DEFAULT_LIST_LIMIT, GenerationList, listGenerationsOf, parseListQuery, STATUSES, TYPES } from '../../generations/list.ts';
 import { idempotencyOf } from '../../idempotency.ts';
 import { Uuid } from '../../schemas.ts';
 import { pendingRow, waitForGeneration } from '../../live/generations.ts';
@@ -94,6 +95,48 @@ export function getGenerationTool(ctx: Context): ToolDef {
     async handler(caller, args: v.InferOutput<typeof GetArgs>) {
       const g = args.waitSeconds ? await waitedGeneration(ctx, caller, args.id, args.waitSeconds) : await getGeneration(ctx, caller, args.id);
       return { structuredContent: g, text: generationText(g) };
+    },
+  });
+}
+
+const ListArgs = v.object({
+  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description(`Page size, 1 to 100. Default ${DEFAULT_LIST_LIMIT}.`))),
+  cursor: v.optional(v.pipe(v.string(), v.description('`nextCursor` of the previous page, passed back unchanged.'))),
+  status: v.optional(v.pipe(v.array(v.picklist(STATUSES)), v.minLength(1), v.description('Only generations in one of these statuses.'))),
+  type: v.optional(v.pipe(v.picklist(TYPES), v.description('Only image or only code generations.'))),
+  model: v.optional(v.pipe(v.string(), v.description('Only generations requested with this model id (from list_models).'))),
+  since: v.optional(v.pipe(v.string(), v.description('Only generations created at or after this time: an RFC 3339 date-time (2026-11-01T00:00:00Z) or a UTC date (2026-11-01).'))),
+});
+
+export function listGenerationsTool(ctx: Context): ToolDef {
+  return defineTool(ctx, {
+    name: 'list_generations',
+    title: 'List generations',
+    description:
+      'List the generations you started over MCP (generate_image, generate_code), newest first, each exactly as get_generation returns it: ' +
+      'status, output (signed image URL, or code), cost in microdollars or failure message. Filter by status, type, model or creation time; ' +
+      'page with limit and the returned nextCursor (no gaps or repeats while new jobs arrive). The GET /generations twin lists the REST API\'s jobs.',
+    input: ListArgs,
+    output: GenerationList,
+    annotations: READ_ONLY,
+    bucket: 'read',
+    async handler(caller, args: v.InferOutput<typeof ListArgs>) {
+      // The REST query's own checks (cursor signature, model id, since), on the same strings.
+      const q = await parseListQuery(ctx, {
+        limit: args.limit === undefined ? undefined : String(args.limit),
+        cursor: args.cursor,
+        status: args.status?.join(','),
+        type: args.type,
+        model: args.model,
+        since: args.since,
+      });
+      const page = await listGenerationsOf(ctx, caller, q);
+      const lines = page.data.map((g) => `${g.id} ${g.result?.type ?? ''} ${g.status}${g.result ? ` (${g.result.costMicros} microdollars)` : ''}`.replace(/  +/g, ' '));
+      const text = page.data.length
+        ? `${page.data.length} generation${page.data.length === 1 ? '' : 's'}, newest first:\n${lines.join('\n')}` +
+          (page.nextCursor ? '\nMore: call again with cursor = nextCursor.' : '')
+        : 'No generations on this page.';
+      return { structuredContent: page, text };
     },
   });
 }

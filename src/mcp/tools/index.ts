@@ -1,10 +1,10 @@
-// The nine Kiln MCP tools of the SPEC, in its order, then the cancel tools (additive). Each calls
-// the same service function as its REST twin.
+// The nine Kiln MCP tools of the SPEC, in its order, then the additive ones: the cancel tools and
+// the list and daily-usage reads. Each calls the same service function as its REST twin.
 import type { Context } from '../../context.ts';
 import type { ToolDef } from '../tools.ts';
-import { cancelGenerationTool, generateCodeTool, generateImageTool, getGenerationTool } from './generations.ts';
+import { cancelGenerationTool, generateCodeTool, generateImageTool, getGenerationTool, listGenerationsTool } from './generations.ts';
 import { transformImageTool } from './transforms.ts';
-import { modelsTool, usageTool } from './usage.ts';
+import { dailyUsageTool, modelsTool, usageTool } from './usage.ts';
 import { cancelWorkflowRunTool, getWorkflowRunTool, listWorkflowsTool, runWorkflowTool } from './workflows.ts';
 
 export { resolveIdentity } from './common.ts';
@@ -22,5 +22,7 @@ export function kilnTools(ctx: Context): ToolDef[] {
     getWorkflowRunTool(ctx),
     cancelGenerationTool(ctx),
     cancelWorkflowRunTool(ctx),
+    listGenerationsTool(ctx),
+    dailyUsageTool(ctx),
   ];
 }

@@ -2,6 +2,7 @@
 // billing scope) and the model catalog (the GET /models body), both on the per-account MCP read bucket.
 import * as v from 'valibot';
 import { cachedCatalog, ModelList } from '../../billing/catalog.ts';
+import { DailyUsage, DailyUsageQuery, dailyUsageOf, parseDailyRange } from '../../billing/daily.ts';
 import { getUsage, Usage, type UsageBody } from '../../billing/usage.ts';
 import type { Context } from '../../context.ts';
 import type { ToolDef } from '../tools.ts';
@@ -23,6 +24,32 @@ export function usageTool(ctx: Context): ToolDef {
     async handler(caller) {
       const usage = await getUsage(ctx, caller);
       return { structuredContent: usage, text: usageText(usage) };
+    },
+  });
+}
+
+const DailyArgs = v.object({ from: v.optional(DailyUsageQuery.from), to: v.optional(DailyUsageQuery.to) });
+
+export function dailyUsageTool(ctx: Context): ToolDef {
+  return defineTool(ctx, {
+    name: 'get_daily_usage',
+    title: 'Usage per day and model',
+    description:
+      'Read what this sign-in\'s billing scope (the personal budget, or the Team pool) spent per UTC day and model, in microdollars, with the number of charges. ' +
+      'By default the current budget period, whose days add up exactly to get_usage\'s used amount; or any range of at most 366 days given as from/to (YYYY-MM-DD).',
+    input: DailyArgs,
+    output: DailyUsage,
+    annotations: READ_ONLY,
+    bucket: 'read',
+    async handler(caller, args: v.InferOutput<typeof DailyArgs>) {
+      const body = await dailyUsageOf(ctx, caller, parseDailyRange(args));
+      const total = body.days.reduce((sum, d) => sum + d.spend_micros, 0);
+      const charges = body.days.reduce((sum, d) => sum + d.charges, 0);
+      const days = new Set(body.days.map((d) => d.day)).size;
+      return {
+        structuredContent: body,
+        text: `${body.from} to ${body.to} (${body.scope}${body.workspace_id ? ` ${body.workspace_id}` : ''}): ${dollars(total)} over ${charges} charge${charges === 1 ? '' : 's'} on ${days} day${days === 1 ? '' : 's'}.`,
+      };
     },
   });
 }
