@@ -112,3 +112,21 @@ test('.dockerignore keeps node_modules, local data, git history and secrets out 
     assert.ok(!ignored.some((l) => l.replace(/\/$/, '') === kept), `${kept} is copied`);
   }
 });
+
+test('the api service\'s healthcheck passes against a ready server and fails against one whose database is down', async () => {
+  const { execFile } = await import('node:child_process');
+  const postgres = (await import('postgres')).default;
+  const { onCleanup, startServer } = await import('./_setup.ts');
+  const [kind, program, flag, script] = compose.services.api.healthcheck.test as string[];
+  assert.deepEqual([kind, program, flag], ['CMD', 'node', '-e']);
+  assert.match(script!, /http:\/\/127\.0\.0\.1:8787\/readyz/, 'it probes the port the service listens on');
+  const exitCode = (port: number) => new Promise<number>((resolve) => {
+    execFile(process.execPath, ['-e', script!.replace(':8787/', `:${port}/`)], { timeout: 20_000 }, (e) => resolve(e ? Number((e as any).code ?? 1) : 0));
+  });
+  const ready = await startServer();
+  assert.equal(await exitCode(Number(new URL(ready.origin).port)), 0);
+  const sql = postgres('postgres://kiln@127.0.0.1:1/kiln', { max: 1, connect_timeout: 1, onnotice: () => {} });
+  onCleanup(() => sql.end({ timeout: 0 }));
+  const down = await startServer({ db: { url: 'postgres://127.0.0.1:1/kiln', sql } as any });
+  assert.equal(await exitCode(Number(new URL(down.origin).port)), 1);
+});

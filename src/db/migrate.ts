@@ -12,8 +12,9 @@ import { ownedPgPool } from './pg-pool.ts';
 
 const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const MIGRATIONS_FOLDER = path.join(ROOT, 'db', 'migrations');
+import { MIGRATIONS_FOLDER } from './committed.ts';
+
+export { MIGRATIONS_FOLDER };
 
 /**
  * Applies graphile-worker's schema and every committed migration. Idempotent. `config` says

@@ -7,6 +7,7 @@ import type { Context } from '../context.ts';
 import { ApiError, envelope, toApiError } from '../errors.ts';
 import { json } from './json.ts';
 import { errorFields } from '../log.ts';
+import { mountHealth } from './health.ts';
 import { buildOpenApi } from './openapi.ts';
 import type { RouteDef } from './route.ts';
 import { apiRoutes } from './routes/index.ts';
@@ -72,6 +73,7 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
       throw new ApiError('method_not_allowed', `Method not allowed. Use ${ms.join(', ')}.`, { headers: { allow: ms.join(', ') } });
     });
   }
+  mountHealth(app, ctx);
   for (const extend of opts.extend ?? []) extend(app, ctx);
   app.all('/**', () => {
     throw new ApiError('not_found', 'No such endpoint.');

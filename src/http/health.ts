@@ -1,0 +1,56 @@
+// GET /healthz and GET /readyz: liveness and readiness for load balancers, orchestrators and
+// docker-compose healthchecks. Outside /api/v1, no key, never cached.
+// - /healthz: the process serves HTTP (nothing else is asked).
+// - /readyz: this API process should get traffic: not shutting down, the database answers, and it
+//   holds at least the migrations this build ships (a process of a newer build waits for
+//   `kiln migrate`; an older one beside a newer schema stays ready, as migrations are additive).
+
+import type { H3 } from 'h3';
+import type { Context } from '../context.ts';
+import { committedMigrationCount } from '../db/committed.ts';
+import { countMigrations } from '../db/sql/count_migrations.ts';
+import { withTimeout } from '../db/timeout.ts';
+import { errors } from '../errors.ts';
+import { errorFields } from '../log.ts';
+import { json } from './json.ts';
+
+/** One database check per process per this long, whatever the probe rate: probes share it. */
+const CHECK_EVERY_MS = 1000;
+const CHECK_TIMEOUT_MS = 2000;
+
+type Readiness = { ready: true; applied: number } | { ready: false; reason: string };
+
+const NO_STORE = { 'cache-control': 'no-store' };
+
+export function mountHealth(app: H3, ctx: Context): void {
+  const expected = committedMigrationCount();
+  let last: { at: number; result: Promise<Readiness> } | null = null;
+
+  const probe = async (): Promise<Readiness> => {
+    try {
+      const [row] = await withTimeout(countMigrations(ctx.sql), CHECK_TIMEOUT_MS);
+      const applied = row?.n ?? 0;
+      if (applied < expected) {
+        return { ready: false, reason: `The database holds ${applied} of this build's ${expected} migrations: run kiln migrate.` };
+      }
+      return { ready: true, applied };
+    } catch (e) {
+      // The cause goes to the log, never to the unauthenticated caller.
+      ctx.log.warn('readiness check failed', errorFields(e));
+      return { ready: false, reason: 'The database is unreachable.' };
+    }
+  };
+  const check = (): Promise<Readiness> => {
+    const now = Date.now();
+    if (!last || now - last.at >= CHECK_EVERY_MS) last = { at: now, result: probe() };
+    return last.result;
+  };
+
+  app.get('/healthz', () => json({ status: 'ok' }, 200, NO_STORE));
+  app.get('/readyz', async () => {
+    if (ctx.shutdown.aborted) throw errors.unavailable('Shutting down.');
+    const r = await check();
+    if (!r.ready) throw errors.unavailable(r.reason);
+    return json({ status: 'ready', migrations: { applied: r.applied, expected } }, 200, NO_STORE);
+  });
+}
