@@ -62,7 +62,17 @@ export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string;
       cursor: { drag: { x: false, y: false }, points: { show: false } },
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 0.01] } },
       axes: [
-        { ...axis, values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' })) },
+        {
+          ...axis,
+          // A label under the bar it names (the day's noon), from the first day on, every `step`
+          // days so they fit: uPlot's own time ticks fall on midnights, between two bars.
+          grid: { show: false },
+          splits: (u) => {
+            const step = Math.max(1, Math.ceil(xs.length / Math.max(2, Math.floor(u.width / 72))));
+            return xs.filter((_, i) => i % step === 0);
+          },
+          values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleDateString(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' })),
+        },
         { ...axis, size: 64, values: (_u, ticks) => ticks.map((t) => money(Math.round(t * 1e6))) },
       ],
       series: [{}, ...order.map((i) => ({ label: models[i], stroke: colorOf(i), fill: colorOf(i), width: 0, paths: bars, points: { show: false } }))],
