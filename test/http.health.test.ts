@@ -61,8 +61,22 @@ test('/readyz: an unreachable database is a 503 that says only that', async () =
   const srv = await startServer({ db: { url: 'postgres://127.0.0.1:1/kiln', sql } as TestDb });
   const r = await get(srv.origin, '/readyz');
   assert.equal(r.status, 503);
-  assert.deepEqual(r.body, { error: { type: 'server_error', message: 'The database is unreachable.' } });
+  assert.deepEqual(r.body, { error: { type: 'server_error', message: 'The database did not answer within 2 s.' } });
   assert.equal((await get(srv.origin, '/healthz')).status, 200, 'liveness does not ask the database');
+});
+
+test('/readyz: probes share one database check per second, however many come at once', async () => {
+  const base = await startServer();
+  // The server's queries, counted: only /readyz is asked here, so each call is a readiness check.
+  let queries = 0;
+  const counted = new Proxy(base.db.sql, { apply: (target, self, args) => { queries++; return Reflect.apply(target, self, args); } });
+  const srv = await startServer({ db: { url: base.db.url, sql: counted } as TestDb });
+  const t = Date.now();
+  const burst = await Promise.all(Array.from({ length: 30 }, () => get(srv.origin, '/readyz')));
+  for (let i = 0; i < 30; i++) burst.push(await get(srv.origin, '/readyz'));
+  assert.ok(burst.every((r) => r.status === 200));
+  const seconds = Math.ceil((Date.now() - t) / 1000);
+  assert.ok(queries >= 1 && queries <= seconds + 1, `${queries} checks for 60 probes over ${seconds} s`);
 });
 
 test('/readyz: 503 once the process is shutting down, while its connections still answer', async () => {

@@ -8,13 +8,12 @@ import { createRequire } from 'node:module';
 import { migrate as gmMigrate } from 'graphile-migrate';
 import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
 import type { Config } from '../config.ts';
+import { MIGRATIONS_FOLDER } from './committed.ts';
 import { ownedPgPool } from './pg-pool.ts';
 
-const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
-
-import { MIGRATIONS_FOLDER } from './committed.ts';
-
 export { MIGRATIONS_FOLDER };
+
+const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
 
 /**
  * Applies graphile-worker's schema and every committed migration. Idempotent. `config` says

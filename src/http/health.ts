@@ -35,9 +35,10 @@ export function mountHealth(app: H3, ctx: Context): void {
       }
       return { ready: true, applied };
     } catch (e) {
-      // The cause goes to the log, never to the unauthenticated caller.
+      // Unreachable, or no pool connection and answer within the timeout: the cause goes to the
+      // log, never to the unauthenticated caller.
       ctx.log.warn('readiness check failed', errorFields(e));
-      return { ready: false, reason: 'The database is unreachable.' };
+      return { ready: false, reason: `The database did not answer within ${CHECK_TIMEOUT_MS / 1000} s.` };
     }
   };
   const check = (): Promise<Readiness> => {
