@@ -4205,9 +4205,10 @@ AS $function$
     'type', g.type,
     'result', case when g.status = 'completed' then g.result end,
     'error', case when g.status = 'failed' then g.error end,
-    'cost_micros', g.cost_micros);
+    'cost_micros', g.cost_micros,
+    'prompt', g.request->>'prompt');
 $function$;
-comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed) and billed cost.';
+comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed), billed cost and the request''s prompt.';
 
 CREATE OR REPLACE FUNCTION kiln_private.idempotency_operation(p_origin text)
  RETURNS text

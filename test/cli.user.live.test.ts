@@ -115,7 +115,7 @@ test('Ctrl-C during `kiln generate`: the generation is canceled on the server, n
   const last = r.lines.at(-1);
   assert.deepEqual([last.event, last.id, last.status, last.error, last.canceled, last.cost_micros, last.file], ['result', id, 'failed', 'canceled', true, 0, null]);
   const get = await api(srv.base, env.KILN_API_KEY!, `/generations/${id}`);
-  assert.deepEqual(get.body, { id, status: 'failed', result: null, error: 'canceled' });
+  assert.deepEqual(get.body, { id, status: 'failed', result: null, error: 'canceled', prompt: 'slow' });
   assert.deepEqual((await charges(srv.db.sql, id)).map((c) => [c.status, c.settled]), [['released', null]]);
   assert.deepEqual(fs.readdirSync(dir), []);
 });

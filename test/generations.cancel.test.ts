@@ -89,7 +89,7 @@ test('a processing generation: its provider call in another process is aborted w
   const canceledAt = Date.now();
   const res = await cancel(key, id);
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.deepEqual(res.body, { id, status: 'failed', result: null, error: 'canceled' });
+  assert.deepEqual(res.body, { id, status: 'failed', result: null, error: 'canceled', prompt: '[slow] [case:abort] take your time' });
   assert.equal(res.headers.get('cache-control'), 'no-store');
 
   await until('the peer sees the connection aborted', () => req.abortedAt, 5_000);
@@ -99,7 +99,7 @@ test('a processing generation: its provider call in another process is aborted w
 
   assert.deepEqual((await charges(srv.db.sql, id)).map((c) => [c.status, c.settled]), [['released', null]]);
   const get = await api(srv.base, key, `/generations/${id}`);
-  assert.deepEqual(get.body, { id, status: 'failed', result: null, error: 'canceled' });
+  assert.deepEqual(get.body, { id, status: 'failed', result: null, error: 'canceled', prompt: '[slow] [case:abort] take your time' });
   // The task ended quietly: its job is gone, not retried, and the peer saw one call.
   await until('the job is gone', async () => (await jobsOf(id)) === 0, 5_000);
   await new Promise((r) => setTimeout(r, 1_000));
@@ -141,7 +141,7 @@ test('a pending generation: failed "canceled", reservation released, its job dro
 
   const res = await cancel(key, id);
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.deepEqual(res.body, { id, status: 'failed', result: null, error: 'canceled' });
+  assert.deepEqual(res.body, { id, status: 'failed', result: null, error: 'canceled', prompt: 'wait for a slot' });
   assert.deepEqual((await charges(srv.db.sql, id)).map((c) => [c.status, c.settled]), [['released', null]]);
   assert.equal(await jobsOf(id), 0);
   const [usage] = await srv.db.sql`select (kiln.get_usage(account_id, null)->>'used_micros')::bigint as used from kiln_private.generations where id = ${id}`;

@@ -111,6 +111,8 @@ test('the first page: the newest 20, each exactly the GET /generations/{id} body
     // A signed URL carries its own expiry: compare everything else, and check it is a working signature.
     const strip = (b: any) => (b.result?.url ? { ...b, result: { ...b.result, url: b.result.url.split('?')[0] } } : b);
     assert.deepEqual(strip(item), strip(one.body));
+    // What was asked comes with each item: a client can tell jobs made within a minute apart.
+    assert.ok(['a card', 'a logo', 'a fox'].includes(item.prompt), item.prompt);
     if (item.result?.type === 'image') {
       images++;
       assert.match(item.result.url, /\/files\/.+\?expires=\d+&sig=/);

@@ -40,8 +40,10 @@ test('an image generation completes with a signed URL to its image and one settl
   assert.ok(res.headers.get('x-request-id'));
   const done = await waitFor(srv, key, res.body.id);
   assert.equal(done.status, 'completed', JSON.stringify(done));
-  assert.deepEqual(Object.keys(done).sort(), ['error', 'id', 'result', 'status']);
+  assert.deepEqual(Object.keys(done).sort(), ['error', 'id', 'prompt', 'result', 'status']);
   assert.equal(done.error, null);
+  // The additive `prompt`: what was asked, so that a list of jobs can tell them apart.
+  assert.equal(done.prompt, 'a red fox');
   // SPEC's ImageResult fields plus the additive `model` (the entry that produced it).
   assert.deepEqual(Object.keys(done.result).sort(), ['aspectRatio', 'costMicros', 'mediaType', 'model', 'type', 'url']);
   assert.equal(done.result.model, srv.ctx.config.defaultImageModel);
@@ -328,7 +330,8 @@ test('GET /generations/{id}: no-store, 400 for a non-uuid, 404 for unknown, othe
   const mine = await api(srv.base, key, `/generations/${res.body.id}`);
   assert.equal(mine.status, 200);
   assert.equal(mine.headers.get('cache-control'), 'no-store');
-  assert.deepEqual(Object.keys(mine.body).sort(), ['error', 'id', 'result', 'status']);
+  assert.deepEqual(Object.keys(mine.body).sort(), ['error', 'id', 'prompt', 'result', 'status']);
+  assert.equal(mine.body.prompt, 'p');
   assert.ok(['pending', 'processing', 'completed'].includes(mine.body.status));
 
   for (const bad of ['nope', '123', `${res.body.id}x`]) {

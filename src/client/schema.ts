@@ -602,6 +602,8 @@ export interface components {
             result: (components["schemas"]["ImageResult"] | components["schemas"]["CodeResult"]) | null;
             /** @description Failure message when `status` is `failed`; otherwise null. */
             error: string | null;
+            /** @description The request's prompt, as it was sent. Absent only from events recorded before the field existed. */
+            prompt?: string;
         };
         Model: {
             /** @description Value to pass as `model`. */

@@ -129,6 +129,9 @@ export const GenerationStatus = v.object({
   status: v.picklist(['pending', 'processing', 'completed', 'failed']),
   result: v.pipe(v.nullable(v.union([ImageResult, CodeResult])), v.description('Null until `status` is `completed`.')),
   error: v.pipe(v.nullable(v.string()), v.description('Failure message when `status` is `failed`; otherwise null.')),
+  prompt: v.optional(
+    v.pipe(v.string(), v.description('The request\'s prompt, as it was sent. Absent only from events recorded before the field existed.')),
+  ),
 });
 export type GenerationStatusBody = v.InferOutput<typeof GenerationStatus>;
 

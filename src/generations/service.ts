@@ -392,7 +392,10 @@ export async function renderGeneration(ctx: Context, row: GenerationRow): Promis
       };
     }
   }
-  return { id: row.id, status: row.status, result, error: row.status === 'failed' ? row.error ?? 'generation failed' : null };
+  return {
+    id: row.id, status: row.status, result, error: row.status === 'failed' ? row.error ?? 'generation failed' : null,
+    ...(typeof row.prompt === 'string' ? { prompt: row.prompt } : {}),
+  };
 }
 
 interface GetItem {

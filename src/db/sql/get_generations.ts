@@ -17,6 +17,8 @@ export interface GenerationBody {
   result: GenerationResult | null;
   error: string | null;
   cost_micros: number | string | null;
+  /** The request's prompt (migration 000039); absent from events stored before it. */
+  prompt?: string | null;
 }
 
 export function getGenerations(sql: Queryable, accountIds: string[], ids: string[], origins: string[]) {
