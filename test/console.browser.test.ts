@@ -60,6 +60,32 @@ async function noSeriousViolations(where: string, p: Page = page) {
   assert.deepEqual(bad, [], `axe on ${where}`);
 }
 
+/**
+ * The daily chart's bars as drawn, read from the canvas's pixels: for each model in the legend,
+ * the box (CSS px) of the pixels of its colour. Only one day has spend, so that is its segment.
+ */
+async function chartBars(p: Page) {
+  return p.evaluate(() => {
+    const canvas = document.querySelector<HTMLCanvasElement>('.chart canvas')!;
+    const { width, height } = canvas;
+    const px = canvas.getContext('2d')!.getImageData(0, 0, width, height).data;
+    const ratio = width / canvas.getBoundingClientRect().width;
+    return [...document.querySelectorAll<HTMLElement>('.legend li[data-model]')].map((li) => {
+      const [r, g, b] = getComputedStyle(li.querySelector('.swatch')!).backgroundColor.match(/\d+/g)!.map(Number);
+      let x0 = Infinity, x1 = -1, y0 = Infinity, y1 = -1;
+      for (let y = 0; y < height; y++) {
+        for (let x = 0; x < width; x++) {
+          const i = (y * width + x) * 4;
+          if (px[i] === r && px[i + 1] === g && px[i + 2] === b && px[i + 3] === 255) {
+            x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+          }
+        }
+      }
+      return { model: li.dataset.model!, width: x1 < 0 ? 0 : (x1 - x0 + 1) / ratio, height: y1 < 0 ? 0 : (y1 - y0 + 1) / ratio };
+    });
+  });
+}
+
 before(async () => {
   assert.ok(fs.existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: install it (apt-get install -y chromium) or set KILN_CHROMIUM`);
   fs.mkdirSync(SHOTS, { recursive: true });
@@ -242,6 +268,10 @@ test('overview: the tier, the budget, and the daily spend chart by model (role i
   const name = (await chart.getAttribute('aria-label')) ?? '';
   assert.match(name, /local\/sketch/, name);
   assert.ok(await page.locator('.chart canvas').count(), 'uPlot drew a canvas');
+  // Today's bar, in pixels: wide enough to read, and every model's segment visible.
+  const bars = await chartBars(page);
+  assert.ok(bars.length >= 2, JSON.stringify(bars));
+  for (const b of bars) assert.ok(b.width >= 5.5 && b.height >= 4, `1280 px: ${JSON.stringify(bars)}`);
   const text = await page.locator('.section').innerText();
   assert.match(text, /pro/i);
   assert.match(text, /\$20\.00/);
@@ -361,6 +391,13 @@ test('keyboard: the sections are reached and opened with Tab and Enter', async (
 });
 
 test('phone width: 375 px wide with no sideways scroll on any section', async () => {
+  // The workspace's spend today: three images at $0.0025 and a code job of a hundredth of that,
+  // which at the chart's scale is under two pixels tall unless given a visible minimum.
+  const jobs = await Promise.all([
+    ...[1, 2, 3].map((i) => ({ type: 'image', model: 'local/slow-sketch', prompt: `Poster for the workspace, take ${i}` })),
+    { type: 'code', model: 'local/coder', prompt: 'A tiny badge', targetLanguage: 'css' },
+  ].map((body) => api(srv.base, wsKey, '/generations', { body, headers: { prefer: 'wait=30' } })));
+  for (const j of jobs) assert.equal(j.body.status, 'completed', JSON.stringify(j.body));
   const phone = await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
   const p = await phone.newPage();
   watch(p);
@@ -378,7 +415,15 @@ test('phone width: 375 px wide with no sideways scroll on any section', async ()
     await p.waitForFunction(() => !document.querySelector('.loading'));
     const [sw, cw] = await p.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
     assert.ok(sw <= cw, `${s}: scrollWidth ${sw} > ${cw}`);
+    if (s === 'Overview') {
+      await p.getByRole('img', { name: /local\/slow-sketch/ }).waitFor();
+      // The day's bar is a bar, not a hairline, and the small code job shows on it.
+      const bars = await chartBars(p);
+      assert.deepEqual(bars.map((b) => b.model), ['local/coder', 'local/slow-sketch']);
+      for (const b of bars) assert.ok(b.width >= 5.5 && b.height >= 4, `375 px: ${JSON.stringify(bars)}`);
+    }
     await shot(`13-phone-${s.toLowerCase()}`, p);
+    if (s === 'Overview') await p.locator('.chart').screenshot({ path: path.join(SHOTS, '13-phone-chart.png') });
   }
   // The run view too.
   await p.goto(`${srv.origin}/console/#/workflows/${workflowId}`);

@@ -13,6 +13,26 @@ export interface DaySpend {
 }
 
 const PALETTE = ['#ea580c', '#2563eb', '#16a34a', '#9333ea', '#db2777', '#0891b2', '#ca8a04', '#64748b'];
+/** A bar is never narrower than this (CSS px): at a phone's width a month of days left 5 px. */
+const MIN_BAR_PX = 6;
+/** A day's spend on a model is drawn at least about this tall (CSS px), however small beside the others. */
+const MIN_SEGMENT_PX = 5;
+const HALF_DAY = 43_200;
+
+/**
+ * The stacks as drawn: each series the running sum, its non-zero values raised so that every
+ * segment is at least `minValue` tall (a $0.0001 code job beside $0.01 of images was under a
+ * pixel). The table and the legend keep the exact amounts.
+ */
+export function stackForDrawing(perModel: number[][], minValue: number): number[][] {
+  const stacked: number[][] = [];
+  let acc = (perModel[0] ?? []).map(() => 0);
+  for (const s of perModel) {
+    acc = acc.map((v, i) => v + (s[i]! > 0 ? Math.max(s[i]!, minValue) : 0));
+    stacked.push(acc);
+  }
+  return stacked;
+}
 
 export function colorOf(i: number): string {
   return PALETTE[i % PALETTE.length]!;
@@ -45,22 +65,23 @@ export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string;
     if (!el) return;
     const xs = days.map((d) => Date.parse(`${d}T12:00:00Z`) / 1000);
     // Stacked: each series is the running sum, drawn tallest first so the smaller ones sit on top.
-    const stacked: number[][] = [];
-    let acc = days.map(() => 0);
-    for (const s of perModel) {
-      acc = acc.map((v, i) => v + s[i]!);
-      stacked.push(acc);
-    }
+    const top = Math.max(0, ...stackForDrawing(perModel, 0).at(-1) ?? []);
     const order = models.map((_, i) => i).reverse();
+    const drawn = (plotHeight: number) => {
+      const stacked = stackForDrawing(perModel, plotHeight > 0 ? (top * 1.15 * MIN_SEGMENT_PX) / plotHeight : 0);
+      return [xs, ...order.map((i) => stacked[i]!)] as uPlot.AlignedData;
+    };
     const dark = matchMedia('(prefers-color-scheme: dark)').matches;
     const axis = { stroke: dark ? '#a1a1aa' : '#52525b', grid: { stroke: dark ? '#27272a' : '#e4e4e7', width: 1 }, ticks: { show: false } };
-    const bars = uPlot.paths.bars!({ size: [0.7, 48], gap: 1 });
+    const bars = uPlot.paths.bars!({ size: [0.7, 48, MIN_BAR_PX], gap: 1 });
     const opts: uPlot.Options = {
       width: Math.max(280, el.clientWidth),
       height: 240,
       legend: { show: false },
       cursor: { drag: { x: false, y: false }, points: { show: false } },
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 0.01] } },
+      // Half a day beyond the first and the last: their bars are drawn whole, not cut in half by
+      // the plot's edges (a single day's bar at the period's start was a hairline on a phone).
+      scales: { x: { time: true, range: () => [xs[0]! - HALF_DAY, xs[xs.length - 1]! + HALF_DAY] }, y: { range: (_u, _min, max) => [0, max > 0 ? Math.max(max, top) * 1.15 : 0.01] } },
       axes: [
         {
           ...axis,
@@ -77,8 +98,9 @@ export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string;
       ],
       series: [{}, ...order.map((i) => ({ label: models[i], stroke: colorOf(i), fill: colorOf(i), width: 0, paths: bars, points: { show: false } }))],
     };
-    const data: uPlot.AlignedData = [xs, ...order.map((i) => stacked[i]!)];
-    const plot = new uPlot(opts, models.length ? data : [xs, days.map(() => 0)], el);
+    const plot = new uPlot(opts, models.length ? drawn(0) : [xs, days.map(() => 0)], el);
+    // The plot's height is known once it is laid out: then small segments get their minimum.
+    if (models.length) plot.setData(drawn(plot.bbox.height / uPlot.pxRatio));
     const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height: 240 }));
     ro.observe(el);
     return () => {
@@ -94,7 +116,7 @@ export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string;
       {models.length > 0 && (
         <ul class="legend" aria-hidden="true">
           {models.map((m, i) => (
-            <li key={m}><span class="swatch" style={{ background: colorOf(i) }} />{m} <span class="muted">{money(Math.round(perModel[i]!.reduce((a, b) => a + b, 0) * 1e6))}</span></li>
+            <li key={m} data-model={m}><span class="swatch" style={{ background: colorOf(i) }} />{m} <span class="muted">{money(Math.round(perModel[i]!.reduce((a, b) => a + b, 0) * 1e6))}</span></li>
           ))}
         </ul>
       )}
