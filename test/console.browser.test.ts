@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { shortText } from '../src/console/app/api.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { startTestWorker } from './_generations.ts';
 import { saveWorkflow } from './_workflows.ts';
@@ -260,6 +261,51 @@ test('playground: an image generation ends with a loaded image, which then appea
   await shot('06-generation-detail');
 });
 
+test('gallery: cards are titled by their prompts (shortened; whole in the tooltip and the accessible name), distinct for jobs made within one second, after a reload too', async (t) => {
+  const prompts = [
+    'A lighthouse on a basalt cliff at dawn, long exposure, mist over the water, muted teal palette',
+    'Isometric cutaway of a pottery studio with three wheels and a kiln',
+    'Glaze test tiles',
+    'Glaze test tiles',
+  ];
+  const started = Date.now();
+  const made = await Promise.all(prompts.map((prompt) => api(srv.base, key, '/generations', { body: { type: 'image', prompt } })));
+  const spent = Date.now() - started;
+  assert.ok(spent < 1000, `made in ${spent} ms`);
+  const ids = made.map((m) => m.body.id as string);
+  for (const id of ids) assert.equal((await api(srv.base, key, `/generations/${id}`, { headers: { prefer: 'wait=30' } })).body.status, 'completed');
+  // What the cards were titled by before: the UUIDv7's first 8 digits, a time prefix.
+  t.diagnostic(`first 8 digits: ${[...new Set(ids.map((id) => id.slice(0, 8)))].join(', ')}`);
+  // Made by another client, and read after a reload: the titles come from the API, not from this tab.
+  await page.goto(`${srv.origin}/console/#/generations`);
+  await page.reload();
+  for (const id of ids) await page.locator(`.gallery [data-generation-id="${id}"][data-status="completed"]`).waitFor();
+  const cards = await page.evaluate((all) => all.map((id) => {
+    const tile = document.querySelector(`.gallery [data-generation-id="${id}"]`)!;
+    const title = tile.querySelector<HTMLElement>('.tile-title')!;
+    return {
+      visible: (title.querySelector('[aria-hidden="true"]') ?? title).textContent!,
+      tooltip: title.getAttribute('title'),
+      shownId: tile.querySelector('.tile-id')!.textContent!,
+      clipped: title.scrollHeight > title.clientHeight + 1,
+    };
+  }), ids);
+  prompts.forEach((prompt, i) => {
+    assert.equal(cards[i]!.visible, shortText(prompt, 40), `card ${i}`);
+    assert.equal(cards[i]!.tooltip, prompt);
+    assert.equal(cards[i]!.clipped, false, `card ${i}'s title is cut off`);
+    // The id shown is the random tail, not the time prefix.
+    assert.equal(cards[i]!.shownId, ids[i]!.replace(/-/g, '').slice(-8));
+  });
+  assert.equal(cards[0]!.visible, 'A lighthouse on a basalt cliff at dawn…');
+  assert.equal(new Set(cards.slice(0, 3).map((c) => c.visible)).size, 3, 'three prompts, three titles');
+  assert.notEqual(cards[2]!.shownId, cards[3]!.shownId, 'the same prompt twice: told apart by their ids');
+  // A screen reader hears the whole prompt.
+  assert.equal(await page.getByRole('link', { name: prompts[0] }).count(), 1);
+  await page.locator(`.gallery [data-generation-id="${ids[0]}"] img`).evaluate((i: HTMLImageElement) => i.decode());
+  await shot('05b-gallery-titles');
+});
+
 test('overview: the tier, the budget, and the daily spend chart by model (role img, named with "spend")', async () => {
   await open('Overview');
   await page.getByRole('heading', { name: 'Plan' }).waitFor();
@@ -421,6 +467,11 @@ test('phone width: 375 px wide with no sideways scroll on any section', async ()
       const bars = await chartBars(p);
       assert.deepEqual(bars.map((b) => b.model), ['local/coder', 'local/slow-sketch']);
       for (const b of bars) assert.ok(b.width >= 5.5 && b.height >= 4, `375 px: ${JSON.stringify(bars)}`);
+    }
+    if (s === 'Generations') {
+      await p.locator('.gallery .tile').first().waitFor();
+      const clipped = await p.locator('.gallery .tile-title').evaluateAll((ts) => ts.filter((t) => t.scrollHeight > t.clientHeight + 1).map((t) => t.textContent));
+      assert.deepEqual(clipped, [], 'no card title is cut off');
     }
     await shot(`13-phone-${s.toLowerCase()}`, p);
     if (s === 'Overview') await p.locator('.chart').screenshot({ path: path.join(SHOTS, '13-phone-chart.png') });

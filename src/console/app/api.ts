@@ -103,6 +103,22 @@ export function whenMinute(iso: string | null | undefined): string {
   return new Date(iso).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
 }
 
+/**
+ * The part of an id that tells it apart: its last 8 hex digits. Kiln's ids are UUIDv7, whose
+ * leading digits are a timestamp, the same for every id made within about a minute.
+ */
 export function shortId(id: string): string {
-  return id.slice(0, 8);
+  return id.replace(/-/g, '').slice(-8);
+}
+
+/**
+ * A prompt short enough for a title: whitespace collapsed, cut at a word boundary before `max`
+ * characters with an ellipsis (mid-word only when a single word is longer than that).
+ */
+export function shortText(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max - 1);
+  const space = flat[max - 1] === ' ' ? cut.length : cut.lastIndexOf(' ');
+  return `${(space >= max * 0.5 ? cut.slice(0, space) : cut).replace(/[\s,;:.!?–—-]+$/, '')}…`;
 }

@@ -3,11 +3,11 @@
 // is followed over its event stream until it settles.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { money, noteStatus, recall, shortId, when, type Generation, type KilnClient } from './api.ts';
+import { money, noteStatus, recall, shortId, shortText, when, type Generation, type KilnClient } from './api.ts';
 import { Highlighted } from './highlight.tsx';
 import { Alert, Empty, go, Loading, Section, Status, useLoad } from './ui.tsx';
 
-type Item = Generation & { createdAt?: string; type?: string; model?: string; prompt?: string; request?: { prompt?: string; type?: string; model?: string } };
+type Item = Generation & { type?: string; model?: string };
 
 interface Page {
   items: Item[];
@@ -30,13 +30,34 @@ async function loadPage(client: KilnClient, f: Filters, cursor: string | null, s
 }
 
 function typeOf(g: Item): string | undefined {
-  return g.result?.type ?? g.type ?? g.request?.type;
+  return g.result?.type ?? g.type ?? recall(g.id)?.request.type;
 }
 function modelOf(g: Item): string | undefined {
-  return g.result?.model ?? g.model ?? g.request?.model;
+  return g.result?.model ?? g.model ?? recall(g.id)?.request.model;
 }
+/** What was asked: the API's `prompt` (events recorded before it existed lack it: then this tab's memory). */
 function promptOf(g: Item): string | undefined {
-  return g.prompt ?? g.request?.prompt ?? recall(g.id)?.request.prompt;
+  return g.prompt ?? recall(g.id)?.request.prompt;
+}
+
+/**
+ * A card's title: the prompt, shortened on a word boundary; the full prompt is its tooltip and
+ * what a screen reader reads.
+ */
+function TileTitle({ g }: { g: Item }) {
+  const prompt = promptOf(g);
+  if (!prompt) {
+    const kind = typeOf(g) === 'image' ? 'Image' : typeOf(g) === 'code' ? 'Code' : 'Generation';
+    return <span class="tile-title">{kind} {shortId(g.id)}</span>;
+  }
+  const short = shortText(prompt, 40);
+  if (short === prompt) return <span class="tile-title" title={prompt}>{prompt}</span>;
+  return (
+    <span class="tile-title" title={prompt}>
+      <span aria-hidden="true">{short}</span>
+      <span class="sr-only">{prompt}</span>
+    </span>
+  );
 }
 
 /**
@@ -87,7 +108,8 @@ function useJob(client: KilnClient, g: Generation | null, update: (g: Generation
 
 function Thumb({ g }: { g: Item }) {
   const r = g.result;
-  if (r?.type === 'image' && r.url) return <img src={r.url} alt={promptOf(g) ?? `Image ${shortId(g.id)}`} loading="lazy" />;
+  // The card's title names it: the picture needs no second name.
+  if (r?.type === 'image' && r.url) return <img src={r.url} alt="" loading="lazy" />;
   if (r?.type === 'code' && r.code) return <pre class="thumb-code" aria-hidden="true">{r.code.slice(0, 400)}</pre>;
   if (g.status === 'failed') return <div class="thumb-empty failed" aria-hidden="true">✕</div>;
   if (!SETTLED.has(g.status)) return <div class="thumb-empty" aria-hidden="true"><span class="spinner" /></div>;
@@ -148,8 +170,9 @@ function Gallery({ client }: { client: KilnClient }) {
               <a href={`#/generations/${g.id}`} class="tile-link">
                 <div class="tile-media"><Thumb g={g} /></div>
                 <div class="tile-meta">
-                  <span class="tile-title">{promptOf(g) ?? `${typeOf(g) === 'image' ? 'Image' : typeOf(g) === 'code' ? 'Code' : 'Generation'} ${shortId(g.id)}`}</span>
-                  <span class="tile-sub"><Status status={g.status} /> <span class="muted">{modelOf(g) ?? ''}</span> <span class="cost">{g.result ? money(g.result.costMicros) : ''}</span></span>
+                  <TileTitle g={g} />
+                  <span class="tile-sub"><Status status={g.status} /> <span class="cost">{g.result ? money(g.result.costMicros) : ''}</span></span>
+                  <span class="tile-sub muted"><span class="tile-model">{modelOf(g) ?? ''}</span> <code class="tile-id" title={g.id}>{shortId(g.id)}</code></span>
                 </div>
               </a>
             </li>

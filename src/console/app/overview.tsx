@@ -1,7 +1,7 @@
 // Overview: the key's tier and budgets (personal, and the workspace pool for workspace keys),
 // and daily spend by model for the period.
 
-import { money, whenMinute, type KilnClient } from './api.ts';
+import { money, shortId, whenMinute, type KilnClient } from './api.ts';
 import { SpendChart, type DaySpend } from './chart.tsx';
 import { Alert, Loading, Section, useLoad } from './ui.tsx';
 
@@ -56,7 +56,7 @@ export function Overview({ client }: { client: KilnClient }) {
               <p class="big-number">{u.tier.replace('_', ' ')}</p>
               <dl class="facts">
                 <div><dt>Billing scope</dt><dd>{u.scope === 'workspace' ? 'Workspace pool' : 'Personal budget'}</dd></div>
-                {u.workspace_id && <div><dt>Workspace</dt><dd><code>{u.workspace_id.slice(0, 8)}</code></dd></div>}
+                {u.workspace_id && <div><dt>Workspace</dt><dd><code title={u.workspace_id}>{shortId(u.workspace_id)}</code></dd></div>}
                 <div><dt>Held now</dt><dd>{held !== undefined ? money(held) : '…'}</dd></div>
               </dl>
             </div>
