@@ -87,6 +87,28 @@ async function chartBars(p: Page) {
   });
 }
 
+/**
+ * The Models page's layout: each card's badge beside its name and id (not wrapped under them),
+ * and how many lines its price takes against how many prices it has.
+ */
+async function modelCards(p: Page) {
+  return p.evaluate(() => [...document.querySelectorAll<HTMLElement>('.models .model')].map((card) => {
+    const head = card.querySelector<HTMLElement>('.model-head .min0')!.getBoundingClientRect();
+    const id = card.querySelector<HTMLElement>('.model-head code')!.getBoundingClientRect();
+    const badge = card.querySelector<HTMLElement>('.badge')!;
+    const b = badge.getBoundingClientRect();
+    const price = card.querySelector<HTMLElement>('.price')!;
+    const lineHeight = parseFloat(getComputedStyle(price).lineHeight);
+    return {
+      id: card.querySelector('code')!.textContent!,
+      badge: badge.textContent!,
+      beside: b.left >= id.right && b.left >= head.right - 0.5 && b.top < id.bottom && b.bottom > head.top,
+      priceLines: Math.round(price.getBoundingClientRect().height / lineHeight),
+      prices: price.querySelectorAll('.nowrap').length,
+    };
+  }));
+}
+
 before(async () => {
   assert.ok(fs.existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: install it (apt-get install -y chromium) or set KILN_CHROMIUM`);
   fs.mkdirSync(SHOTS, { recursive: true });
@@ -404,6 +426,13 @@ test('models: the catalog with billed prices and modalities', async () => {
   assert.match(text, /local\/sketch/);
   assert.match(text, /\$0\.001 \/ image/);
   assert.match(text, /local\/coder/);
+  const cards = await modelCards(page);
+  assert.deepEqual(cards.map((c) => c.badge).sort(), ['Image', 'Image', 'SVG', 'Text', 'Text']);
+  for (const c of cards) {
+    assert.ok(c.beside, `1280 px: ${c.id}'s badge wrapped under its name and id`);
+    // One line at this width, whatever the number of prices.
+    assert.equal(c.priceLines, 1, `1280 px: ${c.id}'s price takes ${c.priceLines} lines`);
+  }
   await shot('11-models');
 });
 
@@ -472,6 +501,13 @@ test('phone width: 375 px wide with no sideways scroll on any section', async ()
       await p.locator('.gallery .tile').first().waitFor();
       const clipped = await p.locator('.gallery .tile-title').evaluateAll((ts) => ts.filter((t) => t.scrollHeight > t.clientHeight + 1).map((t) => t.textContent));
       assert.deepEqual(clipped, [], 'no card title is cut off');
+    }
+    if (s === 'Models') {
+      for (const c of await modelCards(p)) {
+        assert.ok(c.beside, `375 px: ${c.id}'s badge wrapped under its name and id`);
+        // A line per price at most; a price is never broken inside.
+        assert.ok(c.priceLines <= c.prices, `375 px: ${c.id}'s ${c.prices} prices take ${c.priceLines} lines`);
+      }
     }
     await shot(`13-phone-${s.toLowerCase()}`, p);
     if (s === 'Overview') await p.locator('.chart').screenshot({ path: path.join(SHOTS, '13-phone-chart.png') });

@@ -11,16 +11,20 @@ type Model = Awaited<ReturnType<KilnClient['models']['list']>>['data'][number];
 const ASPECTS = ['1:1', '16:9', '9:16', '4:3', '3:4', '3:2', '2:3'] as const;
 const LANGUAGES = ['tsx', 'jsx', 'typescript', 'javascript', 'css', 'svg', 'json', 'markdown', 'mdx', 'glsl', 'text'] as const;
 
-/** A model's billed prices in words. */
-export function priceText(m: Model): string {
+/** A model's billed prices in words, one per unit billed. */
+export function priceParts(m: Model): string[] {
   const p = m.pricing;
-  if (!p) return 'price unknown';
+  if (!p) return ['price unknown'];
   const parts: string[] = [];
   if (p.micros_per_image !== undefined) parts.push(`${money(p.micros_per_image)} / image`);
   if (p.micros_per_second !== undefined) parts.push(`${money(p.micros_per_second)} / s`);
   if (p.input_micros_per_token !== undefined) parts.push(`${money(p.input_micros_per_token * 1000)} / 1K in`);
   if (p.output_micros_per_token !== undefined) parts.push(`${money(p.output_micros_per_token * 1000)} / 1K out`);
-  return parts.join(' · ') || 'free';
+  return parts.length ? parts : ['free'];
+}
+
+export function priceText(m: Model): string {
+  return priceParts(m).join(' · ');
 }
 
 const fits = (m: Model, type: 'image' | 'code') => (type === 'image' ? m.category === 'image' : m.category === 'text' || m.category === 'svg');
