@@ -109,6 +109,22 @@ async function modelCards(p: Page) {
   }));
 }
 
+/**
+ * Whether a select shows its chosen option whole: the label's width in the select's font, with its
+ * padding and the arrow (Chromium does not count a select's text in scrollWidth).
+ */
+async function selectFits(p: Page, selector: string) {
+  return p.evaluate((sel) => {
+    const s = document.querySelector<HTMLSelectElement>(sel)!;
+    const cs = getComputedStyle(s);
+    const ctx = document.createElement('canvas').getContext('2d')!;
+    ctx.font = cs.font;
+    const text = s.options[s.selectedIndex]?.text ?? '';
+    const needed = ctx.measureText(text).width + parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) + 24;
+    return { text, needed: Math.ceil(needed), width: s.clientWidth, fits: needed <= s.clientWidth };
+  }, selector);
+}
+
 before(async () => {
   assert.ok(fs.existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: install it (apt-get install -y chromium) or set KILN_CHROMIUM`);
   fs.mkdirSync(SHOTS, { recursive: true });
@@ -222,7 +238,18 @@ test('playground: an image generation ends with a loaded image, which then appea
   const model = page.getByLabel('Model', { exact: true });
   await page.waitForFunction(() => (document.querySelector('#pg-model') as HTMLSelectElement | null)?.options.length);
   const options = await model.locator('option').allInnerTexts();
-  assert.ok(options.some((o) => /local\/sketch/.test(o) && /\$0\.001 \/ image/.test(o)), options.join(' | '));
+  assert.ok(options.includes('Local Sketch (development)'), options.join(' | '));
+  await model.selectOption('local/sketch');
+  // The chosen model's id and billed price are under the field, which names it whole.
+  assert.match(await page.locator('#pg-model-hint').innerText(), /local\/sketch · billed \$0\.001 \/ image/);
+  for (const type of ['code', 'image']) {
+    await page.getByLabel('Type').selectOption(type);
+    for (const value of await model.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))) {
+      await model.selectOption(value);
+      const fit = await selectFits(page, '#pg-model');
+      assert.ok(fit.fits, `the model select cuts "${fit.text}" off: it needs ${fit.needed} px of ${fit.width}`);
+    }
+  }
   await model.selectOption('local/sketch');
   await page.getByLabel('Aspect ratio').selectOption('16:9');
   await page.getByLabel('Prompt').fill('A kiln at dusk, warm light');
@@ -501,6 +528,19 @@ test('phone width: 375 px wide with no sideways scroll on any section', async ()
       await p.locator('.gallery .tile').first().waitFor();
       const clipped = await p.locator('.gallery .tile-title').evaluateAll((ts) => ts.filter((t) => t.scrollHeight > t.clientHeight + 1).map((t) => t.textContent));
       assert.deepEqual(clipped, [], 'no card title is cut off');
+    }
+    if (s === 'Playground') {
+      const model = p.getByLabel('Model', { exact: true });
+      await p.waitForFunction(() => (document.querySelector('#pg-model') as HTMLSelectElement | null)?.options.length);
+      for (const type of ['image', 'code']) {
+        await p.getByLabel('Type').selectOption(type);
+        for (const value of await model.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))) {
+          await model.selectOption(value);
+          const fit = await selectFits(p, '#pg-model');
+          assert.ok(fit.fits, `375 px: the model select cuts "${fit.text}" off: it needs ${fit.needed} px of ${fit.width}`);
+        }
+      }
+      await p.getByLabel('Type').selectOption('image');
     }
     if (s === 'Models') {
       for (const c of await modelCards(p)) {

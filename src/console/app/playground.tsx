@@ -23,10 +23,6 @@ export function priceParts(m: Model): string[] {
   return parts.length ? parts : ['free'];
 }
 
-export function priceText(m: Model): string {
-  return priceParts(m).join(' · ');
-}
-
 const fits = (m: Model, type: 'image' | 'code') => (type === 'image' ? m.category === 'image' : m.category === 'text' || m.category === 'svg');
 
 export function Playground({ client }: { client: KilnClient }) {
@@ -113,10 +109,16 @@ export function Playground({ client }: { client: KilnClient }) {
             <label for="pg-model">Model</label>
             {models.state === 'loading' && <Loading what="models" />}
             {models.state === 'error' && <Alert error={models.error} />}
-            <select id="pg-model" value={model} onChange={(e) => setModel((e.target as HTMLSelectElement).value)} disabled={models.state !== 'ok'}>
-              {choices.map((m) => <option key={m.id} value={m.id}>{m.name} ({m.id}) — {priceText(m)}</option>)}
+            <select id="pg-model" aria-describedby="pg-model-hint" value={model} onChange={(e) => setModel((e.target as HTMLSelectElement).value)} disabled={models.state !== 'ok'}>
+              {/* The name alone: with its id and price a label outgrew the field and was cut off. */}
+              {choices.map((m) => <option key={m.id} value={m.id}>{m.name}</option>)}
             </select>
-            {chosen && <p class="hint">{chosen.provider === 'local' ? 'Offline development model: deterministic, no network. ' : ''}Billed: {priceText(chosen)}</p>}
+            {chosen && (
+              <p class="hint" id="pg-model-hint">
+                <code>{chosen.id}</code> · billed {priceParts(chosen).map((p, i) => <>{i > 0 && ' · '}<span class="nowrap">{p}</span></>)}
+                {chosen.provider === 'local' ? '. Offline development model: deterministic, no network.' : ''}
+              </p>
+            )}
           </div>
           <div class="field">
             <label for="pg-prompt">Prompt</label>
