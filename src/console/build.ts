@@ -3,7 +3,6 @@
 // the process (`npm start`, `kiln serve`, `kiln api`, the tests) serves assets built from its own
 // sources — no separate build step, nothing stale.
 
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -19,7 +18,7 @@ export interface Asset {
 export interface ConsoleBuild {
   script: Asset;
   style: Asset;
-  /** Every asset by name. */
+  /** Every asset by name: also the chunks the script imports when it needs them (the graph layout). */
   assets: Map<string, Asset>;
 }
 
@@ -49,6 +48,11 @@ async function build(): Promise<ConsoleBuild> {
     jsx: 'automatic',
     jsxImportSource: 'preact',
     outdir: '/console-out',
+    // Code loaded on demand (elkjs, for a run's graph) is a chunk of its own, out of the first
+    // load. Names carry esbuild's content hash, which the importing chunk refers to.
+    splitting: true,
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
     write: false,
     legalComments: 'none',
     logLevel: 'silent',
@@ -61,17 +65,16 @@ async function build(): Promise<ConsoleBuild> {
   let style: Asset | undefined;
   for (const f of out.outputFiles) {
     const ext = path.extname(f.path);
-    const base = path.basename(f.path, ext);
-    const hash = createHash('sha256').update(f.contents).digest('hex').slice(0, 12);
+    const name = path.basename(f.path);
     const asset: Asset = {
-      name: `${base}-${hash}${ext}`,
+      name,
       type: ext === '.js' ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8',
       body: f.contents,
       gzipBytes: gzipSync(f.contents).byteLength,
     };
     assets.set(asset.name, asset);
-    if (base === 'app' && ext === '.js') script = asset;
-    if (base === 'style' && ext === '.css') style = asset;
+    if (name.startsWith('app-') && ext === '.js') script = asset;
+    if (name.startsWith('style-') && ext === '.css') style = asset;
   }
   if (!script || !style) throw new Error('console build produced no app.js or style.css');
   return { script, style, assets };

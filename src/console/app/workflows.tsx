@@ -3,6 +3,7 @@
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { money, shortId, when, type KilnClient } from './api.ts';
+import { layoutGraph, preloadLayout, roundedPath, type GraphLayout } from './graph-layout.ts';
 import { Highlighted } from './highlight.tsx';
 import { Alert, Empty, go, Loading, Section, Status, useLoad } from './ui.tsx';
 
@@ -73,108 +74,98 @@ export function nodeStatuses(graph: Graph, run: Run): Map<string, NodeStatus> {
   return status;
 }
 
-/** Layers by longest path from a source, so every edge points down. */
-function layers(graph: Graph): GraphNode[][] {
-  const depth = new Map<string, number>();
-  const into = new Map<string, string[]>();
-  for (const e of graph.edges) into.set(e.to, [...(into.get(e.to) ?? []), e.from]);
-  const visit = (id: string, seen: Set<string>): number => {
-    if (depth.has(id)) return depth.get(id)!;
-    if (seen.has(id)) return 0;
-    seen.add(id);
-    const d = Math.max(-1, ...(into.get(id) ?? []).map((p) => visit(p, seen))) + 1;
-    depth.set(id, d);
-    return d;
-  };
-  for (const n of graph.nodes) visit(n.id, new Set());
-  const out: GraphNode[][] = [];
-  for (const n of graph.nodes) (out[depth.get(n.id) ?? 0] ??= []).push(n);
-  return out.filter(Boolean);
-}
-
 const KIND_LABEL: Record<string, string> = { text: 'Text', image: 'Image', prompt: 'Prompt', output: 'Output' };
 
+/**
+ * The run's graph: nodes as buttons placed by ELK's layered layout (graph-layout.ts), edges as
+ * SVG paths behind them along the routes ELK found around the nodes, each with an arrowhead.
+ * Nodes are measured first (hidden), then laid out, and laid out again when their sizes or the
+ * card's width change.
+ */
 function RunGraph({ graph, run, onPick, picked }: { graph: Graph; run: Run; onPick: (id: string) => void; picked: string | null }) {
   const status = nodeStatuses(graph, run);
   const box = useRef<HTMLDivElement>(null);
-  const [paths, setPaths] = useState<Array<{ d: string; live: boolean; key: string }>>([]);
-  const rows = layers(graph);
-  const layerOf = new Map(rows.flatMap((row, i) => row.map((n) => [n.id, i] as const)));
-  // Edges are drawn once the nodes are laid out (and again when the box changes size).
-  // Left to right when every layer fits side by side (a desktop), top to bottom otherwise (a phone).
-  const [across, setAcross] = useState(false);
+  const [layout, setLayout] = useState<GraphLayout | null>(null);
+  const [failed, setFailed] = useState(false);
   useLayoutEffect(() => {
     const el = box.current;
     if (!el) return;
-    const draw = () => {
-      const fits = rows.length * 210 <= el.clientWidth;
-      if (fits !== across) {
-        setAcross(fits);
-        return; // drawn again once laid out the other way
+    let seen = '';
+    let latest = 0;
+    const measure = () => {
+      const sizes = new Map<string, { width: number; height: number }>();
+      for (const n of graph.nodes) {
+        const b = el.querySelector<HTMLElement>(`[data-node-id="${CSS.escape(n.id)}"]`);
+        if (b) sizes.set(n.id, { width: b.offsetWidth, height: b.offsetHeight });
       }
-      const base = el.getBoundingClientRect();
-      const rect = (id: string) => el.querySelector<HTMLElement>(`[data-node-id="${CSS.escape(id)}"]`)?.getBoundingClientRect();
-      setPaths(graph.edges.flatMap((e) => {
-        const a = rect(e.from);
-        const b = rect(e.to);
-        if (!a || !b) return [];
-        const span = Number(layerOf.get(e.to) ?? 0) - Number(layerOf.get(e.from) ?? 0);
-        const L = (r: DOMRect) => r.left - base.left;
-        const R = (r: DOMRect) => r.right - base.left;
-        const T = (r: DOMRect) => r.top - base.top;
-        const B = (r: DOMRect) => r.bottom - base.top;
-        const cx = (r: DOMRect) => (L(r) + R(r)) / 2;
-        const cy = (r: DOMRect) => (T(r) + B(r)) / 2;
-        let d: string;
-        if (span > 1 && across) {
-          // An edge that skips layers goes around the nodes between (below them), not behind them.
-          const low = Math.max(B(a), B(b)) + 16 + 10 * (span - 2);
-          d = `M${cx(a)},${B(a)} C${cx(a)},${low} ${cx(a)},${low} ${cx(a) + 24},${low} L${cx(b) - 24},${low} C${cx(b)},${low} ${cx(b)},${low} ${cx(b)},${B(b)}`;
-        } else if (span > 1) {
-          const right = Math.max(R(a), R(b)) + 18 + 10 * (span - 2);
-          d = `M${R(a)},${cy(a)} C${right},${cy(a)} ${right},${cy(a)} ${right},${cy(a) + 24} L${right},${cy(b) - 24} C${right},${cy(b)} ${right},${cy(b)} ${R(b)},${cy(b)}`;
-        } else if (across) {
-          const mx = (R(a) + L(b)) / 2;
-          d = `M${R(a)},${cy(a)} C${mx},${cy(a)} ${mx},${cy(b)} ${L(b)},${cy(b)}`;
-        } else {
-          const my = (B(a) + T(b)) / 2;
-          d = `M${cx(a)},${B(a)} C${cx(a)},${my} ${cx(b)},${my} ${cx(b)},${T(b)}`;
-        }
-        return [{ key: `${e.from}>${e.to}`, d, live: status.get(e.to) === 'running' }];
-      }));
+      const width = el.clientWidth;
+      const key = JSON.stringify([width, [...sizes]]);
+      if (key === seen || width === 0) return;
+      seen = key;
+      const mine = ++latest;
+      layoutGraph(sizes, graph.edges, width).then(
+        (l) => mine === latest && setLayout(l),
+        () => mine === latest && setFailed(true),
+      );
     };
-    draw();
-    const ro = new ResizeObserver(draw);
+    measure();
+    const ro = new ResizeObserver(measure);
     ro.observe(el);
-    return () => ro.disconnect();
-  }, [graph, across, JSON.stringify([...status])]);
+    return () => {
+      latest = -1;
+      ro.disconnect();
+    };
+  }, [graph, JSON.stringify([...status])]);
+
+  // Reading order follows the layout: layer by layer, then across.
+  const at = (id: string) => layout?.nodes.get(id);
+  const order = [...graph.nodes];
+  if (layout) {
+    const [main, cross] = layout.direction === 'RIGHT' ? (['x', 'y'] as const) : (['y', 'x'] as const);
+    order.sort((a, b) => (at(a.id)?.[main] ?? 0) - (at(b.id)?.[main] ?? 0) || (at(a.id)?.[cross] ?? 0) - (at(b.id)?.[cross] ?? 0));
+  }
+  const ready = !!layout && !failed;
   return (
-    <div class={`graph${across ? ' across' : ''}`} ref={box}>
-      <svg class="edges" aria-hidden="true">
-        {paths.map((p) => <path key={p.key} d={p.d} class={p.live ? 'live' : ''} />)}
-      </svg>
-      <ol class="graph-layers" aria-label="Run graph">
-        {rows.map((row, i) => (
-          <li key={i} class="graph-layer">
-            <ul>
-              {row.map((n) => {
-                const s = status.get(n.id) ?? 'pending';
-                const title = n.label ?? n.id;
-                return (
-                  <li key={n.id}>
-                    <button type="button" class={`node k-${n.kind} n-${s}${picked === n.id ? ' picked' : ''}`} data-node-id={n.id} data-status={s}
-                      aria-pressed={picked === n.id} onClick={() => onPick(n.id)}>
-                      <span class="node-kind">{KIND_LABEL[n.kind] ?? n.kind}{n.output ? ` · ${n.output}` : ''}{n.platform ? ` · ${n.platform}` : ''}</span>
-                      <span class="node-title">{title}</span>
-                      <span class="node-status"><span class="dot" aria-hidden="true" />{s}{n.model ? ` · ${n.model}` : ''}</span>
-                    </button>
-                  </li>
-                );
-              })}
-            </ul>
-          </li>
-        ))}
-      </ol>
+    <div class={`graph${ready ? ' ready' : ''}${failed ? ' failed' : ''}`} ref={box} data-direction={layout?.direction}>
+      {failed && <p class="muted small">The graph could not be laid out; its nodes are listed below.</p>}
+      {!layout && !failed && <p class="muted small graph-wait" role="status">Laying out the graph…</p>}
+      <div class="graph-canvas" style={ready ? { width: `${layout.width}px`, height: `${layout.height}px` } : undefined}>
+        {ready && (
+          <svg class="edges" width={layout.width} height={layout.height} aria-hidden="true">
+            <defs>
+              <marker id="graph-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="8" markerHeight="8" orient="auto-start-reverse" markerUnits="userSpaceOnUse">
+                <path d="M0,0.5 L8,4 L0,7.5 z" />
+              </marker>
+              <marker id="graph-arrow-live" class="live" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="8" markerHeight="8" orient="auto-start-reverse" markerUnits="userSpaceOnUse">
+                <path d="M0,0.5 L8,4 L0,7.5 z" />
+              </marker>
+            </defs>
+            {layout.edges.map((e) => {
+              const live = status.get(e.to) === 'running';
+              return <path key={`${e.from}>${e.to}`} data-from={e.from} data-to={e.to} class={live ? 'live' : ''} d={roundedPath(e.points)}
+                marker-end={`url(#${live ? 'graph-arrow-live' : 'graph-arrow'})`} />;
+            })}
+          </svg>
+        )}
+        <ul class="graph-nodes" aria-label="Run graph">
+          {order.map((n) => {
+            const s = status.get(n.id) ?? 'pending';
+            const title = n.label ?? n.id;
+            const p = ready ? at(n.id) : undefined;
+            return (
+              <li key={n.id} style={p ? { left: `${p.x}px`, top: `${p.y}px` } : undefined}>
+                <button type="button" class={`node k-${n.kind} n-${s}${picked === n.id ? ' picked' : ''}`} data-node-id={n.id} data-status={s}
+                  aria-pressed={picked === n.id} onClick={() => onPick(n.id)} title={title}>
+                  <span class="node-kind">{KIND_LABEL[n.kind] ?? n.kind}{n.output ? ` · ${n.output}` : ''}{n.platform ? ` · ${n.platform}` : ''}</span>
+                  <span class="node-title">{title}</span>
+                  <span class="node-status"><span class="dot" aria-hidden="true" />{s}</span>
+                  {n.model && <span class="node-model">{n.model}</span>}
+                </button>
+              </li>
+            );
+          })}
+        </ul>
+      </div>
     </div>
   );
 }
@@ -364,6 +355,7 @@ function WorkflowList({ client }: { client: KilnClient }) {
 }
 
 export function Workflows({ client, workflowId, runId }: { client: KilnClient; workflowId?: string; runId?: string }) {
+  useEffect(preloadLayout, []);
   if (workflowId && runId) return <RunView client={client} workflowId={workflowId} runId={runId} />;
   if (workflowId) return <WorkflowRuns client={client} workflowId={workflowId} />;
   return <WorkflowList client={client} />;
