@@ -391,7 +391,7 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries
-         * @description Newest first. Each delivery is one message (its `id` is the `webhook-id` header) with its status, attempts and the last attempt's status code and error class. Response bodies of the receiver are never stored or shown. The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.
+         * @description Newest first. Each delivery is one event's message to this endpoint (`webhookId` is its `webhook-id` header; `id` names the delivery for redeliver) with its status, attempts and the last attempt's status code and error class. Response bodies of the receiver are never stored or shown. The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -886,8 +886,10 @@ export interface components {
             secret: string;
         };
         WebhookDelivery: {
-            /** @description The message's `webhook-id` (the same on every attempt and redelivery). */
+            /** @description The delivery: one event's message to this endpoint (what redeliver takes). */
             id: string;
+            /** @description The message's `webhook-id` header: the event's, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`'s forwards. */
+            webhookId: string;
             /** @enum {string} */
             event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test";
             /** @enum {string} */

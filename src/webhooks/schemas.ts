@@ -63,7 +63,8 @@ export const WebhookSecret = v.object({
 });
 
 export const WebhookDelivery = v.object({
-  id: v.pipe(v.string(), v.description('The message\'s `webhook-id` (the same on every attempt and redelivery).')),
+  id: v.pipe(v.string(), v.description('The delivery: one event\'s message to this endpoint (what redeliver takes).')),
+  webhookId: v.pipe(v.string(), v.description('The message\'s `webhook-id` header: the event\'s, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`\'s forwards.')),
   event: EventTypeSchema,
   status: v.picklist(['pending', 'delivered', 'failed']),
   attempts: v.pipe(v.number(), v.integer()),
