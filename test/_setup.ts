@@ -4,6 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after } from 'node:test';
+import type { H3 } from 'h3';
 import { toNodeHandler } from 'h3/node';
 import postgres from 'postgres';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -75,6 +76,8 @@ export interface TestServer {
   origin: string;
   ctx: Context;
   db: TestDb;
+  /** The app the server runs (its route table: `app['~routes']`). */
+  app: H3;
   close(): Promise<void>;
 }
 
@@ -102,7 +105,7 @@ export async function startServer(opts: { config?: Partial<Config>; db?: TestDb;
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
   onCleanup(close);
-  return { base: origin + API_PREFIX, origin, ctx, db, close };
+  return { base: origin + API_PREFIX, origin, ctx, db, app, close };
 }
 
 export async function createAccount(sql: Sql, opts: { tier?: string; budgetMicros?: bigint | number | null; email?: string } = {}) {

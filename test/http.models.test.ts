@@ -86,7 +86,7 @@ test('unknown routes are 404 and wrong methods 405, both in the envelope with x-
   const m = await api(srv.base, key, '/models', { method: 'DELETE' });
   assert.equal(m.status, 405);
   assert.equal(m.body.error.type, 'invalid_request');
-  assert.equal(m.headers.get('allow'), 'GET');
+  assert.equal(m.headers.get('allow'), 'GET, HEAD');
   assert.ok(m.headers.get('x-request-id'));
 });
 

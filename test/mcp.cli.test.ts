@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { api, createAccount, createKey, startServer } from './_setup.ts';
-import { connectV1, ok, toolError } from './_mcp.ts';
+import { api, createAccount, createKey, createTestDb, startServer } from './_setup.ts';
+import { connectV1, link, ok, toolError } from './_mcp.ts';
+import { spawnKiln } from './_live.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'kiln.js');
 let dataDir: string;
@@ -100,6 +101,54 @@ test('development flow: bundled dev issuer + identity link + dev-token → an MC
   } finally {
     await client.close();
     await srv.close();
+  }
+});
+
+test('kiln dev-token with the env of a running kiln api: MCP accepts its token (PORT, KILN_PUBLIC_URL, MCP_URL set); with another env it warns', async () => {
+  const db = await createTestDb();
+  const acct = await createAccount(db.sql);
+  const issuerPort = await freePort();
+  const issuer = `http://127.0.0.1:${issuerPort}`;
+  await link(db.sql, issuer, acct.id, acct.id);
+  for (const variant of ['PORT', 'PORT and KILN_PUBLIC_URL', 'PORT and MCP_URL'] as const) {
+    const port = await freePort();
+    const env: Record<string, string> = {
+      KILN_DATA_DIR: dataDir, KILN_DEV_ISSUER: '1', KILN_DEV_ISSUER_PORT: String(issuerPort), DATABASE_URL: db.url, PORT: String(port),
+    };
+    // Another host name than the default 127.0.0.1: the audience follows the public URL, not the request.
+    if (variant === 'PORT and KILN_PUBLIC_URL') env.KILN_PUBLIC_URL = `http://localhost:${port}/`;
+    if (variant === 'PORT and MCP_URL') env.MCP_URL = `http://localhost:${port}/mcp`;
+    const expected = variant === 'PORT' ? `http://127.0.0.1:${port}/mcp` : `http://localhost:${port}/mcp`;
+    const api = await spawnKiln('api', db.url, env);
+    try {
+      await waitFor(`${issuer}/jwks.json`);
+      const minted = await kiln(['dev-token', '--user', acct.id], env);
+      assert.equal(minted.code, 0, minted.stderr);
+      assert.match(minted.stderr, new RegExp(`audience ${expected.replace(/[.:/]/g, '\\$&')}[ ,)]`), `${variant}: stderr names the audience`);
+      assert.doesNotMatch(minted.stderr, /warning/, `${variant}: the server expects this audience`);
+      const token = minted.stdout.trim();
+      const aud = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).aud;
+      assert.equal(aud, expected, variant);
+      const meta = await (await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/mcp`)).json();
+      assert.equal(meta.resource, aud, `${variant}: the audience is the resource the server announces`);
+      const client = await connectV1(`http://127.0.0.1:${port}/mcp`, token);
+      try {
+        assert.equal((await ok(client, 'get_usage')).tier, 'pro', variant);
+      } finally {
+        await client.close();
+      }
+      // The trap the audience line and the check are for: minting in a shell set up otherwise.
+      const other: Record<string, string> = variant === 'PORT'
+        ? { ...env, PORT: String(await freePort()) }
+        : { ...env, KILN_PUBLIC_URL: `http://127.0.0.1:${port}`, MCP_URL: '' };
+      const stray = await kiln(['dev-token', '--user', acct.id], other);
+      assert.equal(stray.code, 0, stray.stderr);
+      assert.match(stray.stderr, variant === 'PORT'
+        ? new RegExp(`warning: no server answered at http://127\\.0\\.0\\.1:${other.PORT}`)
+        : new RegExp(`warning: the server at http://127\\.0\\.0\\.1:${port} expects the audience http://localhost:${port}/mcp, not http://127\\.0\\.0\\.1:${port}/mcp`), variant);
+    } finally {
+      await api.stop();
+    }
   }
 });
 

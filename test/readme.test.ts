@@ -2,7 +2,8 @@
 // every docs page; every environment variable Kiln reads and every CLI command is documented
 // somewhere in them; the catalog entries they show are valid entries, and the shipped ones are
 // shown as they are in catalog/; the analyst queries they list are the ones in
-// db/examples/analyst.sql; and every relative link and #anchor between them resolves.
+// db/examples/analyst.sql; docs/mcp.md's tool table names every MCP tool and each argument it
+// takes; and every relative link and #anchor between them resolves.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,6 +13,9 @@ import * as v from 'valibot';
 import { commands } from '../src/cli/commands.ts';
 import { ModelEntry } from '../src/cli/model-entry.ts';
 import { userCommands } from '../src/cli/user/index.ts';
+import type { Context } from '../src/context.ts';
+import { GenerationRequest } from '../src/generations/schemas.ts';
+import { kilnTools } from '../src/mcp/tools/index.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
@@ -123,4 +127,32 @@ test('every relative link and #anchor in README.md and docs/ resolves', () => {
     }
   }
   assert.ok(links > 40, `${links} links checked`);
+});
+
+test('docs/mcp.md: the tool table names every tool and every argument each takes', () => {
+  // Building the tools touches no context: their handlers are not called here.
+  const tools = kilnTools({} as Context);
+  const section = prose(read('docs/mcp.md')).split('## Tools')[1]!.split('\n## ')[0]!;
+  const rows = new Map<string, string>();
+  for (const line of section.split('\n')) {
+    const cells = line.split(/(?<!\\)\|/).map((c) => c.trim());
+    const name = /^`(\w+)`$/.exec(cells[1] ?? '')?.[1];
+    if (name) rows.set(name, cells[3]!);
+  }
+  assert.deepEqual([...rows.keys()].sort(), tools.map((t) => t.name).sort());
+  const ticked = (text: string) => new Set([...text.matchAll(/`(\w+)`/g)].map((m) => m[1]!));
+  for (const tool of tools) {
+    const cell = rows.get(tool.name)!;
+    const takes = Object.keys((tool.inputSchema as { properties?: object }).properties ?? {});
+    const named = ticked(cell);
+    // "the generation request without `a`, `b`": every field of POST /generations but those.
+    const without = /the generation request without ([^;(]+)/.exec(cell);
+    if (without) {
+      const left = ticked(without[1]!);
+      for (const f of left) assert.ok(!takes.includes(f), `${tool.name}: docs/mcp.md says it does not take ${f}`);
+      for (const f of Object.keys(GenerationRequest.entries)) if (!left.has(f)) named.add(f);
+    }
+    const missing = takes.filter((a) => !named.has(a));
+    assert.deepEqual(missing, [], `${tool.name}: arguments missing from docs/mcp.md's table`);
+  }
 });

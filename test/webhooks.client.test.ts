@@ -47,7 +47,7 @@ test('client: webhooks.* manage an endpoint; events.watch() sees its test event'
 
   const page = await client.webhooks.deliveries(e.id, { limit: 1 });
   assert.equal(page.data.length, 1);
-  assert.equal(page.data[0]!.id, d!.headers['webhook-id']);
+  assert.equal(page.data[0]!.webhookId, d!.headers['webhook-id']);
   assert.equal(page.nextCursor, null);
   assert.deepEqual(await client.webhooks.redeliver(e.id, page.data[0]!.id), { accepted: true });
   await rcv.wait(2);
@@ -81,6 +81,42 @@ test('kiln listen --forward-to signs every event with the secret it prints and p
   listen.child.kill('SIGINT');
   const res = await listen.done;
   assert.equal(res.code, 0, res.stderr);
+});
+
+test('kiln listen forwards each event with the webhook-id its real deliveries carry, at every endpoint', async () => {
+  const a = await account();
+  const client = createKilnClient({ baseUrl: srv.origin, apiKey: a.key });
+  const [one, two, app] = [await startReceiver('/one'), await startReceiver('/two'), await startReceiver('/local')];
+  const e1 = await client.webhooks.create({ url: one.url, events: ['generation.completed'] });
+  const e2 = await client.webhooks.create({ url: two.url });
+  const listen = startCli(['listen', '--forward-to', app.url, '--events', 'generation.completed', '--json'], { KILN_URL: srv.origin, KILN_API_KEY: a.key }, { timeoutMs: 60_000 });
+  const started = await listen.line((l) => l.event === 'listening');
+  await new Promise((r) => setTimeout(r, 500));
+
+  const gen = await client.generations.create({ type: 'code', model: 'local/coder', prompt: 'same id everywhere' });
+  const [forwarded] = await app.wait(1, undefined, 20_000);
+  const [real1] = await one.wait(1, undefined, 20_000);
+  const [real2] = await two.wait(1, (d) => d.json?.type === 'generation.completed', 20_000);
+  // Each verifies as a receiver would, under its own secret: the id is part of what is signed.
+  const msg = verify(started.secret, forwarded!);
+  assert.equal(msg.data.id, gen.id);
+  assert.deepEqual(verify(e1.secret, real1!), msg);
+  assert.deepEqual(verify(e2.secret, real2!), msg);
+  const id = forwarded!.headers['webhook-id'];
+  assert.match(String(id), /^msg_\d+$/);
+  assert.equal(real1!.headers['webhook-id'], id, 'the forward and the real delivery carry one webhook-id');
+  assert.equal(real2!.headers['webhook-id'], id, 'and so does the delivery to another endpoint');
+  assert.equal((await listen.line((l) => l.event === 'forwarded')).webhook_id, id);
+
+  // A redelivery sends the same id again, and the log shows it beside the delivery's own id.
+  const [logged] = (await client.webhooks.deliveries(e1.id)).data;
+  assert.equal(logged!.webhookId, id);
+  await client.webhooks.redeliver(e1.id, logged!.id);
+  const [, again] = await one.wait(2, undefined, 20_000);
+  assert.equal(again!.headers['webhook-id'], id);
+
+  listen.child.kill('SIGINT');
+  assert.equal((await listen.done).code, 0);
 });
 
 test('kiln listen: bad arguments are usage errors (exit 2)', async () => {

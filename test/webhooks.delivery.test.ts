@@ -119,7 +119,9 @@ test('a redeliver while an attempt is in flight is still sent: the in-flight out
   await sendTest(a.key, e.id);
   const [first] = await rcv.wait(1);
   const id = String(first!.headers['webhook-id']);
-  assert.equal((await api(srv.base, a.key, `/webhooks/${e.id}/deliveries/${id}/redeliver`, { method: 'POST' })).status, 202);
+  const [logged] = (await api(srv.base, a.key, `/webhooks/${e.id}/deliveries`)).body.data;
+  assert.equal(logged.webhookId, id);
+  assert.equal((await api(srv.base, a.key, `/webhooks/${e.id}/deliveries/${logged.id}/redeliver`, { method: 'POST' })).status, 202);
   const [, second] = await rcv.wait(2, undefined, 15_000);
   assert.equal(second!.headers['webhook-id'], id);
   assert.equal(second!.body, first!.body);

@@ -130,7 +130,8 @@ test('completed, failed and canceled jobs are delivered, signed, with data = the
     assert.equal(d.status, 'delivered');
     assert.equal(d.attempts, 1);
     assert.equal(d.lastStatusCode, 200);
-    assert.ok(got.some((g) => g.headers['webhook-id'] === d.id), 'the log id is the webhook-id');
+    assert.ok(got.some((g) => g.headers['webhook-id'] === d.webhookId), 'the log names the webhook-id');
+    assert.notEqual(d.webhookId, d.id, 'a delivery\'s own id is apart from its message\'s');
   }
 });
 
@@ -234,7 +235,7 @@ test('410 disables the endpoint, with the reason; nothing more is sent until it 
   assert.equal(rec.status, 202);
   assert.equal(rec.body.count, 1);
   const [, again] = await rcv.wait(2);
-  assert.equal(again!.headers['webhook-id'], d.id);
+  assert.equal(again!.headers['webhook-id'], d.webhookId);
 });
 
 test('rotation: during the overlap both the new and the old secret verify every delivery', async () => {

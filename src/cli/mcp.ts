@@ -5,7 +5,8 @@ import { linkIdentity, type IdentityRow } from '../db/sql/link_identity.ts';
 import { listIdentities } from '../db/sql/list_identities.ts';
 import { unlinkIdentity } from '../db/sql/unlink_identity.ts';
 import { parseArgs, required, UsageError, uuidFlag } from './args.ts';
-import { DevIssuerDisabledError, devIssuerUrl, mintDevToken, startDevIssuer } from '../mcp/dev-issuer.ts';
+import { DEV_ISSUER_ENV, DevIssuerDisabledError, devIssuerUrl, mintDevToken, startDevIssuer } from '../mcp/dev-issuer.ts';
+import { resourceMetadataUrl } from '../mcp/auth.ts';
 import { DEV_ENV, issuerOf, mcpUrlOf } from '../mcp/mount.ts';
 
 function identityJson(i: IdentityRow) {
@@ -18,6 +19,31 @@ function identityJson(i: IdentityRow) {
     created_at: i.created_at,
     last_seen_at: i.last_seen_at,
   };
+}
+
+/** How long dev-token waits for the server it mints for to say which audience it expects. */
+const PROBE_TIMEOUT_MS = 2000;
+
+/**
+ * Asks the server the token is for (its RFC 9728 document at the audience's origin) whether it
+ * expects this audience: a warning to print, or null when it does. The audience comes from this
+ * process's environment (mcpUrlOf, as in the server), so a server started with another PORT,
+ * KILN_PUBLIC_URL or MCP_URL would refuse the token with 401 "aud claim invalid".
+ */
+async function audienceWarning(audience: string): Promise<string | null> {
+  const url = resourceMetadataUrl(audience);
+  const set = 'set PORT, KILN_PUBLIC_URL and MCP_URL here as for the server';
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+  } catch {
+    return `no server answered at ${new URL(audience).origin}, the origin of the token's audience; if Kiln runs elsewhere, ${set}`;
+  }
+  const resource = res.ok ? ((await res.json().catch(() => null)) as { resource?: unknown } | null)?.resource : undefined;
+  await res.body?.cancel().catch(() => {});
+  if (typeof resource !== 'string') return `the server at ${new URL(audience).origin} serves no MCP endpoint at ${audience} (is it running with ${DEV_ISSUER_ENV}=1?)`;
+  if (resource !== audience) return `the server at ${new URL(audience).origin} expects the audience ${resource}, not ${audience}: ${set}`;
+  return null;
 }
 
 function ttlFlag(raw: unknown): number | undefined {
@@ -103,6 +129,7 @@ export const mcpCommands: Record<string, Command> = {
       const ttl = ttlFlag(f.ttl);
       if (!config.devIssuer) throw new DevIssuerDisabledError();
       const issuer = devIssuerUrl(config.devIssuerPort);
+      // The server's own derivation (MCP_URL, else KILN_PUBLIC_URL + /mcp, else http://HOST:PORT/mcp).
       const audience = mcpUrlOf(config);
       if (config.oidcIssuer && config.oidcIssuer !== issuer) {
         process.stderr.write(`warning: OIDC_ISSUER is ${config.oidcIssuer}; a server with that setting refuses development tokens\n`);
@@ -112,6 +139,8 @@ export const mcpCommands: Record<string, Command> = {
         `token for subject ${user} (issuer ${issuer}, audience ${audience}, ${ttl ?? 3600} s). ` +
           `Link it once with: kiln identity link --user ${user} --issuer ${issuer} --subject ${user}\n`,
       );
+      const warning = await audienceWarning(audience);
+      if (warning) process.stderr.write(`warning: ${warning}\n`);
       // The bare token on stdout, so `$(kiln dev-token --user …)` works.
       process.stdout.write(`${token}\n`);
       return undefined;

@@ -391,7 +391,7 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries
-         * @description Newest first. Each delivery is one message (its `id` is the `webhook-id` header) with its status, attempts and the last attempt's status code and error class. Response bodies of the receiver are never stored or shown. The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.
+         * @description Newest first. Each delivery is one event's message to this endpoint (`webhookId` is its `webhook-id` header; `id` names the delivery for redeliver) with its status, attempts and the last attempt's status code and error class. Response bodies of the receiver are never stored or shown. The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -489,7 +489,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The OpenAPI 3.1 document */
+        /**
+         * The OpenAPI 3.1 document
+         * @description This document, generated from the same schemas that validate requests. Public (no key) and cacheable for 5 minutes; it carries a strong `ETag`: revalidate with `If-None-Match` (304 while unchanged). `If-Match` naming another version is refused with 412.
+         */
         get: operations["getOpenApi"];
         put?: never;
         post?: never;
@@ -622,99 +625,6 @@ export interface components {
         };
         ModelList: {
             data: components["schemas"]["Model"][];
-        };
-        GenerationList: {
-            /** @description Newest first; each item exactly as `GET /generations/{id}` returns it. */
-            data: components["schemas"]["GenerationStatus"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-        };
-        ImageTransformRequest: {
-            /** @description A store path, or a public or signed URL of this store, that the caller owns; or a shared image under `seed/`. */
-            source: string;
-            /** @enum {string} */
-            op: "convert" | "compress" | "trim";
-            options?: {
-                /**
-                 * @description Required for `convert`; `compress` defaults to `webp`; ignored by `trim`.
-                 * @enum {string}
-                 */
-                format?: "png" | "jpeg" | "webp" | "avif";
-                /** @description Encoder quality for `convert`, in (0, 1]. Default 0.9. */
-                quality?: number;
-                /** @description Byte budget for `compress` (required there). */
-                targetBytes?: number;
-                /** @description Bounds the longest output edge; capped at 8192; never enlarges. */
-                maxDimension?: number;
-            };
-        };
-        ImageTransformResult: {
-            /** @description Public URL of the stored result; null when a trim found nothing to cut. */
-            url: string | null;
-            /** @description Bucket-relative storage path. */
-            path: string | null;
-            /** @description Pixels. */
-            width: number | null;
-            /** @description Pixels. */
-            height: number | null;
-            /** @description Output size in bytes. */
-            bytes: number | null;
-            format: ("png" | "jpeg" | "webp" | "avif") | null;
-            /** @description compress only: false when targetBytes could not be reached and the smallest encode was stored. */
-            withinTarget: boolean | null;
-            /** @description trim only: false when no uniform edges were found (nothing stored). */
-            trimmed: boolean | null;
-        };
-        Usage: {
-            /** @enum {string} */
-            tier: "legacy_free" | "pro" | "enterprise" | "blocked";
-            /** @description Personal period budget; null = unlimited. */
-            token_budget_micros: number | null;
-            /** @description Personal usage this period, including reservations still in flight. */
-            used_micros: number;
-            /** @description Null = unlimited. */
-            remaining_micros: number | null;
-            /** @description When the personal budget resets. */
-            resets_at: string | null;
-            /** @enum {string} */
-            scope: "personal" | "workspace";
-            /** @description Set for workspace-bound keys. */
-            workspace_id: string | null;
-            /** @description Pooled budget; null when unlimited, no active Team plan, or access no longer resolves. */
-            workspace_budget_micros: number | null;
-            /** @description Pool usage; null without an active Team plan. */
-            workspace_used_micros: number | null;
-            /** @description Pool remainder, at least 0; null when unlimited or unavailable. */
-            workspace_remaining_micros: number | null;
-            /** @description When the pool resets. */
-            workspace_resets_at: string | null;
-        };
-        DailyUsage: {
-            /**
-             * @description As in `GET /usage`: `workspace` for workspace-bound keys (the Team pool's days, every member's charges).
-             * @enum {string}
-             */
-            scope: "personal" | "workspace";
-            /** @description Set for workspace-bound keys. */
-            workspace_id: string | null;
-            /** @description First day of the range. */
-            from: string;
-            /** @description Last day of the range. */
-            to: string;
-            /** @description One entry per day and model with charges, by day then model. Over a whole period they add up exactly to `used_micros` (`workspace_used_micros` for a workspace-bound key) of `GET /usage`. */
-            days: components["schemas"]["DailyUsageDay"][];
-        };
-        DailyUsageDay: {
-            /** @description UTC day the charges were made on. */
-            day: string;
-            /** @description The catalog entry billed (the one that produced the output). */
-            model_id: string;
-            /** @description What the day's charges of this model count against the budget: settled charges at their cost plus reservations still in flight at their reserved amount (as `used_micros` counts them). */
-            spend_micros: number;
-            /** @description Charges counted: settled ones and reservations still in flight (released reservations cost nothing and are left out). */
-            charges: number;
-            /** @description The part of `spend_micros` still reserved by generations in flight; it becomes their actual cost (never more) when they settle. */
-            held_micros: number;
         };
         WorkflowSummary: {
             /** Format: uuid */
@@ -852,6 +762,134 @@ export interface components {
                 to: string;
             }[];
         };
+        /** @description One event of `GET /generations/{id}/events`, its `data` line parsed as JSON: the `GET /generations/{id}` body. */
+        GenerationStreamItem: {
+            /** @constant */
+            event: "status";
+            /**
+             * @description 1 pending, 2 processing, 3 completed or failed (the last event).
+             * @enum {string}
+             */
+            id: "1" | "2" | "3";
+            data: components["schemas"]["GenerationStatus"];
+        };
+        /** @description One event of `GET /workflows/{id}/runs/{runId}/events`, its `data` line parsed as JSON. */
+        WorkflowRunStreamItem: {
+            /** @constant */
+            event: "status";
+            /** @description The event's `id`: send it as `Last-Event-ID` to resume after it. */
+            id: string;
+            data: components["schemas"]["WorkflowRun"];
+        } | {
+            /** @constant */
+            event: "output";
+            /** @description The event's `id`: send it as `Last-Event-ID` to resume after it. */
+            id: string;
+            data: components["schemas"]["WorkflowRunResult"];
+        } | {
+            /** @constant */
+            event: "progress";
+            /** @description The event's `id`: send it as `Last-Event-ID` to resume after it. */
+            id: string;
+            /** @description `total`: outputs (prompt → output edges) of the run; `completed`: outputs settled so far (completed, failed or skipped). */
+            data: {
+                total: number;
+                completed: number;
+            };
+        };
+        GenerationList: {
+            /** @description Newest first; each item exactly as `GET /generations/{id}` returns it. */
+            data: components["schemas"]["GenerationStatus"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        ImageTransformRequest: {
+            /** @description A store path, or a public or signed URL of this store, that the caller owns; or a shared image under `seed/`. */
+            source: string;
+            /** @enum {string} */
+            op: "convert" | "compress" | "trim";
+            options?: {
+                /**
+                 * @description Required for `convert`; `compress` defaults to `webp`; ignored by `trim`.
+                 * @enum {string}
+                 */
+                format?: "png" | "jpeg" | "webp" | "avif";
+                /** @description Encoder quality for `convert`, in (0, 1]. Default 0.9. */
+                quality?: number;
+                /** @description Byte budget for `compress` (required there). */
+                targetBytes?: number;
+                /** @description Bounds the longest output edge; capped at 8192; never enlarges. */
+                maxDimension?: number;
+            };
+        };
+        ImageTransformResult: {
+            /** @description Public URL of the stored result; null when a trim found nothing to cut. */
+            url: string | null;
+            /** @description Bucket-relative storage path. */
+            path: string | null;
+            /** @description Pixels. */
+            width: number | null;
+            /** @description Pixels. */
+            height: number | null;
+            /** @description Output size in bytes. */
+            bytes: number | null;
+            format: ("png" | "jpeg" | "webp" | "avif") | null;
+            /** @description compress only: false when targetBytes could not be reached and the smallest encode was stored. */
+            withinTarget: boolean | null;
+            /** @description trim only: false when no uniform edges were found (nothing stored). */
+            trimmed: boolean | null;
+        };
+        Usage: {
+            /** @enum {string} */
+            tier: "legacy_free" | "pro" | "enterprise" | "blocked";
+            /** @description Personal period budget; null = unlimited. */
+            token_budget_micros: number | null;
+            /** @description Personal usage this period, including reservations still in flight. */
+            used_micros: number;
+            /** @description Null = unlimited. */
+            remaining_micros: number | null;
+            /** @description When the personal budget resets. */
+            resets_at: string | null;
+            /** @enum {string} */
+            scope: "personal" | "workspace";
+            /** @description Set for workspace-bound keys. */
+            workspace_id: string | null;
+            /** @description Pooled budget; null when unlimited, no active Team plan, or access no longer resolves. */
+            workspace_budget_micros: number | null;
+            /** @description Pool usage; null without an active Team plan. */
+            workspace_used_micros: number | null;
+            /** @description Pool remainder, at least 0; null when unlimited or unavailable. */
+            workspace_remaining_micros: number | null;
+            /** @description When the pool resets. */
+            workspace_resets_at: string | null;
+        };
+        DailyUsage: {
+            /**
+             * @description As in `GET /usage`: `workspace` for workspace-bound keys (the Team pool's days, every member's charges).
+             * @enum {string}
+             */
+            scope: "personal" | "workspace";
+            /** @description Set for workspace-bound keys. */
+            workspace_id: string | null;
+            /** @description First day of the range. */
+            from: string;
+            /** @description Last day of the range. */
+            to: string;
+            /** @description One entry per day and model with charges, by day then model. Over a whole period they add up exactly to `used_micros` (`workspace_used_micros` for a workspace-bound key) of `GET /usage`. */
+            days: components["schemas"]["DailyUsageDay"][];
+        };
+        DailyUsageDay: {
+            /** @description UTC day the charges were made on. */
+            day: string;
+            /** @description The catalog entry billed (the one that produced the output). */
+            model_id: string;
+            /** @description What the day's charges of this model count against the budget: settled charges at their cost plus reservations still in flight at their reserved amount (as `used_micros` counts them). */
+            spend_micros: number;
+            /** @description Charges counted: settled ones and reservations still in flight (released reservations cost nothing and are left out). */
+            charges: number;
+            /** @description The part of `spend_micros` still reserved by generations in flight; it becomes their actual cost (never more) when they settle. */
+            held_micros: number;
+        };
         WebhookEndpoint: {
             /** Format: uuid */
             id: string;
@@ -888,8 +926,10 @@ export interface components {
             secret: string;
         };
         WebhookDelivery: {
-            /** @description The message's `webhook-id` (the same on every attempt and redelivery). */
+            /** @description The delivery: one event's message to this endpoint (what redeliver takes). */
             id: string;
+            /** @description The message's `webhook-id` header: the event's, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`'s forwards. */
+            webhookId: string;
             /** @enum {string} */
             event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test";
             /** @enum {string} */
@@ -917,6 +957,14 @@ export interface components {
             timestamp: string;
             /** @description For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`. */
             data: unknown;
+        };
+        /** @description One event of `GET /events`, its `data` line parsed as JSON: the message a webhook receives for it; `event` is its `type`. */
+        EventStreamItem: {
+            /** @enum {string} */
+            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test";
+            /** @description `<tx>-<n>`: send it as `Last-Event-ID` to resume after this event. */
+            id: string;
+            data: components["schemas"]["EventMessage"];
         };
     };
     responses: never;
@@ -3507,7 +3555,12 @@ export interface operations {
     getOpenApi: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `ETag`s already held: 304 when one is the current version. */
+                "If-None-Match"?: string;
+                /** @description Answer only if the document is still this version (`ETag`), else 412. */
+                "If-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3517,9 +3570,31 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description The document's version (a strong entity tag). */
+                    etag?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Not modified: `If-None-Match` names the current version. */
+            304: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description The document's version. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Precondition failed: `If-Match` names another version (`conflict`). */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
         };
     };

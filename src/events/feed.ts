@@ -9,6 +9,7 @@
 
 import type { EventStreamMessage } from 'h3';
 import type { Context } from '../context.ts';
+import { eventId, parseEventId, type EventCursor } from './ids.ts';
 import { eventsHeldBack } from '../db/sql/events_held_back.ts';
 import { eventsHorizon } from '../db/sql/events_horizon.ts';
 import { readEvents, type EventRow } from '../db/sql/read_events.ts';
@@ -21,25 +22,6 @@ export const RESUME_WINDOW_MS = 24 * 3600_000;
 const PAGE = 100;
 /** While committed events wait for an older transaction: read again this often. */
 const HELD_BACK_POLL_MS = 100;
-
-export interface EventCursor {
-  tx: string;
-  id: string;
-}
-
-const MAX_XID8 = 2n ** 64n - 1n;
-const MAX_BIGINT = 2n ** 63n - 1n;
-
-/** An event id `<tx>-<id>` (both decimal, in range), or null (then the stream starts from now). */
-export function parseEventId(raw: string | null | undefined): EventCursor | null {
-  const m = /^(\d{1,20})-(\d{1,19})$/.exec(raw?.trim() ?? '');
-  if (!m || BigInt(m[1]!) > MAX_XID8 || BigInt(m[2]!) > MAX_BIGINT) return null;
-  return { tx: m[1]!, id: m[2]! };
-}
-
-export function eventId(row: { tx: string; id: string }): string {
-  return `${row.tx}-${row.id}`;
-}
 
 /** Where a stream starts: after Last-Event-ID, or (none given) at the oldest open transaction. */
 export async function startCursor(ctx: Context, lastEventId: string | null): Promise<EventCursor> {

@@ -1,8 +1,10 @@
-// Builds the OpenAPI 3.1 document from the route definitions and their valibot schemas.
+// Builds the OpenAPI 3.1 document from the route definitions and their valibot schemas. An event
+// stream's schema names its events with JSON Schema's content keywords (docs/api.md, "Event
+// streams in the OpenAPI document").
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import type { RouteDef } from './route.ts';
+import type { RouteDef, Success } from './route.ts';
 import { components } from '../schemas.ts';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -12,11 +14,36 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'The key lacks the scope this endpoint needs.',
   404: 'Not found, or not owned by the caller.',
   409: 'Conflict: the resource is not in a state that allows this (`conflict`), e.g. the job already ended.',
+  412: 'Precondition failed: `If-Match` names another version (`conflict`).',
   422: 'The `Idempotency-Key` was already used with a different request (`idempotency_conflict`).',
   429: 'Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`).',
   500: 'Unexpected error.',
   503: 'A dependency (such as the rate limiter) is briefly unavailable; retry with backoff.',
 };
+
+/** What each tag groups, for readers of the reference (a route with a tag not listed here fails the build). */
+const TAGS: Record<string, string> = {
+  Generations: 'Image and code generation jobs: start one, then poll, wait for, stream, list or cancel it.',
+  Images: 'Synchronous transforms of stored images (convert, compress, trim); never billed.',
+  Models: 'The model catalog, with the marked-up prices callers are billed.',
+  Usage: 'The budget of the key\'s billing scope, its usage this period, and usage by day.',
+  Workflows: 'Saved workflows and their server-side runs: start, poll, stream, cancel, retry, and the run\'s graph.',
+  Webhooks: 'Endpoints that receive the scope\'s events, signed the Standard Webhooks way, and their delivery log.',
+  Events: 'Every event of the key\'s billing scope as one resumable server-sent event stream.',
+  Meta: 'This document.',
+};
+
+/**
+ * The document's own reference page, as the contact for its readers: its URL when the server URL
+ * is absolute (as served: the public URL + /api/v1), else the name alone.
+ */
+function contactOf(serverUrl: string) {
+  try {
+    return { name: 'Kiln API reference', url: new URL('/docs', serverUrl).href };
+  } catch {
+    return { name: 'Kiln API reference' };
+  }
+}
 
 export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
   const byIdentity = new Map<v.GenericSchema, string>();
@@ -46,6 +73,9 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
       const schema = convert(s);
       parameters.push({ name, in: 'header', required: false, ...(schema.description ? { description: schema.description } : {}), schema });
     }
+    // A stream is text on the wire; decoded, a sequence of events, each a named component.
+    const bodySchema = (ok: Success) =>
+      ok.items ? { ...convert(ok.schema!), contentMediaType: ok.type, contentSchema: { type: 'array', items: convert(ok.items) } } : convert(ok.schema!);
     const responses: Record<string, any> = {};
     for (const ok of [r.success, ...(r.also ?? [])]) {
       responses[ok.status] = {
@@ -54,7 +84,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
           'x-request-id': { $ref: '#/components/headers/RequestId' },
           ...Object.fromEntries(Object.entries(ok.headers ?? {}).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])),
         },
-        ...(ok.schema ? { content: { [ok.type ?? 'application/json']: { schema: convert(ok.schema) } } } : {}),
+        ...(ok.schema ? { content: { [ok.type ?? 'application/json']: { schema: bodySchema(ok) } } } : {}),
       };
     }
     for (const status of r.errors) {
@@ -86,13 +116,18 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
     schemas[name] = strip(toJsonSchema(schema, opts(schema)));
   }
 
-  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name }));
+  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => {
+    const description = TAGS[name];
+    if (!description) throw new Error(`OpenAPI: tag ${name} has no description in http/openapi.ts`);
+    return { name, description };
+  });
   return {
     openapi: '3.1.0',
     info: {
       title: 'Kiln API',
       version: '1.0.0',
       description: 'Asynchronous image and code generation, synchronous image transforms, the model catalog and usage, and server-side workflow runs. Money is in integer microdollars (1,000,000 = 1 US dollar).',
+      contact: contactOf(serverUrl),
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: serverUrl }],

@@ -36,6 +36,12 @@ export interface Success {
   schema?: Schema;
   /** Media type of the body (default application/json); `text/event-stream` for event streams. */
   type?: string;
+  /**
+   * For a stream (`text/event-stream`): one event, its `data` parsed as JSON — a registered
+   * component. The document gives the body schema `contentMediaType` and a `contentSchema` that
+   * is an array of these (docs/api.md, "Event streams in the OpenAPI document").
+   */
+  items?: Schema;
   headers?: Record<string, string>;
 }
 

@@ -1,4 +1,5 @@
-// The h3 app: REST routes under /api/v1, request ids, the error envelope, 404/405 handling.
+// The h3 app: REST routes under /api/v1, request ids, the error envelope, 404/405 handling, and
+// HEAD for every route that answers GET.
 
 import { randomUUID } from 'node:crypto';
 import { H3, HTTPError, type H3Event } from 'h3';
@@ -69,8 +70,9 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
     methods.set(p, [...(methods.get(p) ?? []), r.method]);
   }
   for (const [p, ms] of methods) {
+    const allow = ms.includes('GET') ? [...ms, 'HEAD'] : ms;
     app.all(p, () => {
-      throw new ApiError('method_not_allowed', `Method not allowed. Use ${ms.join(', ')}.`, { headers: { allow: ms.join(', ') } });
+      throw new ApiError('method_not_allowed', `Method not allowed. Use ${allow.join(', ')}.`, { headers: { allow: allow.join(', ') } });
     });
   }
   mountHealth(app, ctx);
@@ -78,7 +80,26 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
   app.all('/**', () => {
     throw new ApiError('not_found', 'No such endpoint.');
   });
+  answerHeadAsGet(app);
   return app;
+}
+
+/**
+ * HEAD is GET without the content (RFC 9110 §9.3.2), for every route of the app, the mounts, the
+ * 404s and 405s included: a HEAD request is dispatched as a GET, so no route needs a HEAD handler
+ * and none can answer it differently. (h3 falls back to GET only when no route matches the path
+ * with HEAD, and the 405 and 404 catch-alls match every method.)
+ *
+ * The GET response is handed back whole, body included: the Node adapter writes its status and
+ * headers, content-length computed exactly as for GET, and no content, as http.ServerResponse
+ * ignores writes to a HEAD response and srvx cancels a stream body (an event stream ends at once).
+ */
+function answerHeadAsGet(app: H3): void {
+  const dispatch = app.fetch;
+  app.fetch = (req) => {
+    if (req.method !== 'HEAD') return dispatch(req);
+    return dispatch(new Request(req.url, { method: 'GET', headers: req.headers, signal: req.signal }));
+  };
 }
 
 function renderError(ctx: Context, error: HTTPError, event: H3Event): Response {

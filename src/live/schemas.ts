@@ -1,7 +1,10 @@
-// Schemas of the wait and event-stream additions (request headers, the event-stream body), for
-// the OpenAPI document and MCP tool arguments.
+// Schemas of the wait and event-stream additions (request headers, the event-stream body and its
+// events), for the OpenAPI document and MCP tool arguments.
 
 import * as v from 'valibot';
+import { GenerationStatus } from '../generations/schemas.ts';
+import { registerSchemas } from '../schemas.ts';
+import { Progress, WorkflowRun, WorkflowRunResult } from '../workflows/schemas.ts';
 import { MAX_WAIT_SECONDS } from './wait.ts';
 
 /** MCP tools wait at most this long, so one call stays inside a client's usual 60 s timeout. */
@@ -22,6 +25,31 @@ export const LastEventId = v.pipe(
 );
 
 export const EventStreamText = v.pipe(v.string(), v.description('Server-sent events (`text/event-stream`).'));
+
+const streamId = v.pipe(v.string(), v.description('The event\'s `id`: send it as `Last-Event-ID` to resume after it.'));
+
+export const GenerationStreamItem = v.pipe(
+  v.object({
+    event: v.literal('status'),
+    id: v.pipe(v.picklist(['1', '2', '3']), v.description('1 pending, 2 processing, 3 completed or failed (the last event).')),
+    data: GenerationStatus,
+  }),
+  v.description('One event of `GET /generations/{id}/events`, its `data` line parsed as JSON: the `GET /generations/{id}` body.'),
+);
+
+export const WorkflowRunStreamItem = v.pipe(
+  v.variant('event', [
+    v.pipe(
+      v.object({ event: v.literal('status'), id: streamId, data: WorkflowRun }),
+      v.description('The run while pending or running, and last, once completed or failed: the `GET /workflows/{id}/runs/{runId}` body.'),
+    ),
+    v.pipe(v.object({ event: v.literal('output'), id: streamId, data: WorkflowRunResult }), v.description('An output as it settles: its entry of `results`.')),
+    v.pipe(v.object({ event: v.literal('progress'), id: streamId, data: Progress }), v.description('The progress after each settled output.')),
+  ]),
+  v.description('One event of `GET /workflows/{id}/runs/{runId}/events`, its `data` line parsed as JSON.'),
+);
+
+registerSchemas({ GenerationStreamItem, WorkflowRunStreamItem });
 
 export const WaitSeconds = v.pipe(
   v.number(),

@@ -5,12 +5,13 @@
 import type { Context } from '../context.ts';
 import { beginWebhookAttempt } from '../db/sql/begin_webhook_attempt.ts';
 import { recordWebhookAttempt } from '../db/sql/record_webhook_attempt.ts';
+import { webhookId } from '../events/ids.ts';
 import { attemptDelivery } from './attempt.ts';
 import { decryptSecret, signedHeaders } from './secrets.ts';
 import { DISABLE_AFTER_SECONDS, eventBody } from './service.ts';
 
 export interface DeliverJob {
-  /** Delivery id (the message's webhook-id). */
+  /** Delivery id (one per event and endpoint; the message's webhook-id is the event's, events/ids.ts). */
   d: string;
   /** The delivery's round (a redeliver starts a new one) and try within it: a job of another is stale. */
   r: number;
@@ -27,7 +28,7 @@ export async function deliver(ctx: Context, job: DeliverJob): Promise<string> {
   const body = await eventBody(ctx, a.event);
   const secrets = [await decryptSecret(ctx, Buffer.from(a.secret, 'base64'))];
   if (a.oldSecret) secrets.push(await decryptSecret(ctx, Buffer.from(a.oldSecret, 'base64')));
-  const outcome = await attemptDelivery(a.url, signedHeaders(secrets, a.id, body), body, {
+  const outcome = await attemptDelivery(a.url, signedHeaders(secrets, webhookId(a.event.id), body), body, {
     timeoutMs: ctx.config.webhookTimeoutMs,
     allowPrivate: ctx.config.webhookAllowPrivate,
     ca: testHooks.ca,

@@ -63,7 +63,8 @@ export const WebhookSecret = v.object({
 });
 
 export const WebhookDelivery = v.object({
-  id: v.pipe(v.string(), v.description('The message\'s `webhook-id` (the same on every attempt and redelivery).')),
+  id: v.pipe(v.string(), v.description('The delivery: one event\'s message to this endpoint (what redeliver takes).')),
+  webhookId: v.pipe(v.string(), v.description('The message\'s `webhook-id` header: the event\'s, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`\'s forwards.')),
   event: EventTypeSchema,
   status: v.picklist(['pending', 'delivered', 'failed']),
   attempts: v.pipe(v.number(), v.integer()),
@@ -91,4 +92,13 @@ export const EventMessage = v.pipe(
   v.description('The body of every webhook delivery and the `data` of every `GET /events` event.'),
 );
 
-registerSchemas({ WebhookEndpoint, WebhookEndpointWithSecret, WebhookEndpointList, WebhookSecret, WebhookDelivery, WebhookDeliveryList, EventMessage });
+export const EventStreamItem = v.pipe(
+  v.object({
+    event: EventTypeSchema,
+    id: v.pipe(v.string(), v.description('`<tx>-<n>`: send it as `Last-Event-ID` to resume after this event.')),
+    data: EventMessage,
+  }),
+  v.description('One event of `GET /events`, its `data` line parsed as JSON: the message a webhook receives for it; `event` is its `type`.'),
+);
+
+registerSchemas({ WebhookEndpoint, WebhookEndpointWithSecret, WebhookEndpointList, WebhookSecret, WebhookDelivery, WebhookDeliveryList, EventMessage, EventStreamItem });

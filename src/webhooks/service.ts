@@ -17,6 +17,7 @@ import { rotateWebhookSecret } from '../db/sql/rotate_webhook_secret.ts';
 import { sendWebhookTest } from '../db/sql/send_webhook_test.ts';
 import { updateWebhookEndpoint, type WebhookPatch } from '../db/sql/update_webhook_endpoint.ts';
 import { errors } from '../errors.ts';
+import { webhookId } from '../events/ids.ts';
 import { renderGeneration, type GenerationRow } from '../generations/service.ts';
 import { parseWith } from '../schemas.ts';
 import { renderRun, type RunRow } from '../workflows/service.ts';
@@ -120,7 +121,12 @@ export async function listDeliveries(ctx: Context, caller: Caller, id: string, p
   const last = data[data.length - 1];
   const nextCursor = row.d.length > page.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString('base64url') : null;
   // createdAt carries microseconds for the cursor; the API shows milliseconds like every other timestamp.
-  return { data: data.map((d: WebhookDeliveryJson) => ({ ...d, createdAt: d.createdAt.replace(/(\.\d{3})\d{3}Z$/, '$1Z') })), nextCursor };
+  return {
+    data: data.map(({ id, eventId, ...d }: WebhookDeliveryJson) => ({
+      id, webhookId: webhookId(eventId), ...d, createdAt: d.createdAt.replace(/(\.\d{3})\d{3}Z$/, '$1Z'),
+    })),
+    nextCursor,
+  };
 }
 
 export async function redeliver(ctx: Context, caller: Caller, id: string, deliveryId: string) {

@@ -39,7 +39,7 @@ export const WorkflowRunResult = v.object({
   expiredAt: v.optional(v.pipe(v.string(), v.description('Completed image outputs removed under the service\'s retention period (KILN_RETENTION): when; `url` is then absent.'))),
 });
 
-const Progress = v.pipe(
+export const Progress = v.pipe(
   v.object({ total: v.pipe(v.number(), v.integer()), completed: v.pipe(v.number(), v.integer()) }),
   v.description('`total`: outputs (prompt → output edges) of the run; `completed`: outputs settled so far (completed, failed or skipped).'),
 );

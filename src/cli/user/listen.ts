@@ -1,10 +1,12 @@
 // `kiln listen --forward-to URL`: reads the key's event stream (GET /events) and POSTs each event
 // to a local app, signed the Standard Webhooks way with a local secret printed at start — a
-// receiver can be tested before it is reachable from the internet. The stream resumes after a
-// dropped connection with no gap and no repeat (the client's events.watch).
+// receiver can be tested before it is reachable from the internet. Each forward carries the
+// `webhook-id` the event's real deliveries carry, so deduplication behaves as in production. The
+// stream resumes after a dropped connection with no gap and no repeat (the client's events.watch).
 
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { webhookIdOfStreamId } from '../../events/ids.ts';
 import { parseArgs, required, UsageError } from '../args.ts';
 import { clientFromEnv, EXIT, interruptible } from './exit.ts';
 import { interactive, jsonLine } from './live.ts';
@@ -44,7 +46,8 @@ export async function listen(argv: string[]): Promise<number> {
       if (only && !only.has(e.event)) continue;
       // The stream's data is the message a webhook gets: forwarded byte for byte as the server wrote it.
       const body = JSON.stringify(e.data);
-      const id = `msg_${e.id}`;
+      const id = webhookIdOfStreamId(e.id);
+      if (!id) throw new Error(`the event stream sent an event id this kiln does not know (${e.id}): is the server another version?`);
       const now = new Date();
       const started = performance.now();
       let status: number | null = null;

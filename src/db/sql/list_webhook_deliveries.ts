@@ -4,6 +4,8 @@ import type { Queryable } from '../pool.ts';
 
 export interface WebhookDeliveryJson {
   id: string;
+  /** The outbox event's id (its message's webhook-id derives from it: events/ids.ts). */
+  eventId: string;
   event: string;
   status: 'pending' | 'delivered' | 'failed';
   attempts: number;

@@ -4,6 +4,7 @@
 import * as v from 'valibot';
 import { eventsFeed, startCursor } from '../../../events/feed.ts';
 import { EventStreamText } from '../../../live/schemas.ts';
+import { EventStreamItem } from '../../../webhooks/schemas.ts';
 import { openEventStream } from '../../../live/stream.ts';
 import { defineRoute } from '../../route.ts';
 import { scopeOf } from '../../../webhooks/service.ts';
@@ -26,7 +27,7 @@ export default defineRoute({
   headers: {
     'Last-Event-ID': v.pipe(v.string(), v.description('The `id` of the last event received (`<tx>-<n>`): the stream resumes after it. Anything else starts from now.')),
   },
-  success: { status: 200, description: 'The event stream.', type: 'text/event-stream', schema: EventStreamText },
+  success: { status: 200, description: 'The event stream.', type: 'text/event-stream', schema: EventStreamText, items: EventStreamItem },
   errors: [401, 403, 429, 503],
   async handler(ctx, event, { caller }) {
     const start = await startCursor(ctx, event.req.headers.get('last-event-id'));

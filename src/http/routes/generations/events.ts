@@ -9,7 +9,7 @@ import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../../schemas.ts';
 import { isUuid, pollGenerationCall, type GenerationRow } from '../../../generations/service.ts';
 import { generationFeed } from '../../../live/generations.ts';
-import { EventStreamText, LastEventId } from '../../../live/schemas.ts';
+import { EventStreamText, GenerationStreamItem, LastEventId } from '../../../live/schemas.ts';
 import { lastEventId, openEventStream } from '../../../live/stream.ts';
 
 export default defineRoute<string, { body: GenerationRow | null }>({
@@ -28,7 +28,7 @@ export default defineRoute<string, { body: GenerationRow | null }>({
   bucket: 'read',
   params: { id: v.pipe(Uuid, v.description('Generation id from `POST /generations`.')) },
   headers: { 'Last-Event-ID': LastEventId },
-  success: { status: 200, description: 'The event stream.', type: 'text/event-stream', schema: EventStreamText },
+  success: { status: 200, description: 'The event stream.', type: 'text/event-stream', schema: EventStreamText, items: GenerationStreamItem },
   errors: [400, 401, 403, 404, 429, 503],
   call: pollGenerationCall,
   prepare(_ctx, event) {

@@ -7,7 +7,7 @@ import { isUuid } from '../../../generations/service.ts';
 import { Uuid } from '../../../schemas.ts';
 
 export const EndpointIdParam = v.pipe(Uuid, v.description('Webhook endpoint id from `POST /webhooks`.'));
-export const DeliveryIdParam = v.pipe(Uuid, v.description('Delivery id (the message\'s `webhook-id`) from `GET /webhooks/{id}/deliveries`.'));
+export const DeliveryIdParam = v.pipe(Uuid, v.description('Delivery id (`id`, not `webhookId`) from `GET /webhooks/{id}/deliveries`.'));
 
 export function endpointId(event: H3Event): string {
   const id = getRouterParam(event, 'id');

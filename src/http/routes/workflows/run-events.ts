@@ -8,7 +8,7 @@ import { errors } from '../../../errors.ts';
 import { defineRoute } from '../../route.ts';
 import { Uuid } from '../../../schemas.ts';
 import { runFeed } from '../../../live/runs.ts';
-import { EventStreamText, LastEventId } from '../../../live/schemas.ts';
+import { EventStreamText, LastEventId, WorkflowRunStreamItem } from '../../../live/schemas.ts';
 import { lastEventId, openEventStream } from '../../../live/stream.ts';
 import { getRunCall, runIds, type RunIds, type RunRow } from '../../../workflows/service.ts';
 
@@ -32,7 +32,7 @@ export default defineRoute<RunIds, { body: RunRow | null }>({
     runId: v.pipe(Uuid, v.description('Run id from `POST /workflows/{id}/runs`.')),
   },
   headers: { 'Last-Event-ID': LastEventId },
-  success: { status: 200, description: 'The event stream.', type: 'text/event-stream', schema: EventStreamText },
+  success: { status: 200, description: 'The event stream.', type: 'text/event-stream', schema: EventStreamText, items: WorkflowRunStreamItem },
   errors: [400, 401, 403, 404, 429, 503],
   call: getRunCall,
   prepare: (_ctx, event) => runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId')),
