@@ -17,7 +17,7 @@ import { startGenerations } from '../db/sql/start_generations.ts';
 import { ApiError, errors, isDataError, toApiError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { authorizedCall, type AuthorizedCall, type Caller, type Origin } from '../auth/access.ts';
-import { issueMessage } from '../schemas.ts';
+import { isUuid, issueMessage } from '../schemas.ts';
 import { withTimeout } from '../db/timeout.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../providers/inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
@@ -358,12 +358,6 @@ export async function acceptStarted(ctx: Context, caller: Caller, row: StartColu
 }
 
 // ---------------------------------------------------------------- reading
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(s: unknown): s is string {
-  return typeof s === 'string' && UUID_RE.test(s);
-}
 
 /** The row shape returned by kiln.get_generation. */
 export type GenerationRow = GenerationBody;

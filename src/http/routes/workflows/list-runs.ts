@@ -5,9 +5,8 @@ import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
 import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
-import { Uuid } from '../../../schemas.ts';
+import { isUuid, Uuid } from '../../../schemas.ts';
 import { ListLimit, RunListOffset, WorkflowRunList } from '../../../workflows/schemas.ts';
-import { isUuid } from '../../../generations/service.ts';
 import { listRunsCall, parsePage, type RunPage } from '../../../workflows/service.ts';
 import type { WorkflowRunSummaryRow } from '../../../db/sql/list_workflow_runs.ts';
 
