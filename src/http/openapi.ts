@@ -2,7 +2,7 @@
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import type { RouteDef } from './route.ts';
+import { API_PREFIX, type RouteDef } from './route.ts';
 import { components } from '../schemas.ts';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -18,7 +18,7 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'A dependency (such as the rate limiter) is briefly unavailable; retry with backoff.',
 };
 
-export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
+export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
   const byIdentity = new Map<v.GenericSchema, string>();
   for (const [name, schema] of Object.entries(components)) byIdentity.set(schema, name);
   const convert = (schema: v.GenericSchema) => {

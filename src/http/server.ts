@@ -9,11 +9,9 @@ import { json } from './json.ts';
 import { errorFields } from '../log.ts';
 import { mountHealth } from './health.ts';
 import { buildOpenApi } from './openapi.ts';
-import type { RouteDef } from './route.ts';
+import { API_PREFIX, type RouteDef } from './route.ts';
 import { apiRoutes } from './routes/index.ts';
 import { openApiRoute } from './routes/openapi/get.ts';
-
-export const API_PREFIX = '/api/v1';
 
 declare module 'h3' {
   /** What Kiln keeps on every request (h3 merges this into event.context's type). */

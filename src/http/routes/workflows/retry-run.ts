@@ -5,7 +5,7 @@
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
 import { json } from '../../json.ts';
-import { defineRoute } from '../../route.ts';
+import { apiUrl, defineRoute } from '../../route.ts';
 import { Uuid } from '../../../schemas.ts';
 import { RunAccepted } from '../../../workflows/schemas.ts';
 import { retryRun, runIds } from '../../../workflows/service.ts';
@@ -31,6 +31,6 @@ export default defineRoute({
   async handler(ctx, event, { caller }) {
     const ids = runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId'));
     const run = await retryRun(ctx, caller, ids);
-    return json(run, 202, { 'cache-control': 'no-store', location: `${ctx.config.publicUrl}/api/v1/workflows/${ids.workflowId}/runs/${run.id}` });
+    return json(run, 202, { 'cache-control': 'no-store', location: apiUrl(ctx, `/workflows/${ids.workflowId}/runs/${run.id}`) });
   },
 });
