@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import * as v from 'valibot';
 import { migrateAndSeed, openDatabase } from './boot.ts';
-import { childEnv, type Config } from '../config.ts';
+import { childEnv } from '../config.ts';
 import { issueMessage } from '../schemas.ts';
 import { generateKey } from '../auth/keys.ts';
 import { microsFlag, parseArgs, required, UsageError, uuidFlag } from './args.ts';
