@@ -435,7 +435,7 @@ create table kiln_private.webhook_deliveries (
   constraint webhook_deliveries_event_id_fkey FOREIGN KEY (event_id) REFERENCES kiln_private.events(id),
   constraint webhook_deliveries_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'delivered'::text, 'failed'::text])))
 );
-comment on table kiln_private.webhook_deliveries is 'One message per (event, endpoint): its id is the webhook-id; status, attempts and the next attempt.';
+comment on table kiln_private.webhook_deliveries is 'One message per (event, endpoint): status, attempts and the next attempt. Its webhook-id is the event''s (msg_<event id>), the same at every endpoint.';
 CREATE INDEX webhook_deliveries_endpoint_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id, created_at DESC, id DESC);
 CREATE INDEX webhook_deliveries_event_idx ON kiln_private.webhook_deliveries USING btree (event_id);
 CREATE INDEX webhook_deliveries_failed_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id, failed_at) WHERE (status = 'failed'::text);
@@ -2245,7 +2245,7 @@ CREATE OR REPLACE FUNCTION kiln.list_webhook_deliveries(p_scope_id uuid, p_endpo
 AS $function$
   select case when not exists (select 1 from kiln_private.webhook_endpoints e where e.id = p_endpoint_id and e.scope_id = p_scope_id) then null
   else (select coalesce(json_agg(json_build_object(
-      'id', d.id, 'event', ev.type, 'status', d.status, 'attempts', d.attempts,
+      'id', d.id, 'eventId', ev.id::text, 'event', ev.type, 'status', d.status, 'attempts', d.attempts,
       'lastStatusCode', d.last_status_code, 'lastError', d.last_error,
       'createdAt', to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
       'deliveredAt', to_char(d.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
@@ -2257,7 +2257,7 @@ AS $function$
           order by d.created_at desc, d.id desc limit p_limit) d
     join kiln_private.events ev on ev.id = d.event_id) end;
 $function$;
-comment on function kiln.list_webhook_deliveries(uuid,uuid,integer,timestamp with time zone,uuid) is 'A page of an endpoint''s deliveries, newest first, before a (created_at, id) cursor; null when the endpoint is not the scope''s.';
+comment on function kiln.list_webhook_deliveries(uuid,uuid,integer,timestamp with time zone,uuid) is 'A page of an endpoint''s deliveries, newest first, before a (created_at, id) cursor, each with its event''s id (the message''s webhook-id is derived from it); null when the endpoint is not the scope''s.';
 
 CREATE OR REPLACE FUNCTION kiln.list_webhook_endpoints(p_scope_id uuid)
  RETURNS json
@@ -2625,7 +2625,7 @@ begin
   if v_gone or v_failing < now() - make_interval(secs => p_disable_after_seconds) then
     update kiln_private.webhook_endpoints set enabled = false, updated_at = now(),
       disabled_reason = case when v_gone then 'The endpoint answered 410 Gone.'
-                             else 'No successful delivery for 5 days while failing.' end
+                             else 'No successful delivery for ' || kiln_private.duration_text(p_disable_after_seconds) || ' while failing.' end
       where id = v_d.endpoint_id;
     update kiln_private.webhook_deliveries set status = 'failed', attempts = attempts + 1, tries = tries + 1,
       failed_at = clock_timestamp(), next_attempt_at = null, last_status_code = p_status_code, last_error = p_error
@@ -2643,12 +2643,12 @@ begin
   update kiln_private.webhook_deliveries set attempts = attempts + 1, tries = tries + 1,
     next_attempt_at = clock_timestamp() + make_interval(secs => v_delay), last_status_code = p_status_code, last_error = p_error
     where id = p_delivery_id;
-  perform graphile_worker.add_job('webhook__deliver', json_build_object('d', v_d.id, 'r', v_d.round, 'n', v_d.tries + 1),
-    queue_name => 'kiln-webhook:' || v_d.endpoint_id, run_at => clock_timestamp() + make_interval(secs => v_delay), max_attempts => 25);
+  perform graphile_worker.add_jobs(array[kiln_private.webhook_job(v_d.id, v_d.endpoint_id, v_d.round, v_d.tries + 1,
+                                                                  clock_timestamp() + make_interval(secs => v_delay))]);
   return json_build_object('status', 'pending', 'delaySeconds', v_delay);
 end;
 $function$;
-comment on function kiln.record_webhook_attempt(uuid,integer,integer,integer,text,text,integer,integer,integer[],integer) is 'Logs an attempt of round p_round, try p_tries and moves the delivery on (an attempt of an earlier round or try is only logged): 2xx delivered; 410 (or failing past p_disable_after_seconds) disables the endpoint; otherwise the next attempt per p_schedule (seconds; Retry-After honoured within it), or failed when the schedule is used up.';
+comment on function kiln.record_webhook_attempt(uuid,integer,integer,integer,text,text,integer,integer,integer[],integer) is 'Logs an attempt of round p_round, try p_tries and moves the delivery on (an attempt of an earlier round or try is only logged): 2xx delivered; 410 (or failing past p_disable_after_seconds, a reason naming that threshold) disables the endpoint; otherwise the next attempt per p_schedule (seconds; Retry-After honoured within it), or failed when the schedule is used up.';
 
 CREATE OR REPLACE FUNCTION kiln.recover_webhook_deliveries(p_scope_id uuid, p_endpoint_id uuid, p_since timestamp with time zone)
  RETURNS integer
@@ -4057,6 +4057,21 @@ AS $function$
 $function$;
 comment on function kiln_private.debit_pools(uuid[],timestamp with time zone[],bigint[],bigint[]) is 'Adds each amount to its pool''s held total for the period when settled + held stays within the pool''s budget (null = unlimited), pools in id order; returns the pools debited.';
 
+CREATE OR REPLACE FUNCTION kiln_private.duration_text(p_seconds integer)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select case
+    when p_seconds % 86400 = 0 and p_seconds <> 0 then (p_seconds / 86400)::text || case when p_seconds = 86400 then ' day' else ' days' end
+    when p_seconds % 3600 = 0 and p_seconds <> 0 then (p_seconds / 3600)::text || case when p_seconds = 3600 then ' hour' else ' hours' end
+    when p_seconds % 60 = 0 and p_seconds <> 0 then (p_seconds / 60)::text || case when p_seconds = 60 then ' minute' else ' minutes' end
+    else p_seconds::text || case when p_seconds = 1 then ' second' else ' seconds' end
+  end;
+$function$;
+comment on function kiln_private.duration_text(integer) is 'A number of seconds in words, in the largest whole unit (432000 → ''5 days'', 5400 → ''90 minutes''), for messages a person reads.';
+
 CREATE OR REPLACE FUNCTION kiln_private.emit_event(p_scope_id uuid, p_type text, p_subject_id uuid, p_data json, p_endpoint_id uuid DEFAULT NULL::uuid)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -4070,8 +4085,7 @@ begin
   insert into kiln_private.events (scope_id, type, subject_id, data)
     values (p_scope_id, p_type, p_subject_id, p_data)
     returning id into v_id;
-  -- One delivery and one job per matching endpoint, in this transaction: never lost. A queue per
-  -- endpoint runs its deliveries one at a time, so a hanging receiver holds one worker slot.
+  -- One delivery and one job per matching endpoint, in this transaction: never lost.
   with d as (
     insert into kiln_private.webhook_deliveries (endpoint_id, event_id)
     select e.id, v_id from kiln_private.webhook_endpoints e
@@ -4079,9 +4093,7 @@ begin
       and (p_endpoint_id is null or e.id = p_endpoint_id)
       and (e.events is null or p_type = any (e.events))
     returning id, endpoint_id)
-  select array_agg(row('webhook__deliver', json_build_object('d', d.id, 'r', 0, 'n', 0), 'kiln-webhook:' || d.endpoint_id,
-                       null, 25, null, null, null)::graphile_worker.job_spec)
-    into v_jobs from d;
+  select array_agg(kiln_private.webhook_job(d.id, d.endpoint_id, 0, 0)) into v_jobs from d;
   if v_jobs is not null then
     perform graphile_worker.add_jobs(v_jobs);
   end if;
@@ -4466,8 +4478,7 @@ begin
   update kiln_private.webhook_deliveries set status = 'pending', tries = 0, round = round + 1,
     next_attempt_at = clock_timestamp(), failed_at = null
     where id = p_id returning id, endpoint_id, round into v;
-  perform graphile_worker.add_job('webhook__deliver', json_build_object('d', v.id, 'r', v.round, 'n', 0),
-    queue_name => 'kiln-webhook:' || v.endpoint_id, max_attempts => 25);
+  perform graphile_worker.add_jobs(array[kiln_private.webhook_job(v.id, v.endpoint_id, v.round, 0)]);
 end;
 $function$;
 comment on function kiln_private.queue_delivery(uuid) is 'Starts a new round for a delivery (same message, same webhook-id): pending, tries 0, a job now.';
@@ -4893,6 +4904,19 @@ AS $function$
     'createdAt', to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
 $function$;
 comment on function kiln_private.webhook_endpoint_json(kiln_private.webhook_endpoints) is 'An endpoint as the API shows it (never a secret).';
+
+CREATE OR REPLACE FUNCTION kiln_private.webhook_job(p_delivery_id uuid, p_endpoint_id uuid, p_round integer, p_try integer, p_run_at timestamp with time zone DEFAULT NULL::timestamp with time zone)
+ RETURNS graphile_worker.job_spec
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- A queue per endpoint runs its deliveries one at a time, so a hanging receiver holds one
+  -- worker slot. The task reads d, r and n (tasks/webhook__deliver.ts).
+  select row('webhook__deliver', json_build_object('d', p_delivery_id, 'r', p_round, 'n', p_try),
+             'kiln-webhook:' || p_endpoint_id, p_run_at, 25, null, null, null)::graphile_worker.job_spec;
+$function$;
+comment on function kiln_private.webhook_job(uuid,uuid,integer,integer,timestamp with time zone) is 'The webhook__deliver job of one try of a delivery (round p_round, try p_try), on its endpoint''s queue, at p_run_at (now when null): the job''s settings in one place, for graphile_worker.add_jobs.';
 
 CREATE OR REPLACE FUNCTION kiln_private.worker_alive(p_worker_id text, p_stale_seconds integer)
  RETURNS boolean

@@ -21,6 +21,11 @@ export const ErrorEnvelope = v.pipe(
 
 export const Uuid = v.pipe(v.string(), v.uuid('must be a uuid'));
 
+/** Whether `s` is a uuid as `Uuid` accepts it: path ids and job payloads are checked before any SQL. */
+export function isUuid(s: unknown): s is string {
+  return v.is(Uuid, s);
+}
+
 /** Named components for the OpenAPI document; routes add theirs with `registerSchemas`. */
 export const components: Record<string, v.GenericSchema> = { Error: ErrorEnvelope };
 

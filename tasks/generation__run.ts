@@ -11,7 +11,8 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
-import { isUuid, priceRequest, type StoredRequest } from '../src/generations/service.ts';
+import { priceRequest, type StoredRequest } from '../src/generations/service.ts';
+import { isUuid } from '../src/schemas.ts';
 import { InputError } from '../src/providers/inputs.ts';
 import { errorFields } from '../src/log.ts';
 import { commitObject, MEDIA_TYPES, objectPath, stageObject } from '../src/storage/store.ts';

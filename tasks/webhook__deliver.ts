@@ -4,7 +4,7 @@
 
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
-import { isUuid } from '../src/generations/service.ts';
+import { isUuid } from '../src/schemas.ts';
 import { deliver } from '../src/webhooks/deliver.ts';
 
 export default function webhookDeliver(ctx: Context): Task {

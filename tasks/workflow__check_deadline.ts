@@ -5,7 +5,7 @@
 
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
-import { isUuid } from '../src/generations/service.ts';
+import { isUuid } from '../src/schemas.ts';
 import { expireWorkflowRun } from '../src/db/sql/expire_workflow_run.ts';
 
 export default function workflowCheckDeadline(ctx: Context): Task {

@@ -135,7 +135,7 @@ function checkContent(c: any, at: string): Invalid | null {
   return null;
 }
 
-function validate(req: IncomingMessage, path: string, model: string | null, json: any, key: string | null, imageModel: (m: string) => boolean): Invalid | null {
+function validate(req: IncomingMessage, model: string | null, json: any, key: string | null, imageModel: (m: string) => boolean): Invalid | null {
   if (req.method !== 'POST' || model === null) return { code: 404, status: 'NOT_FOUND', message: 'Requested entity was not found.' };
   const given = req.headers['x-goog-api-key'] ?? new URL(req.url ?? '/', 'http://peer').searchParams.get('key');
   if (!given) return { code: 403, status: 'PERMISSION_DENIED', message: 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.' };
@@ -195,7 +195,7 @@ export async function startGeminiPeer(opts: { key?: string | null } = {}): Promi
     describe(req, base) {
       const m = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(base.path);
       const model = m ? decodeURIComponent(m[1]!) : null;
-      return { ...base, model, invalid: validate(req, base.path, model, base.json, key, imageModel) };
+      return { ...base, model, invalid: validate(req, model, base.json, key, imageModel) };
     },
     refuse: (r) => (r.invalid ? errorReply(r.invalid.code, r.invalid.message, {}, r.invalid.status) : null),
     contentType: 'application/json; charset=UTF-8',

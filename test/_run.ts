@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { startEmbedded } from '../src/db/embedded.ts';
-import { migrate } from '../src/db/migrate.ts';
+import { migrateAndSeed } from '../src/cli/boot.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -50,7 +50,7 @@ async function main(): Promise<number> {
     await admin.unsafe(`drop database if exists ${template}`);
     await admin.unsafe(`create database ${template}`);
     const t0 = Date.now();
-    await migrate(adminUrl(template), { includeCurrent: true });
+    await migrateAndSeed(adminUrl(template), { includeCurrent: true });
     process.stdout.write(`# Node ${process.version} (${process.execPath}); template database migrated in ${Date.now() - t0} ms\n`);
 
     const code = await new Promise<number>((resolve) => {

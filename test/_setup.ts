@@ -12,7 +12,8 @@ import { createContext, type Context } from '../src/context.ts';
 import { connect, type Sql } from '../src/db/pool.ts';
 import { extensions } from '../src/cli/mounts.ts';
 import { generateKey } from '../src/auth/keys.ts';
-import { createApp, API_PREFIX, type AppOptions } from '../src/http/server.ts';
+import { API_PREFIX } from '../src/http/route.ts';
+import { createApp, type AppOptions } from '../src/http/server.ts';
 
 export interface TestDb {
   url: string;

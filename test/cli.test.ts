@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { promisify } from 'node:util';
-import { api, createTestDb, startServer, type TestDb } from './_setup.ts';
+import { api, createTestDb, type TestDb } from './_setup.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'kiln.js');
 let db: TestDb;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { before, test } from 'node:test';
 import { createKilnClient } from 'kiln/client';
 import { startEmbedded, type EmbeddedHandle } from '../src/db/embedded.ts';
-import { migrate } from '../src/db/migrate.ts';
+import { migrateAndSeed } from '../src/cli/boot.ts';
 import { connect } from '../src/db/pool.ts';
 import { charges } from './_generations.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
@@ -29,7 +29,7 @@ before(async () => {
   // Cleanups run in reverse: the server and pool close first, then the cluster stops, then its files go.
   onCleanup(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
   onCleanup(() => pg.stop());
-  await migrate(pg.url, { includeCurrent: true });
+  await migrateAndSeed(pg.url, { includeCurrent: true });
   const sql = connect(pg.url, { max: 5 });
   onCleanup(() => sql.end({ timeout: 1 }));
   srv = await startServer({ db: { url: pg.url, sql } });

@@ -13,7 +13,8 @@ import { migrate as gmMigrate } from 'graphile-migrate';
 import { runMigrations as runWorkerMigrations, Logger } from 'graphile-worker';
 import postgres from 'postgres';
 import { createContext } from '../src/context.ts';
-import { migrate, MIGRATIONS_FOLDER } from '../src/db/migrate.ts';
+import { migrateAndSeed } from '../src/cli/boot.ts';
+import { MIGRATIONS_FOLDER } from '../src/db/migrate.ts';
 import { connect } from '../src/db/pool.ts';
 import { startWorker } from '../src/generations/worker.ts';
 import { startRun } from '../src/workflows/service.ts';
@@ -74,7 +75,7 @@ test('a run in flight across the upgrade to one lifecycle finishes, each output 
   const [chargeC] = await sql`select id from kiln_private.charges where workflow_run_id = ${run} and node_id = 'oC'`;
 
   // The upgrade, then a worker of the new code.
-  await migrate(url, { includeCurrent: true });
+  await migrateAndSeed(url, { includeCurrent: true });
   const [{ n: oldJobs }] = await sql`
     select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
     where t.identifier = 'workflow__run_node' and j.locked_at is null and j.attempts < j.max_attempts`;

@@ -6,11 +6,11 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
+import { isPublicAddress } from '../src/internal/address.ts';
 import {
   decodeDataUri,
   fetchPublicUrl,
   InputError,
-  isPublicAddress,
   resolveImageInput,
   resolveImageInputs,
   type FetchOptions,

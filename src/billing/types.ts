@@ -1,5 +1,9 @@
-// The catalog's types, apart from catalog.ts so that the SQL wrappers can name them without an
-// import circle (db/sql/enabled_models.ts ⇄ billing/catalog.ts).
+// The catalog's types, apart from catalog.ts. CatalogUpstream is the stored column's shape, so it
+// lives with the SQL wrapper that reads it (db/ sits below billing/).
+
+import type { CatalogUpstream } from '../db/sql/enabled_models.ts';
+
+export type { CatalogUpstream };
 
 export type ModelCategory = 'image' | 'text' | 'svg';
 
@@ -13,25 +17,6 @@ export interface ImageCost {
 /** Image models billed by upstream run time (Replicate): reserved at upstream.maxSeconds. */
 export interface TimeCost {
   micros_per_second: number;
-}
-
-/** Where and how an entry's adapter calls its upstream (see docs/providers.md "Model catalog"). */
-export interface CatalogUpstream {
-  baseUrl?: string;
-  /** The upstream's model name (openai, anthropic, gemini, replicate `owner/name`). */
-  model?: string;
-  /** fal: the app id, e.g. `fal-ai/flux/schnell`. */
-  app?: string;
-  /** replicate: a version id, when the model is not called by name. */
-  version?: string;
-  apiKeyEnv?: string;
-  /** Extra provider-specific input fields merged into the request. */
-  params?: Record<string, unknown>;
-  /** Longest upstream run time billed (and waited for) — replicate time-billed models. */
-  maxSeconds?: number;
-  pollIntervalMs?: number;
-  delayMs?: number;
-  [setting: string]: unknown;
 }
 
 export interface CatalogModel {

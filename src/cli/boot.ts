@@ -1,10 +1,26 @@
 // Opens the database a command needs: DATABASE_URL's server, or the embedded cluster
 // under the data dir. Stops an embedded cluster it started on SIGINT/SIGTERM.
 
+import postgres from 'postgres';
 import type { Config } from '../config.ts';
 import { startEmbedded } from '../db/embedded.ts';
 import { migrate } from '../db/migrate.ts';
 import { connect, type Sql } from '../db/pool.ts';
+import { loadSeeds } from '../storage/seeds.ts';
+
+/**
+ * Migrates the database (db/migrate.ts), then loads the shared seed images that ship with the
+ * code (idempotently) onto the configured store: `config` (KILN_STORE), else the environment's.
+ */
+export async function migrateAndSeed(url: string, opts: { includeCurrent?: boolean; config?: Config } = {}): Promise<void> {
+  await migrate(url, { includeCurrent: opts.includeCurrent });
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await loadSeeds(sql, opts.config);
+  } finally {
+    await sql.end();
+  }
+}
 
 export interface Database {
   url: string;
@@ -33,7 +49,7 @@ export async function openDatabase(
     }
   }
   try {
-    if (opts.migrate) await migrate(url, { config });
+    if (opts.migrate) await migrateAndSeed(url, { config });
   } catch (e) {
     await stopEmbedded?.();
     throw e;

@@ -3,9 +3,8 @@
 
 import fs from 'node:fs';
 import * as v from 'valibot';
-import { openDatabase } from './boot.ts';
-import { childEnv, type Config } from '../config.ts';
-import { migrate } from '../db/migrate.ts';
+import { migrateAndSeed, openDatabase } from './boot.ts';
+import { childEnv } from '../config.ts';
 import { issueMessage } from '../schemas.ts';
 import { generateKey } from '../auth/keys.ts';
 import { microsFlag, parseArgs, required, UsageError, uuidFlag } from './args.ts';
@@ -69,7 +68,7 @@ export const commands: Record<string, Command> = {
       parseArgs(argv, { options: {} });
       const db = await openDatabase(config, { migrate: false, poolSize: 1 });
       try {
-        await migrate(db.url, { config });
+        await migrateAndSeed(db.url, { config });
         const [row] = await countMigrations(db.sql);
         return { migrated: true, migrations: row!.n };
       } finally {

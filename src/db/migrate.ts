@@ -1,5 +1,6 @@
 // Migrations: graphile-worker's schema, then graphile-migrate's committed migrations (and, in
-// development and tests, the uncommitted current one), then the shared seed images.
+// development and tests, the uncommitted current one). The shared seed images are loaded by the
+// caller that boots (cli/boot.ts migrateAndSeed), which knows the store.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,7 +8,6 @@ import postgres from 'postgres';
 import { createRequire } from 'node:module';
 import { migrate as gmMigrate } from 'graphile-migrate';
 import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
-import type { Config } from '../config.ts';
 import { MIGRATIONS_FOLDER } from './committed.ts';
 import { ownedPgPool } from './pg-pool.ts';
 
@@ -15,11 +15,8 @@ export { MIGRATIONS_FOLDER };
 
 const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
 
-/**
- * Applies graphile-worker's schema and every committed migration. Idempotent. `config` says
- * where the seed images go (KILN_STORE); without it they go into Postgres.
- */
-export async function migrate(url: string, opts: { includeCurrent?: boolean; config?: Config } = {}): Promise<void> {
+/** Applies graphile-worker's schema and every committed migration. Idempotent. */
+export async function migrate(url: string, opts: { includeCurrent?: boolean } = {}): Promise<void> {
   // On a pool of ours, ended before we return (see ./pg-pool.ts).
   const workerPool = ownedPgPool(url, { max: 1 });
   try {
@@ -35,14 +32,6 @@ export async function migrate(url: string, opts: { includeCurrent?: boolean; con
     clearAllPools();
   }
   if (opts.includeCurrent) await applyCurrent(url);
-  // Shared seed images ship with the code: load them (idempotently) whenever we migrate.
-  const { loadSeeds } = await import('../storage/seeds.ts');
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await loadSeeds(sql, opts.config);
-  } finally {
-    await sql.end();
-  }
 }
 
 /** Runs the uncommitted migration (db/migrations/current*) as-is: development and tests only. */

@@ -15,7 +15,7 @@ import { eventsHorizon } from '../db/sql/events_horizon.ts';
 import { readEvents, type EventRow } from '../db/sql/read_events.ts';
 import { keyOf } from '../live/hub.ts';
 import type { Feed } from '../live/stream.ts';
-import { eventBody } from '../webhooks/service.ts';
+import { eventBody } from './body.ts';
 
 /** How far back Last-Event-ID resumes. */
 export const RESUME_WINDOW_MS = 24 * 3600_000;

@@ -8,8 +8,8 @@ import type { Context } from '../context.ts';
 import { listGenerations } from '../db/sql/list_generations.ts';
 import { listGenerationsForKeys, type GenerationPage } from '../db/sql/list_generations_for_keys.ts';
 import { errors } from '../errors.ts';
+import { signingKey } from '../internal/signing.ts';
 import { registerSchemas } from '../schemas.ts';
-import { signingKey } from '../storage/store.ts';
 import { GenerationStatus, type GenerationStatusBody } from './schemas.ts';
 import { generationStats, renderGeneration } from './service.ts';
 

@@ -14,15 +14,16 @@ import { enabledModels } from '../db/sql/enabled_models.ts';
 import { getGenerations, type GenerationBody } from '../db/sql/get_generations.ts';
 import { pollGenerations } from '../db/sql/poll_generations.ts';
 import { startGenerations } from '../db/sql/start_generations.ts';
-import { ApiError, errors, isDataError, toApiError, UNSTORABLE_MESSAGE } from '../errors.ts';
+import { ApiError, errors, isDataError, toApiError } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { authorizedCall, type AuthorizedCall, type Caller, type Origin } from '../auth/access.ts';
-import { issueMessage } from '../schemas.ts';
+import { isUuid, issueMessage } from '../schemas.ts';
 import { withTimeout } from '../db/timeout.ts';
-import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, isPublicAddress, sniffImage } from '../providers/inputs.ts';
+import { isPublicAddress } from '../internal/address.ts';
+import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, sniffImage } from '../providers/inputs.ts';
 import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../storage/store.ts';
-import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type BatchResult } from '../db/batch.ts';
+import { byOrd, perOwner, type BatchResult } from '../db/batch.ts';
 import type { Idempotency } from '../idempotency.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 
@@ -358,12 +359,6 @@ export async function acceptStarted(ctx: Context, caller: Caller, row: StartColu
 }
 
 // ---------------------------------------------------------------- reading
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(s: unknown): s is string {
-  return typeof s === 'string' && UUID_RE.test(s);
-}
 
 /** The row shape returned by kiln.get_generation. */
 export type GenerationRow = GenerationBody;

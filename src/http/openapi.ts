@@ -4,7 +4,7 @@
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import type { RouteDef, Success } from './route.ts';
+import { API_PREFIX, type RouteDef, type Success } from './route.ts';
 import { components } from '../schemas.ts';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -45,7 +45,7 @@ function contactOf(serverUrl: string) {
   }
 }
 
-export function buildOpenApi(routes: RouteDef[], serverUrl = '/api/v1') {
+export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
   const byIdentity = new Map<v.GenericSchema, string>();
   for (const [name, schema] of Object.entries(components)) byIdentity.set(schema, name);
   const convert = (schema: v.GenericSchema) => {

@@ -11,6 +11,14 @@ import { errors } from '../errors.ts';
 
 export type Schema = v.GenericSchema;
 
+/** Where the REST routes are mounted. */
+export const API_PREFIX = '/api/v1';
+
+/** The absolute URL of an API path, e.g. a Location header: `apiUrl(ctx, '/generations/' + id)`. */
+export function apiUrl(ctx: Context, path: string): string {
+  return `${ctx.config.publicUrl}${API_PREFIX}${path}`;
+}
+
 interface RouteBase {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** OpenAPI-style path under /api/v1, e.g. `/generations/{id}`. */

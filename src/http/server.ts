@@ -10,11 +10,17 @@ import { json } from './json.ts';
 import { errorFields } from '../log.ts';
 import { mountHealth } from './health.ts';
 import { buildOpenApi } from './openapi.ts';
-import type { RouteDef } from './route.ts';
+import { API_PREFIX, type RouteDef } from './route.ts';
 import { apiRoutes } from './routes/index.ts';
 import { openApiRoute } from './routes/openapi/get.ts';
 
-export const API_PREFIX = '/api/v1';
+declare module 'h3' {
+  /** What Kiln keeps on every request (h3 merges this into event.context's type). */
+  interface H3EventContext {
+    /** The caller's X-Request-ID when well-formed, else a new uuid; set before any handler runs. */
+    requestId?: string;
+  }
+}
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -24,8 +30,8 @@ export interface AppOptions {
   extend?: Array<(app: H3, ctx: Context) => void>;
 }
 
-export function requestId(event: H3Event): string {
-  return (event.context as any).requestId;
+export function requestId(event: H3Event): string | undefined {
+  return event.context.requestId;
 }
 
 export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
@@ -38,11 +44,10 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
     onRequest(event) {
       const incoming = event.req.headers.get('x-request-id');
       const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
-      (event.context as any).requestId = id;
-      (event.context as any).startedAt = performance.now();
+      event.context.requestId = id;
     },
     onResponse(response, event) {
-      const id = (event.context as any).requestId;
+      const id = event.context.requestId;
       if (id && !response.headers.has('x-request-id')) {
         try {
           response.headers.set('x-request-id', id);

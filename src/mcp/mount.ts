@@ -74,7 +74,8 @@ export function mountMcp(app: H3, ctx: Context, opts: MountOptions = {}): void {
   });
   const path = new URL(mcpUrl).pathname || '/';
   app.all(path, (event) => {
-    ids.set(event.req, requestId(event));
+    const id = requestId(event);
+    if (id) ids.set(event.req, id);
     return mcp(event.req);
   });
   if (settings) {

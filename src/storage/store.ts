@@ -3,15 +3,15 @@
 // (KILN_STORE=postgres) or in an S3-compatible bucket (s3, ./s3.ts). URLs are public or
 // HMAC-signed and expiring. Bytes are written before their row commits (see stageObject).
 
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
-import type { Queryable, Sql } from '../db/pool.ts';
-import { ensureSecret } from '../db/sql/ensure_secret.ts';
+import type { Queryable } from '../db/pool.ts';
 import { findObject as findObjectSql } from '../db/sql/find_object.ts';
 import type { ObjectRow } from '../db/sql/get_object.ts';
 import { noteObjectIntent } from '../db/sql/note_object_intent.ts';
 import { recordObject, type RecordObjectArgs } from '../db/sql/record_object.ts';
+import { signingKey } from '../internal/signing.ts';
 // Type only: the AWS SDK (~0.5 s to load) is imported when a bucket is configured, not by every process.
 import type { Bucket } from './s3.ts';
 
@@ -194,20 +194,6 @@ const FILES_PREFIX = '/files/';
 
 export function publicUrl(ctx: Context, path: string): string {
   return `${ctx.config.publicUrl}${FILES_PREFIX}${path}`;
-}
-
-const secrets = new WeakMap<Sql, Promise<Buffer>>();
-
-/** KILN_URL_SIGNING_SECRET, or a secret generated once and kept in the database for every process. */
-export function signingKey(ctx: Context): Promise<Buffer> {
-  if (ctx.config.urlSigningSecret) return Promise.resolve(Buffer.from(ctx.config.urlSigningSecret, 'utf8'));
-  let p = secrets.get(ctx.sql);
-  if (!p) {
-    p = ensureSecret(ctx.sql, 'url_signing', randomBytes(32)).then(([r]) => r!.value);
-    p.catch(() => secrets.delete(ctx.sql));
-    secrets.set(ctx.sql, p);
-  }
-  return p;
 }
 
 function mac(key: Buffer, path: string, expires: number): string {

@@ -5,10 +5,11 @@
 import type { Context } from '../context.ts';
 import { beginWebhookAttempt } from '../db/sql/begin_webhook_attempt.ts';
 import { recordWebhookAttempt } from '../db/sql/record_webhook_attempt.ts';
+import { eventBody } from '../events/body.ts';
 import { webhookId } from '../events/ids.ts';
 import { attemptDelivery } from './attempt.ts';
 import { decryptSecret, signedHeaders } from './secrets.ts';
-import { DISABLE_AFTER_SECONDS, eventBody } from './service.ts';
+import { DISABLE_AFTER_SECONDS } from './service.ts';
 
 export interface DeliverJob {
   /** Delivery id (one per event and endpoint; the message's webhook-id is the event's, events/ids.ts). */

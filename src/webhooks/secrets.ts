@@ -5,7 +5,7 @@
 
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
-import { signingKey } from '../storage/store.ts';
+import { signingKey } from '../internal/signing.ts';
 
 export const SECRET_PREFIX = 'whsec_';
 

@@ -1,13 +1,10 @@
-// Webhook endpoints of a billing scope (the workspace of a workspace-bound key, else the account),
-// their delivery log, and rendering an outbox event into the message every delivery and every
-// GET /events stream sends. Callers are resolved (auth/access.ts) before any of this runs.
+// Webhook endpoints of a billing scope (the workspace of a workspace-bound key, else the account)
+// and their delivery log. Callers are resolved (auth/access.ts) before any of this runs.
 
 import type { Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
-import type { StoredEvent } from '../db/sql/begin_webhook_attempt.ts';
 import { createWebhookEndpoint, type WebhookEndpointJson } from '../db/sql/create_webhook_endpoint.ts';
 import { deleteWebhookEndpoint } from '../db/sql/delete_webhook_endpoint.ts';
-import { freezeEventBody } from '../db/sql/freeze_event_body.ts';
 import { getWebhookEndpoint } from '../db/sql/get_webhook_endpoint.ts';
 import { listWebhookDeliveries, type WebhookDeliveryJson } from '../db/sql/list_webhook_deliveries.ts';
 import { listWebhookEndpoints } from '../db/sql/list_webhook_endpoints.ts';
@@ -18,9 +15,7 @@ import { sendWebhookTest } from '../db/sql/send_webhook_test.ts';
 import { updateWebhookEndpoint, type WebhookPatch } from '../db/sql/update_webhook_endpoint.ts';
 import { errors } from '../errors.ts';
 import { webhookId } from '../events/ids.ts';
-import { renderGeneration, type GenerationRow } from '../generations/service.ts';
 import { parseWith } from '../schemas.ts';
-import { renderRun, type RunRow } from '../workflows/service.ts';
 import { CreateWebhookRequest, EVENT_TYPES, RecoverRequest, UpdateWebhookRequest } from './schemas.ts';
 import { encryptSecret, generateSecret } from './secrets.ts';
 import { checkEndpointUrl, UrlRefused } from './ssrf.ts';
@@ -144,23 +139,4 @@ export async function recover(ctx: Context, caller: Caller, id: string, input: u
 export async function sendTest(ctx: Context, caller: Caller, id: string) {
   const [row] = await sendWebhookTest(ctx.sql, scopeOf(caller), id);
   if (!row?.ok) throw errors.notFound('Webhook endpoint');
-}
-
-/**
- * An event's message body `{ type, timestamp, data }`: the stored one, or rendered now (image
- * URLs signed now) and stored first-writer-wins, so every delivery, redelivery and stream of the
- * event sends the same bytes.
- */
-export async function eventBody(ctx: Context, ev: StoredEvent): Promise<string> {
-  if (ev.body) return ev.body;
-  let data: unknown = ev.data;
-  if (ev.type.startsWith('generation.')) data = await renderGeneration(ctx, ev.data as GenerationRow);
-  else if (ev.type.startsWith('workflow_run.')) {
-    const run = ev.data as RunRow;
-    // A terminal run is never past its window: the reread is not reached.
-    data = await renderRun(ctx, { ...run, expired: false }, async () => run);
-  }
-  const body = JSON.stringify({ type: ev.type, timestamp: ev.occurredAt, data });
-  const [row] = await freezeEventBody(ctx.sql, ev.id, body);
-  return row?.body ?? body;
 }

@@ -1,12 +1,12 @@
 // Where a webhook may connect: https URLs without credentials whose host resolves only to public
-// addresses (src/providers/inputs.ts isPublicAddress: no loopback, private, link-local, CGNAT,
+// addresses (src/internal/address.ts isPublicAddress: no loopback, private, link-local, CGNAT,
 // multicast, unspecified, metadata or IPv4-mapped forms of those). Checked when an endpoint is
 // saved and again at every attempt, which connects to the very addresses checked (no rebinding).
 // KILN_WEBHOOK_ALLOW_PRIVATE=1 (development, tests) allows http and any address.
 
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { isPublicAddress } from '../providers/inputs.ts';
+import { isPublicAddress } from '../internal/address.ts';
 
 export class UrlRefused extends Error {}
 

@@ -9,7 +9,7 @@ import readline from 'node:readline';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import { startEmbedded } from '../../src/db/embedded.ts';
-import { migrate } from '../../src/db/migrate.ts';
+import { migrateAndSeed } from '../../src/cli/boot.ts';
 import { connect, type Sql } from '../../src/db/pool.ts';
 
 export interface BenchDb {
@@ -38,7 +38,7 @@ export async function benchDatabase(): Promise<BenchDb> {
     url = pg.url;
     stop = pg.stop;
   }
-  await migrate(url, { includeCurrent: true });
+  await migrateAndSeed(url, { includeCurrent: true });
   const sql = connect(url, { max: 4 });
   let postmasterPid: number | null = null;
   try {

@@ -3,7 +3,6 @@
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { H3 } from 'h3';
 import { toNodeHandler } from 'h3/node';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';

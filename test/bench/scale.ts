@@ -7,7 +7,7 @@
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import { migrate } from '../../src/db/migrate.ts';
+import { migrateAndSeed } from '../../src/cli/boot.ts';
 import { connect, type Sql } from '../../src/db/pool.ts';
 import { hashKey } from '../../src/auth/keys.ts';
 import { fmt, fmtRounds, load, pairedFigures, startBenchServer, type CpuMeter, type LoadResult } from './_env.ts';
@@ -254,7 +254,7 @@ async function scaleDatabase(ctx: BenchContext, label: string, scale: number): P
     await ctx.sql.unsafe(`drop database if exists ${name} with (force)`);
   };
   try {
-    await migrate(url, { includeCurrent: true });
+    await migrateAndSeed(url, { includeCurrent: true });
     const accountIds: string[] = [];
     for (const [i, key] of ctx.keys.entries()) {
       const [a] = await sql`select * from kiln.create_account(${`bench${i}@example.test`}, 'enterprise', null, true)`;

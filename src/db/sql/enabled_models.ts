@@ -2,8 +2,26 @@
 // its version (updated_at in microseconds, what a price is checked against); one entry when `id`
 // is given.
 
-import type { CatalogUpstream } from '../../billing/types.ts';
 import type { Queryable } from '../pool.ts';
+
+/** Where and how an entry's adapter calls its upstream (see docs/providers.md "Model catalog"). */
+export interface CatalogUpstream {
+  baseUrl?: string;
+  /** The upstream's model name (openai, anthropic, gemini, replicate `owner/name`). */
+  model?: string;
+  /** fal: the app id, e.g. `fal-ai/flux/schnell`. */
+  app?: string;
+  /** replicate: a version id, when the model is not called by name. */
+  version?: string;
+  apiKeyEnv?: string;
+  /** Extra provider-specific input fields merged into the request. */
+  params?: Record<string, unknown>;
+  /** Longest upstream run time billed (and waited for) — replicate time-billed models. */
+  maxSeconds?: number;
+  pollIntervalMs?: number;
+  delayMs?: number;
+  [setting: string]: unknown;
+}
 
 /** A kiln.models row (also the shape of the models kiln.snapshot_workflow returns as json). */
 export interface ModelRow {

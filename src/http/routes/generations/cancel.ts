@@ -7,9 +7,9 @@ import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
 import { sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../../schemas.ts';
+import { isUuid, Uuid } from '../../../schemas.ts';
 import { GenerationStatus } from '../../../generations/schemas.ts';
-import { cancelGenerationCall, canceledGeneration, isUuid, type CancelColumns } from '../../../generations/service.ts';
+import { cancelGenerationCall, canceledGeneration, type CancelColumns } from '../../../generations/service.ts';
 
 export default defineRoute<string, CancelColumns>({
   method: 'POST',

@@ -9,7 +9,7 @@ import type { Context } from '../../../context.ts';
 import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, idempotencyOf, REPLAYED_HEADER } from '../../../idempotency.ts';
 import { readIdempotencyKey } from '../../idempotency.ts';
 import { readJson, sendJson } from '../../json.ts';
-import { defineRoute } from '../../route.ts';
+import { apiUrl, defineRoute } from '../../route.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus } from '../../../generations/schemas.ts';
 import { acceptStarted, prepareGeneration, renderGeneration, startGeneration, startGenerationCall, type PreparedGeneration, type StartColumns } from '../../../generations/service.ts';
 import { pendingRow, waitForGeneration } from '../../../live/generations.ts';
@@ -89,7 +89,7 @@ export default defineRoute<PreparedGeneration, StartColumns>({
       const input = inputs.has(event) ? inputs.get(event) : await readJson(event, ctx.config.maxBodyBytes);
       started = await startGeneration(ctx, caller, input, idempotencyOf(key, input));
     }
-    const headers: Record<string, string> = { 'cache-control': 'no-store', location: `${ctx.config.publicUrl}/api/v1/generations/${started.body.id}` };
+    const headers: Record<string, string> = { 'cache-control': 'no-store', location: apiUrl(ctx, `/generations/${started.body.id}`) };
     if (started.replayed) headers[REPLAYED_HEADER] = 'true';
     const wait = waits.get(event);
     if (wait) {

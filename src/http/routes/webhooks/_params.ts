@@ -3,8 +3,7 @@
 import { getRouterParam, type H3Event } from 'h3';
 import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
-import { isUuid } from '../../../generations/service.ts';
-import { Uuid } from '../../../schemas.ts';
+import { isUuid, Uuid } from '../../../schemas.ts';
 
 export const EndpointIdParam = v.pipe(Uuid, v.description('Webhook endpoint id from `POST /webhooks`.'));
 export const DeliveryIdParam = v.pipe(Uuid, v.description('Delivery id (`id`, not `webhookId`) from `GET /webhooks/{id}/deliveries`.'));

@@ -2,13 +2,11 @@
 // outputs in flight are aborted and released, the run ends failed with error `canceled`;
 // completed results (and their charges) stay. One round trip: the key and the cancel.
 
-import { getRouterParam } from 'h3';
-import * as v from 'valibot';
 import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../../schemas.ts';
 import { WorkflowRun } from '../../../workflows/schemas.ts';
-import { cancelRunCall, canceledRun, runIds, type CancelRunColumns, type RunIds } from '../../../workflows/service.ts';
+import { cancelRunCall, canceledRun, type CancelRunColumns, type RunIds } from '../../../workflows/service.ts';
+import { RunParams, runIdsOf } from './_params.ts';
 
 export default defineRoute<RunIds, CancelRunColumns>({
   method: 'POST',
@@ -22,14 +20,11 @@ export default defineRoute<RunIds, CancelRunColumns>({
   tag: 'Workflows',
   scope: 'write',
   bucket: 'read',
-  params: {
-    id: v.pipe(Uuid, v.description('Workflow id.')),
-    runId: v.pipe(Uuid, v.description('Run id from `POST /workflows/{id}/runs`.')),
-  },
+  params: RunParams,
   success: { status: 200, description: 'The canceled run.', schema: WorkflowRun, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 409, 429, 503],
   call: cancelRunCall,
-  prepare: (_ctx, event) => runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId')),
+  prepare: (_ctx, event) => runIdsOf(event),
   async handler(ctx, _event, { row }) {
     return json(await canceledRun(ctx, row!), 200, { 'cache-control': 'no-store' });
   },

@@ -2,17 +2,16 @@
 // Never cached: results grow while the run is in flight. With `Prefer: wait=N`, answers as soon as
 // the run is completed or failed, or after N seconds.
 
-import { getRouterParam, type H3Event } from 'h3';
-import * as v from 'valibot';
+import type { H3Event } from 'h3';
 import { json } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../../schemas.ts';
 import { hubOf } from '../../../live/hub.ts';
 import { waitForRun } from '../../../live/runs.ts';
 import { PREFERENCE_APPLIED, PreferWait } from '../../../live/schemas.ts';
 import { preferredWait } from '../../../live/wait.ts';
 import { WorkflowRun } from '../../../workflows/schemas.ts';
-import { getRunCall, readRun, renderRun, runIds, type RunIds, type RunRow } from '../../../workflows/service.ts';
+import { getRunCall, readRun, renderRun, type RunIds, type RunRow } from '../../../workflows/service.ts';
+import { RunParams, runIdsOf } from './_params.ts';
 
 /** The honoured wait of a request and the hub mark taken before its read. */
 const waits = new WeakMap<H3Event, { seconds: number; mark: number }>();
@@ -29,10 +28,7 @@ export default defineRoute<RunIds, { body: RunRow | null }>({
   tag: 'Workflows',
   scope: 'read',
   bucket: 'read',
-  params: {
-    id: v.pipe(Uuid, v.description('Workflow id.')),
-    runId: v.pipe(Uuid, v.description('Run id from `POST /workflows/{id}/runs`.')),
-  },
+  params: RunParams,
   headers: { Prefer: PreferWait },
   success: {
     status: 200, description: 'The run.', schema: WorkflowRun,
@@ -42,7 +38,7 @@ export default defineRoute<RunIds, { body: RunRow | null }>({
   // Authorization, rate limit and the read in one round trip (once per request, however long it waits).
   call: getRunCall,
   prepare(ctx, event) {
-    const ids = runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId'));
+    const ids = runIdsOf(event);
     const seconds = preferredWait(event.req.headers.get('prefer'));
     if (seconds) waits.set(event, { seconds, mark: hubOf(ctx).mark() });
     return ids;

@@ -1,15 +1,14 @@
 // GET /workflows/{id}/runs — a workflow's runs, newest first, paged by limit/offset.
 
 import { getRouterParam } from 'h3';
-import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
 import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
-import { Uuid } from '../../../schemas.ts';
+import { isUuid } from '../../../schemas.ts';
 import { ListLimit, RunListOffset, WorkflowRunList } from '../../../workflows/schemas.ts';
-import { isUuid } from '../../../generations/service.ts';
 import { listRunsCall, parsePage, type RunPage } from '../../../workflows/service.ts';
 import type { WorkflowRunSummaryRow } from '../../../db/sql/list_workflow_runs.ts';
+import { WorkflowIdParam } from './_params.ts';
 
 export default defineRoute<RunPage, { body: WorkflowRunSummaryRow[] | null }>({
   method: 'GET',
@@ -20,7 +19,7 @@ export default defineRoute<RunPage, { body: WorkflowRunSummaryRow[] | null }>({
   tag: 'Workflows',
   scope: 'read',
   bucket: 'read',
-  params: { id: v.pipe(Uuid, v.description('Workflow id.')) },
+  params: { id: WorkflowIdParam },
   query: { limit: ListLimit, offset: RunListOffset },
   success: { status: 200, description: 'A page of runs.', schema: WorkflowRunList, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],

@@ -2,13 +2,13 @@
 // outputs are reused (not run, not charged again), the failed and abandoned ones and what depends
 // on them run again. Replies 202 at once, like POST /workflows/{id}/runs.
 
-import { getRouterParam } from 'h3';
 import * as v from 'valibot';
 import { json } from '../../json.ts';
-import { defineRoute } from '../../route.ts';
+import { apiUrl, defineRoute } from '../../route.ts';
 import { Uuid } from '../../../schemas.ts';
 import { RunAccepted } from '../../../workflows/schemas.ts';
-import { retryRun, runIds } from '../../../workflows/service.ts';
+import { retryRun } from '../../../workflows/service.ts';
+import { runIdsOf, WorkflowIdParam } from './_params.ts';
 
 export default defineRoute({
   method: 'POST',
@@ -22,15 +22,12 @@ export default defineRoute({
   tag: 'Workflows',
   scope: 'write',
   bucket: null,
-  params: {
-    id: v.pipe(Uuid, v.description('Workflow id.')),
-    runId: v.pipe(Uuid, v.description('Id of the failed run.')),
-  },
+  params: { id: WorkflowIdParam, runId: v.pipe(Uuid, v.description('Id of the failed run.')) },
   success: { status: 202, description: 'Accepted; the new run is pending.', schema: RunAccepted },
   errors: [400, 401, 402, 403, 404, 409, 429, 500, 503],
   async handler(ctx, event, { caller }) {
-    const ids = runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId'));
+    const ids = runIdsOf(event);
     const run = await retryRun(ctx, caller, ids);
-    return json(run, 202, { 'cache-control': 'no-store', location: `${ctx.config.publicUrl}/api/v1/workflows/${ids.workflowId}/runs/${run.id}` });
+    return json(run, 202, { 'cache-control': 'no-store', location: apiUrl(ctx, `/workflows/${ids.workflowId}/runs/${run.id}`) });
   },
 });

@@ -2,15 +2,13 @@
 // output and the progress, the terminal state last. Opening it is one read request for the rate
 // limits (authorization and the read in one round trip, as the GET).
 
-import { getRouterParam } from 'h3';
-import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../../schemas.ts';
 import { runFeed } from '../../../live/runs.ts';
 import { EventStreamText, LastEventId, WorkflowRunStreamItem } from '../../../live/schemas.ts';
 import { lastEventId, openEventStream } from '../../../live/stream.ts';
-import { getRunCall, runIds, type RunIds, type RunRow } from '../../../workflows/service.ts';
+import { getRunCall, type RunIds, type RunRow } from '../../../workflows/service.ts';
+import { RunParams, runIdsOf } from './_params.ts';
 
 export default defineRoute<RunIds, { body: RunRow | null }>({
   method: 'GET',
@@ -27,15 +25,12 @@ export default defineRoute<RunIds, { body: RunRow | null }>({
   tag: 'Workflows',
   scope: 'read',
   bucket: 'read',
-  params: {
-    id: v.pipe(Uuid, v.description('Workflow id.')),
-    runId: v.pipe(Uuid, v.description('Run id from `POST /workflows/{id}/runs`.')),
-  },
+  params: RunParams,
   headers: { 'Last-Event-ID': LastEventId },
   success: { status: 200, description: 'The event stream.', type: 'text/event-stream', schema: EventStreamText, items: WorkflowRunStreamItem },
   errors: [400, 401, 403, 404, 429, 503],
   call: getRunCall,
-  prepare: (_ctx, event) => runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId')),
+  prepare: (_ctx, event) => runIdsOf(event),
   async handler(ctx, event, { caller, row, payload }) {
     if (!row?.body) throw errors.notFound('Workflow run');
     return openEventStream(ctx, event, caller.accountId, runFeed(ctx, caller, payload!, lastEventId(event)));

@@ -1,16 +1,14 @@
 // GET /workflows/{id}/runs/{runId}/graph — the structure of a run's snapshot (nodes and edges),
 // so a client can draw the run and place each result of GET …/runs/{runId} on it.
 
-import { getRouterParam } from 'h3';
-import * as v from 'valibot';
 import { errors } from '../../../errors.ts';
 import { sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
-import { Uuid } from '../../../schemas.ts';
 import type { WorkflowRunGraphJson } from '../../../db/sql/get_workflow_run_graphs_for_keys.ts';
 import { runGraphCall } from '../../../workflows/run-graph.ts';
 import { WorkflowRunGraph } from '../../../workflows/schemas.ts';
-import { runIds, type RunIds } from '../../../workflows/service.ts';
+import type { RunIds } from '../../../workflows/service.ts';
+import { RunParams, runIdsOf } from './_params.ts';
 
 export default defineRoute<RunIds, { body: WorkflowRunGraphJson | null }>({
   method: 'GET',
@@ -24,15 +22,12 @@ export default defineRoute<RunIds, { body: WorkflowRunGraphJson | null }>({
   tag: 'Workflows',
   scope: 'read',
   bucket: 'read',
-  params: {
-    id: v.pipe(Uuid, v.description('Workflow id.')),
-    runId: v.pipe(Uuid, v.description('Run id.')),
-  },
+  params: RunParams,
   success: { status: 200, description: 'The run\'s graph.', schema: WorkflowRunGraph, headers: { 'cache-control': '`private, max-age=3600`: a snapshot is immutable.' } },
   errors: [400, 401, 403, 404, 429, 503],
   // Authorization, rate limit and the read in one round trip.
   call: runGraphCall,
-  prepare: (_ctx, event) => runIds(getRouterParam(event, 'id'), getRouterParam(event, 'runId')),
+  prepare: (_ctx, event) => runIdsOf(event),
   async handler(_ctx, event, { row }) {
     if (!row?.body) throw errors.notFound('Workflow run');
     return sendJson(event, row.body, { headers: { 'cache-control': 'private, max-age=3600' } });

@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, idempotencyOf, REPLAYED_HEADER } from '../../../idempotency.ts';
 import { readIdempotencyKey } from '../../idempotency.ts';
 import { json } from '../../json.ts';
-import { defineRoute } from '../../route.ts';
+import { apiUrl, defineRoute } from '../../route.ts';
 import { Uuid } from '../../../schemas.ts';
 import { RunAccepted } from '../../../workflows/schemas.ts';
 import { startRunOnce } from '../../../workflows/service.ts';
@@ -40,7 +40,7 @@ export default defineRoute({
     // No body: the key alone identifies the request within its workflow (the operation).
     const key = readIdempotencyKey(event);
     const run = await startRunOnce(ctx, caller, id, idempotencyOf(key, null));
-    const headers: Record<string, string> = { 'cache-control': 'no-store', location: `${ctx.config.publicUrl}/api/v1/workflows/${id}/runs/${run.body.id}` };
+    const headers: Record<string, string> = { 'cache-control': 'no-store', location: apiUrl(ctx, `/workflows/${id}/runs/${run.body.id}`) };
     if (run.replayed) headers[REPLAYED_HEADER] = 'true';
     return json(run.body, 202, headers);
   },
