@@ -164,8 +164,19 @@ export function loadConfig() {
     urlSigningSecret: opt('KILN_URL_SIGNING_SECRET'),
     signedUrlTtlSeconds: int('KILN_SIGNED_URL_TTL', 3600, 1),
     store: storeConfig(),
-    /** Executions of one generation before it fails for good (transient provider errors retry with backoff). */
+    /**
+     * Executions of one generation that ran to an end (the provider answered, failed or timed
+     * out) before it fails for good: transient failures retry with backoff. Waiting for a parallel
+     * slot, a takeover from a dead worker and a worker's shutdown do not count.
+     */
     generationMaxAttempts: int('KILN_GENERATION_MAX_ATTEMPTS', 5, 1, 25),
+    /**
+     * Executions of one generation cut off by a dead worker (a crash, a kill, a lost database
+     * session) in a row before it fails for good: a request that crashes every worker it meets.
+     * Such an execution is taken over and never counts as an attempt. At most 20: a job is picked
+     * up at most kiln_private.generation_job_attempts() (25) times.
+     */
+    generationMaxCrashes: int('KILN_GENERATION_MAX_CRASHES', 10, 1, 20),
     /**
      * Deadline for one execution of a generation (all provider calls of that attempt), ms. At most
      * 3 h: graphile-worker unlocks (and runs again) any job locked for 4 h, and its public API has

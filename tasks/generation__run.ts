@@ -2,9 +2,11 @@
 // Start (respecting the account's parallel slots and, for a run output, its run), price and
 // reserve a run output once its inputs are known, call the provider under a deadline and the
 // worker's lease, then complete + settle in one idempotent SQL call — which, for a run output,
-// also records it on the run and queues its ready dependents. Transient failures retry with
-// graphile-worker's backoff; permanent ones — and the last attempt — fail the generation (and
-// its run) and release its reservation. A canceled generation (kiln:cancel, see
+// also records it on the run and queues its ready dependents. Transient failures retry as a new
+// job with graphile-worker's backoff; permanent ones — and the last attempt — fail the generation
+// (and its run) and release its reservation. Only executions that ran to an end are attempts:
+// waiting for a slot, a takeover from a dead worker (a crash, counted apart; see
+// KILN_GENERATION_MAX_CRASHES) and a worker's shutdown are not. A canceled generation (kiln:cancel, see
 // src/generations/cancel.ts) has its call aborted through the registry below and ends quietly:
 // the cancel already failed it and released its reservation.
 
@@ -138,9 +140,10 @@ async function execute(ctx: Context, lease: Lease, helpers: JobHelpers, id: stri
   const job = helpers.job;
   const [{ s }] = await startGeneration(ctx.sql, {
     id, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
-    waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.max_attempts,
+    waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.max_attempts, maxCrashes: ctx.config.generationMaxCrashes,
   });
-  if (s.outcome !== 'run') return; // wait (re-queued), busy (a live worker has it), done, not_ready, missing
+  // wait (re-queued), busy (a live worker has it), superseded (a newer job has it), done, not_ready, missing
+  if (s.outcome !== 'run') return;
   const started = s as Started;
 
   const deadline = new AbortController();
@@ -158,13 +161,15 @@ async function execute(ctx: Context, lease: Lease, helpers: JobHelpers, id: stri
     if (canceled.aborted) return;
     const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
     if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
-    if (!verdict.retry || started.attempt >= started.max_attempts) {
+    if (!verdict.retry || (verdict.counted && started.attempt >= started.max_attempts)) {
       const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
       await failGeneration(ctx.sql, id, message);
       return;
     }
-    await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message);
-    throw err instanceof Error ? err : new Error(verdict.message); // graphile-worker retries with backoff
+    // Back to pending with a new job for the retry, after graphile-worker's backoff when the
+    // attempt counted. This job ends (it lost the generation's key), so job attempts never add
+    // up across retries: Kiln counts attempts and crashes on the generation.
+    await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message, verdict.counted);
   } finally {
     clearTimeout(timer);
   }

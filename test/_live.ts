@@ -16,7 +16,7 @@ export interface Spawned {
 }
 
 /** `kiln api` or `kiln worker` against `dbUrl`, resolved once it says it is up. */
-export function spawnKiln(command: 'api' | 'worker', dbUrl: string, env: Record<string, string> = {}): Promise<Spawned> {
+export function spawnKiln(command: 'api' | 'worker' | 'serve', dbUrl: string, env: Record<string, string> = {}): Promise<Spawned> {
   const child = spawn(process.execPath, [BIN, command], {
     env: { ...process.env, DATABASE_URL: dbUrl, PORT: '0', KILN_LOG: process.env.KILN_LOG ?? 'silent', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

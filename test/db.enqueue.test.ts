@@ -17,7 +17,7 @@ test('a job queued by the bypass is the row graphile_worker.add_jobs writes for 
   const viaBypass = randomUUID();
   const viaApi = randomUUID();
   await sql`select kiln_private.enqueue_new_generations(array[${viaBypass}::uuid], 5)`;
-  await sql`select graphile_worker.add_jobs(array[row('generation__run', json_build_object('id', ${viaApi}::uuid), null, null, 5::smallint, ${viaApi}, null, null)::graphile_worker.job_spec])`;
+  await sql`select graphile_worker.add_jobs(array[row('generation__run', json_build_object('id', ${viaApi}::uuid), null, null, kiln_private.generation_job_attempts(), ${viaApi}, null, null)::graphile_worker.job_spec])`;
   const rows = await sql`select * from graphile_worker._private_jobs where key in (${viaBypass}, ${viaApi})`;
   assert.equal(rows.length, 2);
   const strip = (r: Record<string, unknown>) => {

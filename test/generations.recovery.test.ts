@@ -87,9 +87,9 @@ test('a stalled execution that finishes after a takeover cannot charge again or 
   handlers.set('zombie', () => chatReply('taken over', { prompt_tokens: 10, completion_tokens: 10 }));
   // A "zombie" pool starts the generation and stalls: it never heartbeats again.
   const [job] = await srv.db.sql`select id from graphile_worker._private_jobs where key = ${id}`;
-  const [{ s }] = await srv.db.sql`select kiln.start_generation(${id}, 'pool-zombie', 999999, ${STALE}, 1000, 2) as s`;
-  assert.equal(s.outcome, 'run');
   assert.ok(job);
+  const [{ s }] = await srv.db.sql`select kiln.start_generation(${id}, 'pool-zombie', ${job.id}, ${STALE}, 1000, 2) as s`;
+  assert.equal(s.outcome, 'run');
   // A healthy worker takes the job over (the zombie holds no lock and no heartbeat) and completes it.
   const w = await startTestWorker(srv);
   const done = await waitFor(srv, key, id);
@@ -103,7 +103,9 @@ test('a stalled execution that finishes after a takeover cannot charge again or 
   const after = await api(srv.base, key, `/generations/${id}`);
   assert.equal(after.body.result.code, 'taken over');
   assert.deepEqual((await charges(srv.db.sql, id)).map((x) => [x.status, x.settled]), [['settled', '30']]);
-  assert.equal((await generationRow(srv.db.sql, id)).attempts, 2);
+  // The zombie's execution was cut off and taken over: a crash, not an attempt.
+  const row = await generationRow(srv.db.sql, id);
+  assert.deepEqual([row.attempts, row.crashes], [1, 1]);
   await w.stop();
 });
 
@@ -191,7 +193,9 @@ test('a worker killed with SIGKILL mid-generation: a restarted worker finishes i
   t.diagnostic(`completed ${recoveredMs} ms after the restarted worker was up (${restartedAt - spawnedAt} ms to start it; stale window 30 s)`);
   assert.ok(recoveredMs <= 5_000, `completed ${recoveredMs} ms after the restart`);
   assert.equal(requestsOf('sigkill'), 2);
-  assert.equal((await generationRow(srv.db.sql, id)).attempts, 2);
+  // The killed execution is a crash, not an attempt.
+  const row = await generationRow(srv.db.sql, id);
+  assert.deepEqual([row.attempts, row.crashes], [1, 1]);
   const ledger = await charges(srv.db.sql, id);
   assert.deepEqual(ledger.map((c) => [c.status, c.settled]), [['settled', String(3 + 4 * 2)]]);
 
@@ -213,7 +217,7 @@ test('a generation no job can finish any more is failed by the sweep and its res
   assert.ok(r.failed_generations >= 1);
   const body = (await api(srv.base, key, `/generations/${id}`)).body;
   assert.equal(body.status, 'failed');
-  assert.match(body.error, /nothing was charged/);
+  assert.match(body.error, /^no worker can finish this generation: its job left the queue \(removed, or out of retries\)\. Nothing was charged; create the generation again\.$/);
   assert.deepEqual((await charges(srv.db.sql, id)).map((x) => x.status), ['released']);
 
   // A generation whose job is merely waiting (slot wait, retry backoff) is left alone.

@@ -142,8 +142,9 @@ test('a workflow output leased to a live worker is never taken over, even before
   const taker = await holdLease();
   await lockJob(jobKey, `pool-${taker.id}`);
   assert.equal(await start(taker.id), 'run');
-  const [row] = await srv.db.sql`select worker_id, attempts from kiln_private.generations where id = ${gen}`;
-  assert.deepEqual([row.worker_id, row.attempts], [taker.id, 2]);
+  // The dead lease's execution was cut off: a crash, not an attempt.
+  const [row] = await srv.db.sql`select worker_id, attempts, crashes from kiln_private.generations where id = ${gen}`;
+  assert.deepEqual([row.worker_id, row.attempts, row.crashes], [taker.id, 1, 1]);
   const [out] = await srv.db.sql`select status from kiln_private.workflow_run_outputs where run_id = ${run} and output_node_id = 'o'`;
   assert.equal(out.status, 'running');
 });
@@ -181,7 +182,7 @@ test('takeover from a dead session takes about a second: a running worker\'s nex
   t.diagnostic(`takeover: unlocked ${unlockedAt - diedAt} ms and completed ${doneAt - diedAt} ms after the worker's session ended (sweep every 1000 ms, stale window ${STALE} s)`);
   assert.ok(unlockedAt - diedAt <= 2000, `unlocked ${unlockedAt - diedAt} ms after the session ended`);
   assert.ok(doneAt - diedAt <= 3000, `completed ${doneAt - diedAt} ms after the session ended`);
-  assert.deepEqual([row.worker_id, row.attempts], [w.workerId(), 2]);
+  assert.deepEqual([row.worker_id, row.attempts, row.crashes], [w.workerId(), 1, 1]);
   assert.deepEqual((await charges(srv.db.sql, id)).map((c) => c.status), ['settled']);
   await w.stop();
 });

@@ -166,11 +166,15 @@ async function executeWith(
   };
 }
 
-/** Whether a failed execution may be retried, and the client-safe message it ends with. */
-export function classifyFailure(err: unknown, signals: { deadline: AbortSignal; shutdown: AbortSignal }): { retry: boolean; message: string } {
-  if (signals.shutdown.aborted) return { retry: true, message: 'the worker shut down during the generation' };
-  if (signals.deadline.aborted) return { retry: true, message: 'the generation timed out' };
-  if (err instanceof InputError) return { retry: false, message: err.message };
-  if (err instanceof ProviderError) return { retry: err.retryable, message: err.message };
-  return { retry: true, message: 'internal error' };
+/**
+ * Whether a failed execution may be retried, whether it counts as one of the generation's
+ * attempts (not when its worker shut down or lost its lease under it), and the client-safe
+ * message it ends with.
+ */
+export function classifyFailure(err: unknown, signals: { deadline: AbortSignal; shutdown: AbortSignal }): { retry: boolean; counted: boolean; message: string } {
+  if (signals.shutdown.aborted) return { retry: true, counted: false, message: 'the worker shut down during the generation' };
+  if (signals.deadline.aborted) return { retry: true, counted: true, message: 'the generation timed out' };
+  if (err instanceof InputError) return { retry: false, counted: true, message: err.message };
+  if (err instanceof ProviderError) return { retry: err.retryable, counted: true, message: err.message };
+  return { retry: true, counted: true, message: 'internal error' };
 }

@@ -1,5 +1,6 @@
 // kiln.start_generation: moves a generation to processing for a worker's job, respecting the
-// account's parallel slots (and, for a run output, its run). `outcome` 'run' carries what to run.
+// account's parallel slots (and, for a run output, its run). `outcome` 'run' carries what to run;
+// a takeover from a dead worker counts a crash, not an attempt.
 
 import type { Queryable } from '../pool.ts';
 
@@ -10,10 +11,12 @@ export interface StartGenerationArgs {
   staleSeconds: number;
   waitMs: number;
   jobMaxAttempts: number;
+  /** Takeovers from dead workers in a row after which the generation fails (KILN_GENERATION_MAX_CRASHES). */
+  maxCrashes: number;
 }
 
 export function startGeneration(sql: Queryable, a: StartGenerationArgs) {
   return sql<Array<{ s: { outcome: string } }>>`
     select kiln.start_generation(${a.id}::uuid, ${a.workerId}, ${a.jobId}::bigint, ${a.staleSeconds}::int,
-                                 ${a.waitMs}::int, ${a.jobMaxAttempts}::int) as s`;
+                                 ${a.waitMs}::int, ${a.jobMaxAttempts}::int, ${a.maxCrashes}::int) as s`;
 }
