@@ -212,6 +212,8 @@ create table kiln_private.generations (
   updated_at timestamp with time zone default now() not null,
   run_id uuid,
   output_node_id text,
+  crashes integer default 0 not null,
+  crash_streak integer default 0 not null,
   constraint generations_pkey PRIMARY KEY (id),
   constraint generations_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint generations_charge_id_fkey FOREIGN KEY (charge_id) REFERENCES kiln_private.charges(id),
@@ -231,8 +233,11 @@ create table kiln_private.generations (
   constraint generations_type_check CHECK ((type = ANY (ARRAY['image'::text, 'code'::text])))
 );
 comment on table kiln_private.generations is 'Generation jobs: request, state, result, cost and the charge that bills them.';
+comment on column kiln_private.generations.attempts is 'Executions that ran to an end (the provider answered, failed or timed out), counted against max_attempts. An execution cut off by a crash or a shutdown does not count.';
 comment on column kiln_private.generations.run_id is 'For origin workflow: the run this generation is an output of.';
 comment on column kiln_private.generations.output_node_id is 'For origin workflow: the output node (of the run''s snapshot) it produces.';
+comment on column kiln_private.generations.crashes is 'Executions cut off because the worker running them died (a crash, a kill, a lost database session) and taken over by another.';
+comment on column kiln_private.generations.crash_streak is 'Crashes since the last execution that ran to an end; KILN_GENERATION_MAX_CRASHES in a row fail the generation.';
 CREATE INDEX generations_active_idx ON kiln_private.generations USING btree (account_id, status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text]));
 CREATE INDEX generations_created_brin ON kiln_private.generations USING brin (created_at) WITH (autosummarize='on');
 CREATE INDEX generations_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, type, status, created_at, id);
@@ -728,9 +733,14 @@ create view kiln.generation_timings as
     cost_micros,
     created_at,
     EXTRACT(epoch FROM started_at - created_at) * 1000::numeric AS queued_ms,
-    EXTRACT(epoch FROM finished_at - started_at) * 1000::numeric AS processing_ms
+    EXTRACT(epoch FROM finished_at - started_at) * 1000::numeric AS processing_ms,
+    max_attempts,
+    crashes,
+    crash_streak,
+    last_error,
+    error
    FROM kiln_private.generations g;
-comment on view kiln.generation_timings is 'One row per generation with its queued (created → first started) and processing (started → finished) times in milliseconds, for percentiles over any window; null while not yet started or finished.';
+comment on view kiln.generation_timings is 'One row per generation with its queued (created → first started) and processing (started → finished) times in milliseconds, for percentiles over any window (null while not yet started or finished), and what its executions went through: attempts (executions that ran to an end, of max_attempts), crashes (executions cut off by a dead worker and taken over; crash_streak in a row), the last transient error and the final error.';
 
 create view kiln.models as
  SELECT id,
@@ -1543,7 +1553,7 @@ end;
 $function$;
 comment on function kiln.create_workspace(text,uuid) is 'Creates a workspace with its owner as first member.';
 
-CREATE OR REPLACE FUNCTION kiln.defer_generation(p_id uuid, p_worker_id text, p_job_id bigint, p_error text)
+CREATE OR REPLACE FUNCTION kiln.defer_generation(p_id uuid, p_worker_id text, p_job_id bigint, p_error text, p_counted boolean DEFAULT true)
  RETURNS kiln_private.generations
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -1553,7 +1563,10 @@ declare
   v_gen kiln_private.generations;
 begin
   update kiln_private.generations
-    set status = 'pending', worker_id = null, job_id = null, last_error = left(p_error, 1000), updated_at = now()
+    set status = 'pending', worker_id = null, job_id = null, last_error = left(p_error, 1000), updated_at = now(),
+        -- An execution cut short by its worker (shutdown, lost lease) is not an attempt.
+        attempts = case when p_counted then attempts else greatest(attempts - 1, 0) end,
+        crash_streak = case when p_counted then 0 else crash_streak end
     where id = p_id and status = 'processing' and worker_id = p_worker_id and job_id = p_job_id
     returning * into v_gen;
   if found then
@@ -1561,12 +1574,17 @@ begin
       update kiln_private.workflow_run_outputs set status = 'queued', updated_at = now()
         where run_id = v_gen.run_id and output_node_id = v_gen.output_node_id and status = 'running';
     end if;
+    -- The retry is a new job (this one, still locked, loses the key and ends): graphile-worker's
+    -- backoff after a counted attempt (e^attempts seconds, at most e^10), at once after a shutdown.
+    perform graphile_worker.add_job('generation__run', json_build_object('id', p_id),
+      run_at => now() + case when p_counted then make_interval(secs => exp(least(v_gen.attempts, 10))) else interval '0' end,
+      job_key => p_id::text, max_attempts => kiln_private.generation_job_attempts());
     perform kiln_private.nudge_waiting_generation(v_gen.account_id);
   end if;
   return v_gen;
 end;
 $function$;
-comment on function kiln.defer_generation(uuid,text,bigint,text) is 'A transient failure: back to pending (freeing the slot, keeping any reservation) until the job''s retry. Only the lease holder may defer.';
+comment on function kiln.defer_generation(uuid,text,bigint,text,boolean) is 'A transient failure: back to pending (freeing the slot, keeping any reservation) and a new job for the retry, after graphile-worker''s backoff when the attempt counts, at once when it does not (p_counted false: the worker shut down or lost its lease during it). Only the lease holder may defer.';
 
 CREATE OR REPLACE FUNCTION kiln.delete_webhook_endpoint(p_scope_id uuid, p_id uuid)
  RETURNS boolean
@@ -1751,7 +1769,7 @@ begin
         and not exists (
           select 1 from graphile_worker.jobs j where j.id = g.job_id and j.locked_by is not null)
   loop
-    perform kiln.fail_generation(v_stuck.id, 'the output could not be completed; nothing was charged');
+    perform kiln.fail_generation(v_stuck.id, kiln_private.unfinishable_message(v_stuck.id));
     v_stuck_n := v_stuck_n + 1;
   end loop;
 
@@ -3097,7 +3115,7 @@ AS $function$
 $function$;
 comment on function kiln.snapshot_workflow(uuid,uuid) is 'The graph of an owned workflow, locked until the end of the transaction, plus the enabled catalog: what a run snapshots.';
 
-CREATE OR REPLACE FUNCTION kiln.start_generation(p_id uuid, p_worker_id text, p_job_id bigint, p_stale_seconds integer, p_wait_ms integer, p_job_max_attempts integer)
+CREATE OR REPLACE FUNCTION kiln.start_generation(p_id uuid, p_worker_id text, p_job_id bigint, p_stale_seconds integer, p_wait_ms integer, p_job_max_attempts integer, p_max_crashes integer DEFAULT 10)
  RETURNS json
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -3111,6 +3129,7 @@ declare
   v_run_id uuid;
   v_slots int;
   v_n int;
+  v_crashed boolean := false;
 begin
   select run_id into v_run_id from kiln_private.generations where id = p_id;
   if not found then
@@ -3130,6 +3149,12 @@ begin
       return json_build_object('outcome', 'not_ready'); -- a stray job: its upstream will enqueue it
     end if;
   end if;
+  -- Another job holds this generation's key: this one was superseded (graphile-worker's add_job
+  -- clears the key of a locked job and queues a new one, e.g. a slot nudge that met this job
+  -- between its pickup and this call). The newer job runs it; this one ends.
+  if exists (select 1 from graphile_worker.jobs j where j.key = p_id::text and j.id <> p_job_id) then
+    return json_build_object('outcome', 'superseded');
+  end if;
 
   if v_gen.status = 'processing' then
     if v_gen.worker_id = p_worker_id and v_gen.job_id = p_job_id then
@@ -3138,7 +3163,20 @@ begin
       -- A live worker is running it, however slowly: never run it twice.
       return json_build_object('outcome', 'busy');
     end if;
-    -- Otherwise its worker died (or let go of the job): take it over; the slot is already held.
+    -- Otherwise its worker died during the execution (a crash, a kill, a lost session): take it
+    -- over; the slot is already held. The cut-off execution is a crash, not an attempt: it never
+    -- counts toward max_attempts, but N of them in a row (p_max_crashes) fail the generation, in
+    -- case it is what stops its workers.
+    v_crashed := v_gen.worker_id is distinct from p_worker_id or v_gen.job_id is distinct from p_job_id;
+    if v_crashed and v_gen.crash_streak + 1 >= p_max_crashes then
+      update kiln_private.generations
+        set crashes = crashes + 1, crash_streak = crash_streak + 1, attempts = greatest(attempts - 1, 0), updated_at = now()
+        where id = p_id;
+      perform kiln.fail_generation(p_id, format(
+        'the worker running this generation stopped during it %s times in a row (it crashed or was killed), so it was not run again: '
+        'the request may be what stops the worker. Nothing was charged.', v_gen.crash_streak + 1));
+      return json_build_object('outcome', 'done', 'status', 'failed');
+    end if;
   else
     if v_run_id is not null then
       if v_run.status in ('completed', 'failed') then
@@ -3147,7 +3185,7 @@ begin
         perform kiln_private.note_workflow_progress(v_run_id, 0);
         return json_build_object('outcome', 'done', 'status', 'abandoned');
       end if;
-      if v_gen.attempts = 0 and clock_timestamp() > v_run.deadline then
+      if v_gen.started_at is null and clock_timestamp() > v_run.deadline then
         perform kiln.expire_workflow_run(v_run_id, p_stale_seconds);
         return json_build_object('outcome', 'done', 'status', 'failed');
       end if;
@@ -3168,7 +3206,7 @@ begin
       perform graphile_worker.add_job('generation__run', json_build_object('id', p_id),
                                       run_at => now() + make_interval(secs => p_wait_ms / 1000.0),
                                       job_key => p_id::text,
-                                      max_attempts => coalesce(p_job_max_attempts, v_gen.max_attempts));
+                                      max_attempts => kiln_private.generation_job_attempts());
       return json_build_object('outcome', 'wait');
     end if;
   end if;
@@ -3176,7 +3214,10 @@ begin
   update kiln_private.generations
     set status = 'processing',
         waiting = false,
-        attempts = attempts + 1,
+        -- A takeover replaces the cut-off execution: the attempt it was stays uncounted.
+        attempts = attempts + case when v_crashed then 0 else 1 end,
+        crashes = crashes + v_crashed::int,
+        crash_streak = crash_streak + v_crashed::int,
         worker_id = p_worker_id,
         job_id = p_job_id,
         started_at = coalesce(started_at, now()),
@@ -3195,6 +3236,7 @@ begin
     'outcome', 'run',
     'attempt', v_gen.attempts,
     'max_attempts', v_gen.max_attempts,
+    'crashes', v_gen.crashes,
     'account_id', v_gen.account_id,
     'type', v_gen.type,
     'model_id', v_gen.model_id,
@@ -3210,7 +3252,7 @@ begin
       where u.run_id = v_run_id and u.output_node_id = any (v_out.refs) and u.status = 'completed') end);
 end;
 $function$;
-comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer) is 'Moves a generation (any origin) to processing for a worker''s job, respecting the account''s parallel slots and, for a run output, its run (outcome run, with the request and, for a run output, its upstream results), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), done (already settled, abandoned or expired), not_ready (a run output whose inputs are not settled), missing.';
+comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer,integer) is 'Moves a generation (any origin) to processing for a worker''s job, respecting the account''s parallel slots and, for a run output, its run (outcome run, with the request and, for a run output, its upstream results), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), superseded (a newer job holds its key and runs it), done (already settled, abandoned, expired, or failed after p_max_crashes crashes in a row), not_ready (a run output whose inputs are not settled), missing. Taking over from a dead worker counts a crash, not an attempt; p_job_max_attempts is unused (kept for older callers).';
 
 CREATE OR REPLACE FUNCTION kiln.start_generations(p_key_hashes bytea[], p_origin text, p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer, p_idem_keys text[] DEFAULT NULL::text[], p_fingerprints bytea[] DEFAULT NULL::bytea[], p_idem_ttl_seconds integer DEFAULT 86400)
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, retry_after integer, id uuid, error_code text, error_message text, replayed boolean)
@@ -3366,7 +3408,7 @@ begin
             where o.generation_id = g.id and o.status = 'waiting')
       for update of g skip locked
   loop
-    perform kiln.fail_generation(v_gen.id, 'generation could not be completed; nothing was charged');
+    perform kiln.fail_generation(v_gen.id, kiln_private.unfinishable_message(v_gen.id));
     v_failed := v_failed + 1;
   end loop;
 
@@ -4142,12 +4184,13 @@ begin
     return;
   end if;
   -- One call for the batch; job key = generation id, so a duplicate enqueue collapses into one job.
+  -- The job's cap is Kiln's (generation_job_attempts); p_max_attempts stays on the generations.
   perform graphile_worker.add_jobs(array(
-    select row('generation__run', json_build_object('id', g), null, null, p_max_attempts::smallint, g::text, null, null)::graphile_worker.job_spec
+    select row('generation__run', json_build_object('id', g), null, null, kiln_private.generation_job_attempts(), g::text, null, null)::graphile_worker.job_spec
     from unnest(p_ids) g));
 end;
 $function$;
-comment on function kiln_private.enqueue_generations(uuid[],integer) is 'Queues generation__run jobs for existing generations (graphile_worker.add_jobs; job key = generation id).';
+comment on function kiln_private.enqueue_generations(uuid[],integer) is 'Queues generation__run jobs for existing generations (graphile_worker.add_jobs; job key = generation id; max_attempts kiln_private.generation_job_attempts(), whatever p_max_attempts).';
 
 CREATE OR REPLACE FUNCTION kiln_private.enqueue_new_generations(p_ids uuid[], p_max_attempts integer)
  RETURNS void
@@ -4178,7 +4221,7 @@ begin
     return;
   end if;
   insert into graphile_worker._private_jobs (task_id, payload, max_attempts, key)
-    select v_task, json_build_object('id', g), p_max_attempts, g::text from unnest(p_ids) g;
+    select v_task, json_build_object('id', g), kiln_private.generation_job_attempts(), g::text from unnest(p_ids) g;
   perform pg_notify('jobs:insert', '{"r":' || random()::text || ',"count":' || cardinality(p_ids)::text || '}');
 end;
 $function$;
@@ -4221,6 +4264,14 @@ AS $function$
     'prompt', g.request->>'prompt');
 $function$;
 comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed), billed cost and the request''s prompt.';
+
+CREATE OR REPLACE FUNCTION kiln_private.generation_job_attempts()
+ RETURNS smallint
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$ select 25::smallint $function$;
+comment on function kiln_private.generation_job_attempts() is 'max_attempts of every generation__run job: a job is picked up once per execution and once per takeover after a crash (a retry or a slot wait is a new job), so the cap only has to stay above KILN_GENERATION_MAX_CRASHES (at most 20); Kiln counts attempts and crashes itself, on the generation.';
 
 CREATE OR REPLACE FUNCTION kiln_private.idempotency_operation(p_origin text)
  RETURNS text
@@ -4431,18 +4482,22 @@ AS $function$
 declare
   v_next kiln_private.generations;
 begin
+  -- Locked, so that it cannot interleave with kiln.start_generation of the same generation (which
+  -- locks it too); one being started is skipped for the next.
   select * into v_next from kiln_private.generations
     where account_id = p_account_id and status = 'pending' and waiting
     order by created_at
-    limit 1;
+    limit 1
+    for update skip locked;
   if found then
-    -- Same job key: moves the waiting job's run_at to now instead of adding a second job.
+    -- Same job key: moves the waiting job's run_at to now. Should a worker have just picked that
+    -- job up, add_job queues a new one instead and start_generation ends the old (superseded).
     perform graphile_worker.add_job('generation__run', json_build_object('id', v_next.id),
-                                    job_key => v_next.id::text, max_attempts => v_next.max_attempts);
+                                    job_key => v_next.id::text, max_attempts => kiln_private.generation_job_attempts());
   end if;
 end;
 $function$;
-comment on function kiln_private.nudge_waiting_generation(uuid) is 'Runs the oldest slot-waiting generation of an account now (called when a slot frees).';
+comment on function kiln_private.nudge_waiting_generation(uuid) is 'Runs the oldest slot-waiting generation of an account now (called when a slot frees); one being started at this moment is skipped.';
 
 CREATE OR REPLACE FUNCTION kiln_private.object_generation_id(p_path text)
  RETURNS uuid
@@ -4815,6 +4870,22 @@ AS $function$
   delete from kiln_private.upstream_minutes where minute < now() - interval '1 hour';
 $function$;
 comment on function kiln_private.trim_upstream_minutes() is 'Drops per-minute upstream counts older than an hour (run by the workers'' full sweep).';
+
+CREATE OR REPLACE FUNCTION kiln_private.unfinishable_message(p_id uuid)
+ RETURNS text
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select case when g.run_id is null
+    then format('no worker can finish this generation: its job left the queue (removed, or out of retries%s). Nothing was charged; create the generation again.',
+                case when g.crashes > 0 then format(' after its worker stopped %s times', g.crashes) else '' end)
+    else format('no worker can finish this output: its job left the queue (removed, or out of retries%s). Nothing was charged; retry the run.',
+                case when g.crashes > 0 then format(' after its worker stopped %s times', g.crashes) else '' end)
+  end
+  from kiln_private.generations g where g.id = p_id;
+$function$;
+comment on function kiln_private.unfinishable_message(uuid) is 'The error of a generation that no job can finish any more (the sweep and the run-window check fail it): what happened and what to do.';
 
 CREATE OR REPLACE FUNCTION kiln_private.unlock_silent_pools(p_stale_seconds integer)
  RETURNS text[]
