@@ -89,7 +89,9 @@ export interface TestServer {
 export async function startServer(opts: { config?: Partial<Config>; db?: TestDb; extend?: AppOptions['extend'] } = {}): Promise<TestServer> {
   const db = opts.db ?? (await createTestDb());
   const shutdown = new AbortController();
-  const server = http.createServer();
+  // Idle sockets kept as long as `kiln serve` keeps them (65 s): with Node's default 5 s, a loaded
+  // test process that reuses a socket just as the server closes it reads ECONNRESET.
+  const server = http.createServer({ keepAliveTimeout: 65_000 });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   const origin = `http://127.0.0.1:${port}`;
