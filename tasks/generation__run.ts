@@ -13,7 +13,8 @@
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
-import { priceRequest, type StoredRequest } from '../src/generations/service.ts';
+import { priceRequest } from '../src/generations/service.ts';
+import type { StoredRequest } from '../src/providers/index.ts';
 import { isUuid } from '../src/schemas.ts';
 import { InputError } from '../src/providers/inputs.ts';
 import { errorFields } from '../src/log.ts';

@@ -19,6 +19,7 @@ import {
   type ImageOutput,
   type Provider,
   type ProviderErrorCode,
+  type StoredRequest,
 } from '../providers/index.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
 import { claimUpstream } from '../db/sql/claim_upstream.ts';
@@ -26,7 +27,6 @@ import { recordUpstream } from '../db/sql/record_upstream.ts';
 import { releaseUpstreamTrial } from '../db/sql/release_upstream_trial.ts';
 import { errorFields } from '../log.ts';
 import type { ImageFormat } from '../storage/store.ts';
-import type { StoredRequest } from './service.ts';
 
 export type ExecutionOutput = (
   | { type: 'image'; image: ImageOutput; format: ImageFormat; costMicros: number; providerRequestId: string | null }

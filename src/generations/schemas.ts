@@ -2,11 +2,10 @@
 // the single source for REST validation, the OpenAPI document and MCP tool arguments.
 
 import * as v from 'valibot';
-import { ASPECT_RATIOS, TARGET_LANGUAGES } from '../providers/types.ts';
+import { ASPECT_RATIOS, MAX_IMAGES, TARGET_LANGUAGES } from '../providers/types.ts';
 import { registerSchemas, Uuid } from '../schemas.ts';
 
 export const MAX_PROMPT_CHARS = 50_000;
-export const MAX_IMAGES = 10;
 export const MAX_TEXT_INPUTS = 10;
 export const MAX_TEXT_INPUT_CHARS = 50_000;
 

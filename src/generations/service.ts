@@ -21,32 +21,13 @@ import { isUuid, issueMessage } from '../schemas.ts';
 import { withTimeout } from '../db/timeout.ts';
 import { isPublicAddress } from '../internal/address.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, sniffImage } from '../providers/inputs.ts';
-import { maxTokensFor, reserveMicros, type AspectRatio, type TargetLanguage, type TextInput } from '../providers/index.ts';
+import { maxTokensFor, reserveMicros, type StoredRequest, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { signedUrl } from '../storage/store.ts';
 import { byOrd, perOwner, type BatchResult } from '../db/batch.ts';
 import type { Idempotency } from '../idempotency.ts';
 import { GenerationRequest, type GenerationStatusBody } from './schemas.ts';
 
 export type { Caller, Origin };
-
-/** What is persisted in kiln_private.generations.request and read back by the worker. */
-export interface StoredRequest {
-  type: 'image' | 'code';
-  prompt: string;
-  images: Array<{ url: string; mediaType: string }>;
-  textInputs: TextInput[];
-  aspectRatio: AspectRatio;
-  targetLanguage: TargetLanguage;
-  screenHtml: boolean;
-  maxTokens: number;
-  /** The catalog entry as priced at creation: the job runs and settles with exactly this. */
-  model: CatalogModel;
-  /**
-   * Entries tried in order when `model`'s upstream fails after its retries, as priced at creation
-   * (the reservation covers the dearest of the chain). Absent on requests stored before fallbacks.
-   */
-  fallbacks?: CatalogModel[];
-}
 
 export interface PreparedGeneration {
   type: 'image' | 'code';

@@ -11,6 +11,9 @@ export const TARGET_LANGUAGES = [
 ] as const;
 export type TargetLanguage = (typeof TARGET_LANGUAGES)[number];
 
+/** The most image inputs one request may carry (a POST's `images`, a workflow prompt node's image inputs). */
+export const MAX_IMAGES = 10;
+
 /** A resolved image input: bytes, or a vetted https URL for adapters that fetch URLs themselves. */
 export type ImageInputData = { data: Buffer; mediaType: string } | { url: string; mediaType: string };
 
@@ -19,6 +22,29 @@ export interface TextInput {
   /** Defaults to `Input N` (1-based) when rendered into a prompt. */
   label?: string;
   language?: string;
+}
+
+/**
+ * A generation's request as persisted in kiln_private.generations.request and read back by the
+ * worker: what a POST validates into (generations/service.ts) and what a run output is built into
+ * (workflows/request.ts). generations/execute.ts resolves its images and calls the adapter with it.
+ */
+export interface StoredRequest {
+  type: 'image' | 'code';
+  prompt: string;
+  images: Array<{ url: string; mediaType: string }>;
+  textInputs: TextInput[];
+  aspectRatio: AspectRatio;
+  targetLanguage: TargetLanguage;
+  screenHtml: boolean;
+  maxTokens: number;
+  /** The catalog entry as priced at creation: the job runs and settles with exactly this. */
+  model: CatalogModel;
+  /**
+   * Entries tried in order when `model`'s upstream fails after its retries, as priced at creation
+   * (the reservation covers the dearest of the chain). Absent on requests stored before fallbacks.
+   */
+  fallbacks?: CatalogModel[];
 }
 
 export interface ImageRequest {

@@ -3,9 +3,8 @@
 
 import { fallbackChain } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
-import type { StoredRequest } from '../generations/service.ts';
 import { InputError } from '../providers/inputs.ts';
-import { maxTokensFor, type TextInput } from '../providers/index.ts';
+import { maxTokensFor, type StoredRequest, type TextInput } from '../providers/index.ts';
 import { getObject } from '../storage/store.ts';
 import { classifyImage } from './images.ts';
 import type { UnitSpec } from './plan.ts';

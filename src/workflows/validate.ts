@@ -4,7 +4,7 @@
 
 import * as v from 'valibot';
 import { fallbackChain, type CatalogModel, type ModelCategory } from '../billing/catalog.ts';
-import { MAX_IMAGES } from '../generations/schemas.ts';
+import { MAX_IMAGES } from '../providers/types.ts';
 import { Graph, type GraphValue, type NodeValue, type OutputType, type PromptNodeValue } from './graph.ts';
 
 export interface ValidateOptions {
