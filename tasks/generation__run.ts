@@ -1,180 +1,12 @@
-// Task generation__run: executes one generation, whatever made it (REST, MCP, a workflow run).
-// Start (respecting the account's parallel slots and, for a run output, its run), price and
-// reserve a run output once its inputs are known, call the provider under a deadline and the
-// worker's lease, then complete + settle in one idempotent SQL call — which, for a run output,
-// also records it on the run and queues its ready dependents. Transient failures retry as a new
-// job with graphile-worker's backoff; permanent ones — and the last attempt — fail the generation
-// (and its run) and release its reservation. Only executions that ran to an end are attempts:
-// waiting for a slot, a takeover from a dead worker (a crash, counted apart; see
-// KILN_GENERATION_MAX_CRASHES) and a worker's shutdown are not. A canceled generation (kiln:cancel, see
-// src/generations/cancel.ts) has its call aborted through the registry below and ends quietly:
-// the cancel already failed it and released its reservation.
+// Task generation__run: executes one generation, whatever made it (REST, MCP, a workflow run):
+// src/generations/run.ts. A retry is a new job; attempts and crashes are counted on the
+// generation, not on the job (see there).
 
 import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
-import { classifyFailure, executeRequest, type ExecutionOutput } from '../src/generations/execute.ts';
-import { priceRequest } from '../src/generations/service.ts';
-import type { StoredRequest } from '../src/providers/index.ts';
-import { isUuid } from '../src/schemas.ts';
-import { InputError } from '../src/providers/inputs.ts';
-import { errorFields } from '../src/log.ts';
-import { commitObject, MEDIA_TYPES, objectPath, stageObject } from '../src/storage/store.ts';
-import type { UnitSpec } from '../src/workflows/plan.ts';
-import { buildRequest, type Upstream } from '../src/workflows/request.ts';
 import type { Lease } from '../src/generations/lease.ts';
-import { completeGeneration } from '../src/db/sql/complete_generation.ts';
-import { deferGeneration } from '../src/db/sql/defer_generation.ts';
-import { failGeneration } from '../src/db/sql/fail_generation.ts';
-import { reserveGeneration } from '../src/db/sql/reserve_generation.ts';
-import { startGeneration } from '../src/db/sql/start_generation.ts';
-
-/** Generations this process is running (or about to), by id, with the controllers that abort them. */
-const running = new Map<string, Set<AbortController>>();
-
-/** Aborts the calls of these generations that run in this process; returns how many it aborted. */
-export function abortGenerations(ids: Iterable<string>, reason = 'the generation was canceled'): number {
-  let n = 0;
-  for (const id of ids) {
-    for (const c of running.get(id) ?? []) {
-      if (c.signal.aborted) continue;
-      c.abort(new Error(reason));
-      n++;
-    }
-  }
-  return n;
-}
-
-/** The generations this process is running now. */
-export function runningGenerations(): string[] {
-  return [...running.keys()];
-}
-
-function track(id: string, c: AbortController): () => void {
-  let set = running.get(id);
-  if (!set) running.set(id, (set = new Set()));
-  set.add(c);
-  return () => {
-    set.delete(c);
-    if (!set.size && running.get(id) === set) running.delete(id);
-  };
-}
-
-interface Started {
-  outcome: 'run';
-  attempt: number;
-  max_attempts: number;
-  account_id: string;
-  /** The validated request (API and MCP), or the run output's spec (a workflow run). */
-  request: StoredRequest | UnitSpec;
-  /** Whether a reservation exists (always for API and MCP; a run output's is made here). */
-  reserved: boolean;
-  reserved_micros: number | string;
-  run_id: string | null;
-  output_node_id: string | null;
-  upstream: Upstream | null;
-}
-
-/** Budget refusals (SQL KQ001 / KP001) as a run output's client-facing failure message. */
-function budgetMessage(e: unknown): string | null {
-  const err = e as { code?: string; message?: string } | null;
-  if (err?.code === 'KQ001') return `insufficient_quota: ${err.message}`;
-  if (err?.code === 'KP001') return `payment_required: ${err.message}`;
-  return null;
-}
-
-async function complete(ctx: Context, id: string, started: Started, req: StoredRequest, out: ExecutionOutput): Promise<void> {
-  if (out.type === 'code') {
-    const result = { type: 'code', code: out.code, structuredOutput: out.structuredOutput, model: out.modelId };
-    await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId, out.modelId);
-    return;
-  }
-  // The object path is derived from the generation id and its row is written in the same
-  // transaction as the completion, so a duplicate execution can neither store a second image
-  // nor charge twice. The bytes are written first (into the bucket on s3, under a key of their
-  // own): a crash or a losing duplicate leaves bytes without a row, which the sweep removes.
-  const kind = started.run_id ? `workflows/${started.run_id}` : 'generations';
-  const path = objectPath(started.account_id, kind, out.format, id);
-  const result = {
-    type: 'image', path, mediaType: MEDIA_TYPES[out.format], aspectRatio: req.aspectRatio,
-    width: out.image.width, height: out.image.height, model: out.modelId,
-  };
-  const staged = await stageObject(ctx, {
-    path, owner: started.account_id, data: out.image.data, contentType: MEDIA_TYPES[out.format], format: out.format,
-    width: out.image.width, height: out.image.height, visibility: 'private',
-  });
-  await ctx.sql.begin(async (tx) => {
-    const [{ r }] = await completeGeneration(tx, id, result, out.costMicros, out.providerRequestId, out.modelId);
-    if (!r.applied) return;
-    await commitObject(tx, staged);
-  });
-}
-
-/**
- * The request to execute and its reservation. A run output's request is built from its spec and
- * its upstream results, priced with the same function as a POST, and reserved once; null when
- * it ended meanwhile (the budget refused it: the output, and its run, failed).
- */
-async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: StoredRequest; reservedMicros: number } | null> {
-  if (!s.run_id) return { req: s.request as StoredRequest, reservedMicros: Number(s.reserved_micros) };
-  const req = await buildRequest(ctx, s.account_id, s.request as UnitSpec, s.upstream ?? {});
-  if (s.reserved) return { req, reservedMicros: Number(s.reserved_micros) };
-  let amount: number;
-  try {
-    amount = priceRequest(req);
-  } catch {
-    throw new InputError(`model "${req.model.id}" has no usable price`);
-  }
-  let r: { ok: boolean; reserved_micros?: number | string };
-  try {
-    [{ r }] = await reserveGeneration(ctx.sql, id, amount);
-  } catch (e) {
-    const message = budgetMessage(e);
-    if (!message) throw e;
-    await failGeneration(ctx.sql, id, message);
-    return null;
-  }
-  return r.ok ? { req, reservedMicros: Number(r.reserved_micros) } : null;
-}
-
-/** One execution of generation `id` for this job; `canceled` aborts it when the generation is canceled. */
-async function execute(ctx: Context, lease: Lease, helpers: JobHelpers, id: string, canceled: AbortSignal): Promise<void> {
-  const job = helpers.job;
-  const [{ s }] = await startGeneration(ctx.sql, {
-    id, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
-    waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.max_attempts, maxCrashes: ctx.config.generationMaxCrashes,
-  });
-  // wait (re-queued), busy (a live worker has it), superseded (a newer job has it), done, not_ready, missing
-  if (s.outcome !== 'run') return;
-  const started = s as Started;
-
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), ctx.config.generationTimeoutMs);
-  const shutdown = AbortSignal.any([ctx.shutdown, helpers.abortSignal, lease.signal]);
-  const signal = AbortSignal.any([shutdown, deadline.signal, canceled]);
-  try {
-    const prepared = await prepare(ctx, id, started);
-    if (!prepared) return;
-    const out = await executeRequest(ctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
-    await complete(ctx, id, started, prepared.req, out);
-  } catch (err) {
-    // Canceled: the generation already ended failed 'canceled' with its reservation released;
-    // neither fail it again nor let graphile-worker retry the job.
-    if (canceled.aborted) return;
-    const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
-    if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
-    if (!verdict.retry || (verdict.counted && started.attempt >= started.max_attempts)) {
-      const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
-      await failGeneration(ctx.sql, id, message);
-      return;
-    }
-    // Back to pending with a new job for the retry, after graphile-worker's backoff when the
-    // attempt counted. This job ends (it lost the generation's key), so job attempts never add
-    // up across retries: Kiln counts attempts and crashes on the generation.
-    await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message, verdict.counted);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { runGeneration } from '../src/generations/run.ts';
+import { isUuid } from '../src/schemas.ts';
 
 export default function generationRun(ctx: Context, lease: Lease): Task {
   return async (payload: unknown, helpers: JobHelpers) => {
@@ -183,14 +15,7 @@ export default function generationRun(ctx: Context, lease: Lease): Task {
       helpers.logger.error('generation__run: malformed payload; dropping the job');
       return;
     }
-    // Tracked before it starts, so a cancel landing between the start and the provider call
-    // still finds it.
-    const cancel = new AbortController();
-    const untrack = track(id.toLowerCase(), cancel);
-    try {
-      await execute(ctx, lease, helpers, id, cancel.signal);
-    } finally {
-      untrack();
-    }
+    const { job, abortSignal } = helpers;
+    await runGeneration(ctx, lease, { id: job.id, maxAttempts: job.max_attempts, signal: abortSignal }, id);
   };
 }

@@ -8,7 +8,7 @@
 import type { Context } from '../context.ts';
 import { filterEndedGenerations } from '../db/sql/filter_ended_generations.ts';
 import { errorFields } from '../log.ts';
-import { abortGenerations, runningGenerations } from '../../tasks/generation__run.ts';
+import { abortGenerations, runningGenerations } from './running.ts';
 
 export const CANCEL_CHANNEL = 'kiln:cancel';
 

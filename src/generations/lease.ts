@@ -1,5 +1,5 @@
-// The worker lease a task runs under (generations/worker.ts takes it; tasks/ read it): its own
-// module so the tasks need not import the worker that loads them.
+// The worker lease a generation runs under (generations/worker.ts takes it; ./run.ts and tasks/
+// read it): its own module so the tasks need not import the worker that loads them.
 
 /** What a task runs under: the id work is leased to, and a signal that fires when the lease is lost. */
 export interface Lease {
