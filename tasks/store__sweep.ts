@@ -1,5 +1,5 @@
 // Task store__sweep: retention and the orphan sweep of the image store (src/storage/sweep.ts).
-// graphile-worker's cron queues it every minute (src/generations/worker.ts); with
+// graphile-worker's cron queues it every minute (src/worker/worker.ts); with
 // KILN_RETENTION_SWEEP_SECONDS under 60 each run also queues the next one that much later.
 // One job key, so however many workers run there is one sweep at a time.
 

@@ -3,7 +3,7 @@
 
 import type { Config } from '../src/config.ts';
 import { createContext, type Context } from '../src/context.ts';
-import { startWorker, type WorkerHandle } from '../src/generations/worker.ts';
+import { startWorker, type WorkerHandle } from '../src/worker/worker.ts';
 import type { Sql } from '../src/db/pool.ts';
 import { api, onCleanup, testConfig, type TestServer } from './_setup.ts';
 

@@ -16,7 +16,7 @@ import { createContext } from '../src/context.ts';
 import { migrateAndSeed } from '../src/cli/boot.ts';
 import { MIGRATIONS_FOLDER } from '../src/db/migrate.ts';
 import { connect } from '../src/db/pool.ts';
-import { startWorker } from '../src/generations/worker.ts';
+import { startWorker } from '../src/worker/worker.ts';
 import { startRun } from '../src/workflows/service.ts';
 import { createAccount, onCleanup, testConfig } from './_setup.ts';
 import { saveWorkflow } from './_workflows.ts';

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { ownedPgPool } from '../src/db/pg-pool.ts';
 import net from 'node:net';
 import { createContext } from '../src/context.ts';
-import { startWorker } from '../src/generations/worker.ts';
+import { startWorker } from '../src/worker/worker.ts';
 import { onCleanup, startServer, testConfig } from './_setup.ts';
 
 test('an idle connection the server terminates is reported to onError, once; the pool goes on; close() ends it', async () => {

@@ -10,7 +10,7 @@ import { generateKey } from '../auth/keys.ts';
 import { API_PREFIX } from '../http/route.ts';
 import { createApp } from '../http/server.ts';
 import { extensions } from './mounts.ts';
-import { startWorker } from '../generations/worker.ts';
+import { startWorker } from '../worker/worker.ts';
 import { errorFields } from '../log.ts';
 import { parseArgs } from './args.ts';
 import { createFirstAccount } from '../db/sql/create_first_account.ts';

@@ -6,7 +6,7 @@
 import autocannon from 'autocannon';
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
-import { startWorker } from '../../src/generations/worker.ts';
+import { startWorker } from '../../src/worker/worker.ts';
 import { failBacklog, fmt, fmtRounds, interleaved, load, withCpu, type LoadResult, type PairedFigure } from './_env.ts';
 import { TARGETS } from './_report.ts';
 import type { BenchContext } from './run.ts';

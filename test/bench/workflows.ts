@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { connect } from '../../src/db/pool.ts';
 import { generateKey } from '../../src/auth/keys.ts';
-import { startWorker } from '../../src/generations/worker.ts';
+import { startWorker } from '../../src/worker/worker.ts';
 import { createWorkflow } from '../../src/workflows/saved.ts';
 import { chatReply, startOpenAIPeer } from '../_openai-peer.ts';
 import { TARGETS } from './_report.ts';

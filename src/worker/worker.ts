@@ -4,7 +4,7 @@
 // (kiln.unlock_dead_workers) unlocks a dead worker's jobs within seconds, while a live worker's
 // jobs are never taken over, however slow the provider. A worker that loses its lease session
 // aborts its in-flight calls at once (another worker may now take them over) and starts again
-// under a new lease. Canceled generations are aborted wherever they run (./cancel.ts).
+// under a new lease. Canceled generations are aborted wherever they run (../generations/cancel.ts).
 
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
@@ -22,8 +22,8 @@ import { retireWorker } from '../db/sql/retire_worker.ts';
 import { sweepWorkers } from '../db/sql/sweep_workers.ts';
 import { trimUpstreamMinutes } from '../db/sql/trim_upstream_minutes.ts';
 import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
-import { watchCancels } from './cancel.ts';
-import type { Lease } from './lease.ts';
+import { watchCancels } from '../generations/cancel.ts';
+import type { Lease } from '../generations/lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 import { SWEEP_JOB_KEY } from '../../tasks/store__sweep.ts';
 import { sweepNeeded } from '../storage/sweep.ts';
