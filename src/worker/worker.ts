@@ -15,18 +15,14 @@ import { errorFields } from '../log.ts';
 import { ownedPgPool } from '../db/pg-pool.ts';
 import { attachWorkerPool } from '../db/sql/attach_worker_pool.ts';
 import { beatWorker } from '../db/sql/beat_worker.ts';
-import { purgeEvents } from '../db/sql/purge_events.ts';
-import { purgeIdempotencyKeys } from '../db/sql/purge_idempotency_keys.ts';
 import { registerWorker } from '../db/sql/register_worker.ts';
 import { retireWorker } from '../db/sql/retire_worker.ts';
-import { sweepWorkers } from '../db/sql/sweep_workers.ts';
-import { trimUpstreamMinutes } from '../db/sql/trim_upstream_minutes.ts';
-import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
 import { watchCancels } from '../generations/cancel.ts';
 import type { Lease } from '../generations/lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 import { SWEEP_JOB_KEY } from '../../tasks/store__sweep.ts';
 import { sweepNeeded } from '../storage/sweep.ts';
+import { purgeExpiredIdempotencyKeys, purgeOldEvents, sweepDeadWorkers, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
 
 export interface WorkerHandle {
   /** The graphile-worker runner of the current lease. */
@@ -47,14 +43,6 @@ interface Term {
 }
 
 const RESTART_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
-/** Expired Idempotency-Key records deleted per full sweep, at most (a backlog drains over a few sweeps). */
-const IDEMPOTENCY_PURGE_LIMIT = 5000;
-/**
- * Events past KILN_EVENT_RETENTION removed per statement, and statements per sweep: up to 10,000
- * events a heartbeat (5 s by default), far above any steady rate of events, in short transactions.
- */
-const EVENT_PURGE_LIMIT = 1000;
-const EVENT_PURGE_ROUNDS = 10;
 
 export async function startWorker(ctx: Context, url: string): Promise<WorkerHandle> {
   const logger = new Logger((scope) => (level, message) => {
@@ -147,9 +135,10 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
     });
   };
 
-  // Every sweepMs: unlock dead workers' jobs; every heartbeat interval also beat (which checks
-  // that this session still holds the lease) and the full sweep (orphaned generations, expired
-  // Idempotency-Key records, old upstream counts).
+  // Every sweepMs: unlock dead workers' jobs; every heartbeat interval, instead, beat (which
+  // checks that this session still holds the lease) and the full sweep (dead workers' jobs and
+  // orphaned generations, expired Idempotency-Key records, old upstream counts, old events).
+  // The chores are in ./housekeeping.ts.
   let sweeping: Promise<void> | null = null;
   let lastBeat = 0;
   const tick = (full = false) => {
@@ -166,24 +155,12 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
             leaseLost(t, 'its session no longer holds the lease');
             return;
           }
-          const [{ r }] = await sweepWorkers(t.conn, ctx.config.workerStaleSeconds);
-          if (r?.unlocked?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: r.unlocked });
-          if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
-          // Expired Idempotency-Key records (a BRIN range scan when there are none).
-          await purgeIdempotencyKeys(t.conn, IDEMPOTENCY_PURGE_LIMIT);
-          // Per-minute upstream counts older than the hour kiln.provider_health looks at.
-          await trimUpstreamMinutes(t.conn);
-          // Events and the webhook delivery log past KILN_EVENT_RETENTION.
-          const age = ctx.config.eventRetentionSeconds;
-          if (age !== undefined) {
-            for (let round = 0; round < EVENT_PURGE_ROUNDS && !stopping; round++) {
-              const [{ n }] = await purgeEvents(t.conn, age, EVENT_PURGE_LIMIT);
-              if (n < EVENT_PURGE_LIMIT) break;
-            }
-          }
+          await sweepDeadWorkers(ctx, t.conn);
+          await purgeExpiredIdempotencyKeys(t.conn);
+          await trimUpstreamCounts(t.conn);
+          await purgeOldEvents(ctx, t.conn, () => stopping);
         } else {
-          const [{ dead }] = await unlockDeadWorkers(t.conn, ctx.config.workerStaleSeconds);
-          if (dead?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: dead });
+          await unlockDeadWorkerJobs(ctx, t.conn);
         }
       } catch (e) {
         if (!stopping) ctx.log.warn('worker sweep failed', errorFields(e));

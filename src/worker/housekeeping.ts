@@ -1,0 +1,53 @@
+// What a worker keeps tidy besides running jobs, one function a chore, on its lease's connection:
+// the tick of ./worker.ts calls them, the quick unlock every KILN_WORKER_SWEEP_MS and the rest in
+// the full sweep of every heartbeat. Each is one SQL function, or a few short rounds of one.
+
+import type { Context } from '../context.ts';
+import type { Queryable } from '../db/pool.ts';
+import { purgeEvents } from '../db/sql/purge_events.ts';
+import { purgeIdempotencyKeys } from '../db/sql/purge_idempotency_keys.ts';
+import { sweepWorkers } from '../db/sql/sweep_workers.ts';
+import { trimUpstreamMinutes } from '../db/sql/trim_upstream_minutes.ts';
+import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
+
+/** Expired Idempotency-Key records deleted per full sweep, at most (a backlog drains over a few sweeps). */
+const IDEMPOTENCY_PURGE_LIMIT = 5000;
+/**
+ * Events past KILN_EVENT_RETENTION removed per statement, and statements per sweep: up to 10,000
+ * events a heartbeat (5 s by default), far above any steady rate of events, in short transactions.
+ */
+const EVENT_PURGE_LIMIT = 1000;
+const EVENT_PURGE_ROUNDS = 10;
+
+/** Between full sweeps: unlocks the jobs of workers whose lease session has ended. */
+export async function unlockDeadWorkerJobs(ctx: Context, conn: Queryable): Promise<void> {
+  const [{ dead }] = await unlockDeadWorkers(conn, ctx.config.workerStaleSeconds);
+  if (dead?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: dead });
+}
+
+/** The full sweep's first chore: unlocks dead workers' jobs and fails the generations no job can finish any more. */
+export async function sweepDeadWorkers(ctx: Context, conn: Queryable): Promise<void> {
+  const [{ r }] = await sweepWorkers(conn, ctx.config.workerStaleSeconds);
+  if (r?.unlocked?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: r.unlocked });
+  if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
+}
+
+/** Expired Idempotency-Key records (a BRIN range scan when there are none). */
+export async function purgeExpiredIdempotencyKeys(conn: Queryable): Promise<void> {
+  await purgeIdempotencyKeys(conn, IDEMPOTENCY_PURGE_LIMIT);
+}
+
+/** Per-minute upstream counts older than the hour kiln.provider_health looks at. */
+export async function trimUpstreamCounts(conn: Queryable): Promise<void> {
+  await trimUpstreamMinutes(conn);
+}
+
+/** Events and the webhook delivery log past KILN_EVENT_RETENTION (none when unset); `stopping` ends it between rounds. */
+export async function purgeOldEvents(ctx: Context, conn: Queryable, stopping: () => boolean): Promise<void> {
+  const age = ctx.config.eventRetentionSeconds;
+  if (age === undefined) return;
+  for (let round = 0; round < EVENT_PURGE_ROUNDS && !stopping(); round++) {
+    const [{ n }] = await purgeEvents(conn, age, EVENT_PURGE_LIMIT);
+    if (n < EVENT_PURGE_LIMIT) break;
+  }
+}
