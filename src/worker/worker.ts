@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import postgres from 'postgres';
-import { parseCronItems, run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
+import { run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
 import type { Context } from '../context.ts';
 import { errorFields } from '../log.ts';
 import { ownedPgPool } from '../db/pg-pool.ts';
@@ -20,8 +20,7 @@ import { retireWorker } from '../db/sql/retire_worker.ts';
 import { watchCancels } from '../generations/cancel.ts';
 import type { Lease } from '../generations/lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
-import { SWEEP_JOB_KEY } from '../../tasks/store__sweep.ts';
-import { sweepNeeded } from '../storage/sweep.ts';
+import { startStoreSweep, storeSweepCron } from '../../tasks/store__sweep.ts';
 import { purgeExpiredIdempotencyKeys, purgeOldEvents, sweepDeadWorkers, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
 
 export interface WorkerHandle {
@@ -44,11 +43,16 @@ interface Term {
 
 const RESTART_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
 
-export async function startWorker(ctx: Context, url: string): Promise<WorkerHandle> {
-  const logger = new Logger((scope) => (level, message) => {
+/** graphile-worker's log lines through Kiln's log: errors as errors, warnings as warnings, the rest as debug. */
+function workerLogger(ctx: Context): Logger {
+  return new Logger((scope) => (level, message) => {
     const fn = level === 'error' ? ctx.log.error : level === 'warning' ? ctx.log.warn : ctx.log.debug;
     fn(message, { scope: scope.label, task: scope.taskIdentifier, jobId: scope.jobId });
   });
+}
+
+export async function startWorker(ctx: Context, url: string): Promise<WorkerHandle> {
+  const logger = workerLogger(ctx);
   let stopping = false;
   // graphile-worker's connections, on a pool this worker owns and ends itself (../db/pg-pool.ts);
   // the runners of successive leases share it. graphile-worker's default size.
@@ -83,26 +87,18 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
       });
       const pending: Partial<Term> = { conn, lease, abort, poolId: null, lost: false };
       t = pending as Term;
-      const sweep = sweepNeeded(ctx.config);
       t.runner = await run({
         pgPool: pgPool.pool,
         concurrency: ctx.config.workerConcurrency,
         taskList: createTaskList(ctx, lease),
-        // The store's retention and orphan sweep, every minute (graphile-worker's cron runs an
-        // item once per minute across all workers); shorter intervals reschedule themselves.
-        parsedCronItems: sweep ? parseCronItems([{
-          task: 'store__sweep', match: '* * * * *', identifier: 'kiln_store_sweep',
-          options: { backfillPeriod: 0, maxAttempts: 1, jobKey: SWEEP_JOB_KEY, jobKeyMode: 'preserve_run_at' },
-        }]) : [],
+        // The store's retention and orphan sweep (none when the store needs none).
+        parsedCronItems: storeSweepCron(ctx.config),
         logger,
         events,
         noHandleSignals: true,
         pollInterval: 1000,
       });
-      // Sub-minute sweeps start now rather than at the next cron minute.
-      if (sweep && ctx.config.store.sweepSeconds < 60) {
-        await t.runner.addJob('store__sweep', {}, { jobKey: SWEEP_JOB_KEY, jobKeyMode: 'preserve_run_at', maxAttempts: 1 });
-      }
+      await startStoreSweep(ctx.config, t.runner);
       return t;
     } catch (e) {
       t = undefined;
