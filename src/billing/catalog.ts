@@ -1,5 +1,7 @@
 // Model catalog entries as stored in kiln_private.models and as read by providers.
 // `cost` is what the upstream charges; callers are billed cost × markup, rounded up per charge.
+// Two per-process caches: the priced entries that generations are priced from (re-read every
+// minute), and the public catalog that GET /models and MCP show (every five minutes).
 
 export type { CatalogModel, CatalogUpstream, ImageCost, ModelCategory, TimeCost, TokenCost } from './types.ts';
 
@@ -87,6 +89,62 @@ export function publicModel(model: CatalogModel) {
 export async function listModels(sql: Sql, defaultMarkup: number): Promise<CatalogModel[]> {
   const rows = await enabledModels(sql, null);
   return rows.map((r) => rowToModel(r, defaultMarkup));
+}
+
+// ---------------------------------------------------------------- priced entries (what a generation is priced at)
+
+/** An enabled entry and its version: the catalog row version a price is computed from (checked again in SQL). */
+export interface CatalogEntry {
+  model: CatalogModel;
+  version: string;
+}
+
+interface CatalogCache {
+  at: number;
+  byId: Map<string, CatalogEntry>;
+}
+
+/** Entries are re-read at least this often; a stale price is also caught by create_generation (KS001). */
+const CATALOG_TTL_MS = 60_000;
+const catalogs = new WeakMap<Sql, CatalogCache>();
+
+async function readEntries(ctx: Context, id: string | null): Promise<CatalogEntry[]> {
+  const rows = await enabledModels(ctx.sql, id);
+  return rows.map((r) => ({ model: rowToModel(r, ctx.config.defaultMarkup), version: r.version }));
+}
+
+/**
+ * An enabled catalog entry by id from a per-process cache. Misses look the one id up; the
+ * price a generation is reserved at is re-checked in SQL, so staleness never mis-bills.
+ * `force` looks the id up again (its cached price was stale) unless the cache was just re-read.
+ */
+export async function catalogEntry(ctx: Context, id: string, force = false): Promise<CatalogEntry | null> {
+  const { cache, fresh } = await catalogCache(ctx);
+  if (fresh) force = false;
+  const hit = cache.byId.get(id);
+  if (hit && !force) return hit;
+  const [entry] = await readEntries(ctx, id);
+  if (entry) cache.byId.set(id, entry);
+  else cache.byId.delete(id);
+  return entry ?? null;
+}
+
+/**
+ * Every enabled entry by id, from the same cache and never looked up one by one: for ids that
+ * must not cost a query each (a model's fallbacks). An entry enabled less than CATALOG_TTL_MS
+ * ago may be missing.
+ */
+export async function cachedEntries(ctx: Context): Promise<ReadonlyMap<string, CatalogEntry>> {
+  return (await catalogCache(ctx)).cache.byId;
+}
+
+/** The per-process catalog cache, re-read in full when older than CATALOG_TTL_MS (`fresh`: just now). */
+async function catalogCache(ctx: Context): Promise<{ cache: CatalogCache; fresh: boolean }> {
+  const cache = catalogs.get(ctx.sql);
+  if (cache && Date.now() - cache.at <= CATALOG_TTL_MS) return { cache, fresh: false };
+  const next = { at: Date.now(), byId: new Map((await readEntries(ctx, null)).map((e) => [e.model.id, e])) };
+  catalogs.set(ctx.sql, next);
+  return { cache: next, fresh: true };
 }
 
 // ---------------------------------------------------------------- the public catalog (GET /models, MCP list_models)

@@ -4,13 +4,12 @@
 import { isIP } from 'node:net';
 import * as v from 'valibot';
 import type { CatalogModel } from '../billing/catalog.ts';
-import { fallbackChain, rowToModel } from '../billing/catalog.ts';
+import { cachedEntries, catalogEntry, fallbackChain } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
-import { arrayTypesReady, type Sql } from '../db/pool.ts';
+import { arrayTypesReady } from '../db/pool.ts';
 import { cancelGeneration as cancelGenerationSql } from '../db/sql/cancel_generation.ts';
 import { cancelGenerationsForKeys, type CancelGenerationsForKeysRow } from '../db/sql/cancel_generations_for_keys.ts';
 import { createGenerations, type CreateGenerationsRow } from '../db/sql/create_generations.ts';
-import { enabledModels } from '../db/sql/enabled_models.ts';
 import { getGenerations, type GenerationBody } from '../db/sql/get_generations.ts';
 import { pollGenerations } from '../db/sql/poll_generations.ts';
 import { startGenerations } from '../db/sql/start_generations.ts';
@@ -50,51 +49,6 @@ export interface Accepted {
 export interface Started {
   body: Accepted;
   replayed: boolean;
-}
-
-// ---------------------------------------------------------------- catalog cache
-
-interface CatalogEntry {
-  model: CatalogModel;
-  version: string;
-}
-
-interface CatalogCache {
-  at: number;
-  byId: Map<string, CatalogEntry>;
-}
-
-/** Entries are re-read at least this often; a stale price is also caught by create_generation (KS001). */
-const CATALOG_TTL_MS = 60_000;
-const catalogs = new WeakMap<Sql, CatalogCache>();
-
-async function readEntries(ctx: Context, id: string | null): Promise<CatalogEntry[]> {
-  const rows = await enabledModels(ctx.sql, id);
-  return rows.map((r) => ({ model: rowToModel(r, ctx.config.defaultMarkup), version: r.version }));
-}
-
-/**
- * An enabled catalog entry by id from a per-process cache. Misses look the one id up; the
- * price a generation is reserved at is re-checked in SQL, so staleness never mis-bills.
- */
-async function catalogEntry(ctx: Context, id: string, force = false): Promise<CatalogEntry | null> {
-  const { cache, fresh } = await catalogCache(ctx);
-  if (fresh) force = false;
-  const hit = cache.byId.get(id);
-  if (hit && !force) return hit;
-  const [entry] = await readEntries(ctx, id);
-  if (entry) cache.byId.set(id, entry);
-  else cache.byId.delete(id);
-  return entry ?? null;
-}
-
-/** The per-process catalog cache, re-read in full when older than CATALOG_TTL_MS (`fresh`: just now). */
-async function catalogCache(ctx: Context): Promise<{ cache: CatalogCache; fresh: boolean }> {
-  const cache = catalogs.get(ctx.sql);
-  if (cache && Date.now() - cache.at <= CATALOG_TTL_MS) return { cache, fresh: false };
-  const next = { at: Date.now(), byId: new Map((await readEntries(ctx, null)).map((e) => [e.model.id, e])) };
-  catalogs.set(ctx.sql, next);
-  return { cache: next, fresh: true };
 }
 
 // ---------------------------------------------------------------- validation
@@ -175,9 +129,9 @@ export async function prepareGeneration(ctx: Context, input: unknown): Promise<P
   };
   if (model.fallbacks?.length) {
     // From the cache only (it holds every enabled entry): a disabled or unknown fallback id must
-    // not cost each POST a lookup. A fallback enabled less than CATALOG_TTL_MS ago joins later.
-    const { cache } = await catalogCache(ctx);
-    const chain = fallbackChain(model, model.fallbacks.map((id) => cache.byId.get(id)?.model), images.length);
+    // not cost each POST a lookup. A fallback enabled less than the cache's TTL ago joins later.
+    const entries = await cachedEntries(ctx);
+    const chain = fallbackChain(model, model.fallbacks.map((id) => entries.get(id)?.model), images.length);
     if (chain.length) request.fallbacks = chain;
   }
   let reserve: number;
