@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
-import { createGeneration, type Caller } from '../src/generations/service.ts';
+import { createGeneration } from '../src/generations/create.ts';
+import type { Caller } from '../src/generations/service.ts';
 import { createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 const EXAMPLES = path.resolve(import.meta.dirname, '..', 'db', 'examples', 'analyst.sql');

@@ -171,7 +171,7 @@ test('409 after completion; 404 for unknown, another account\'s and not-API gene
   // An MCP-origin generation is not the REST API's: 404, like GET.
   const [mcp] = await srv.db.sql`select id from kiln_private.generations where account_id = ${accountId} limit 0`;
   assert.equal(mcp, undefined);
-  const mcpGen = (await import('../src/generations/service.ts')).createGeneration(srv.ctx, { accountId, keyId: null, workspaceId: null, origin: 'mcp' }, { type: 'code', prompt: 'via mcp' });
+  const mcpGen = (await import('../src/generations/create.ts')).createGeneration(srv.ctx, { accountId, keyId: null, workspaceId: null, origin: 'mcp' }, { type: 'code', prompt: 'via mcp' });
   const mcpId = (await mcpGen).id;
   assert.equal((await cancel(key, mcpId)).status, 404);
   assert.equal((await generationRow(srv.db.sql, mcpId)).status, 'pending');

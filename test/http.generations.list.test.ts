@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { createGeneration } from '../src/generations/service.ts';
+import { createGeneration } from '../src/generations/create.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 let srv: TestServer;

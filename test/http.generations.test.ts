@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import sharp from 'sharp';
-import { createGeneration } from '../src/generations/service.ts';
+import { createGeneration } from '../src/generations/create.ts';
 import { TARGET_LANGUAGES } from '../src/providers/types.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { charges, generationRow, startTestWorker, waitFor } from './_generations.ts';

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { authorizeKey } from '../src/auth/access.ts';
-import { acceptStarted, createGeneration, prepareGeneration, startGenerationCall } from '../src/generations/service.ts';
+import { acceptStarted, createGeneration, startGenerationCall } from '../src/generations/create.ts';
+import { prepareGeneration } from '../src/generations/prepare.ts';
 import { toApiError } from '../src/errors.ts';
 import { hashKey } from '../src/auth/keys.ts';
 import { api, createAccount, createKey } from './_setup.ts';

@@ -15,7 +15,7 @@ import type { Context } from '../context.ts';
 import { classifyFailure, executeRequest, type ExecutionOutput } from './execute.ts';
 import type { Lease } from './lease.ts';
 import { track } from './running.ts';
-import { priceRequest } from './service.ts';
+import { priceRequest } from './prepare.ts';
 import type { StoredRequest } from '../providers/index.ts';
 import { InputError } from '../providers/inputs.ts';
 import { errorFields } from '../log.ts';

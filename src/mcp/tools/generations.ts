@@ -3,7 +3,8 @@
 import * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
-import { cancelGeneration, getGeneration, readGeneration, renderGeneration, startGeneration } from '../../generations/service.ts';
+import { startGeneration } from '../../generations/create.ts';
+import { cancelGeneration, getGeneration, readGeneration, renderGeneration } from '../../generations/service.ts';
 import { DEFAULT_LIST_LIMIT, GenerationList, listGenerationsOf, parseListQuery, STATUSES, TYPES } from '../../generations/list.ts';
 import { idempotencyOf } from '../../idempotency.ts';
 import { Uuid } from '../../schemas.ts';
