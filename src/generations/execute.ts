@@ -1,5 +1,5 @@
 // One execution of a stored generation request: resolve image inputs, call the provider chosen by
-// the catalog entry, and price the output. Used by the generation__run task (and by workflow nodes).
+// the catalog entry, and price the output. Used by a generation's run (./run.ts), whatever made it.
 
 import type { Context } from '../context.ts';
 import { validateGlsl } from '../providers/glsl.ts';

@@ -26,7 +26,7 @@ export interface TextInput {
 
 /**
  * A generation's request as persisted in kiln_private.generations.request and read back by the
- * worker: what a POST validates into (generations/service.ts) and what a run output is built into
+ * worker: what a POST validates into (generations/prepare.ts) and what a run output is built into
  * (workflows/request.ts). generations/execute.ts resolves its images and calls the adapter with it.
  */
 export interface StoredRequest {
