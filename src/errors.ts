@@ -12,6 +12,7 @@ export type ErrorType =
   | 'gone'
   | 'method_not_allowed'
   | 'conflict'
+  | 'precondition_failed'
   | 'idempotency_conflict'
   | 'server_error';
 
@@ -23,6 +24,8 @@ const STATUS: Record<ErrorType, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  /** `If-Match` names a version that is no longer the resource's (an optimistic write lost). */
+  precondition_failed: 412,
   /** An output removed by retention (KILN_RETENTION): its record stays, its bytes are gone. */
   gone: 410,
   idempotency_conflict: 422,
@@ -31,15 +34,24 @@ const STATUS: Record<ErrorType, number> = {
   server_error: 500,
 };
 
+/** One problem of a request body: a JSON pointer into the body (`/graph/nodes/3/model`) and what is wrong there. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
 export class ApiError extends Error {
   readonly type: ErrorType;
   readonly status: number;
   readonly headers: Record<string, string>;
-  constructor(type: ErrorType, message: string, opts: { status?: number; headers?: Record<string, string>; cause?: unknown } = {}) {
+  /** Every problem found, when the request was checked as a whole (the envelope's additive `details`). */
+  readonly details: ErrorDetail[] | undefined;
+  constructor(type: ErrorType, message: string, opts: { status?: number; headers?: Record<string, string>; cause?: unknown; details?: ErrorDetail[] } = {}) {
     super(message, { cause: opts.cause });
     this.type = type;
     this.status = opts.status ?? STATUS[type];
     this.headers = opts.headers ?? {};
+    this.details = opts.details;
   }
 }
 
@@ -47,6 +59,8 @@ export const UNAUTHORIZED_MESSAGE = 'Missing or invalid API key.';
 
 export const errors = {
   invalid: (message: string) => new ApiError('invalid_request', message),
+  /** A 400 that lists every problem of the body (`error.details`); `message` names the first ones. */
+  invalidBody: (message: string, details: ErrorDetail[]) => new ApiError('invalid_request', message, { details }),
   unauthorized: () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { headers: { 'www-authenticate': 'Bearer' } }),
   scope: (scope: string) => new ApiError('insufficient_scope', `This API key lacks the "${scope}" scope.`),
   notFound: (what = 'Resource') => new ApiError('not_found', `${what} not found.`),
@@ -72,6 +86,7 @@ const SQLSTATE: Record<string, ErrorType> = {
   KC001: 'invalid_request',
   KT001: 'conflict',
   KD001: 'idempotency_conflict',
+  KV001: 'precondition_failed',
 };
 
 /**
@@ -119,6 +134,7 @@ export function toApiError(e: unknown): ApiError {
   return fromDatabaseError(e) ?? errors.internal();
 }
 
-export function envelope(e: ApiError) {
-  return { error: { type: e.type === 'method_not_allowed' ? 'invalid_request' : e.type, message: e.message } };
+export function envelope(e: ApiError): { error: { type: string; message: string; details?: ErrorDetail[] } } {
+  const type = e.type === 'method_not_allowed' ? 'invalid_request' : e.type;
+  return { error: e.details ? { type, message: e.message, details: e.details } : { type, message: e.message } };
 }

@@ -10,10 +10,17 @@ export const ErrorEnvelope = v.pipe(
   v.object({
     error: v.object({
       type: v.pipe(
-        v.picklist(['invalid_request', 'unauthorized', 'insufficient_scope', 'rate_limited', 'insufficient_quota', 'payment_required', 'not_found', 'gone', 'conflict', 'idempotency_conflict', 'server_error']),
+        v.picklist(['invalid_request', 'unauthorized', 'insufficient_scope', 'rate_limited', 'insufficient_quota', 'payment_required', 'not_found', 'gone', 'conflict', 'precondition_failed', 'idempotency_conflict', 'server_error']),
         v.description('Stable machine-readable error type.'),
       ),
       message: v.pipe(v.string(), v.description('Human-readable message.')),
+      details: v.optional(v.pipe(
+        v.array(v.object({
+          path: v.pipe(v.string(), v.description('JSON pointer (RFC 6901) into the request body, e.g. `/graph/nodes/3/model`; `""` is the body itself.')),
+          message: v.pipe(v.string(), v.description('What is wrong there, naming the node or edge.')),
+        })),
+        v.description('Every problem of a request body checked as a whole (workflow saves), in the order found; `message` names the first ones.'),
+      )),
     }),
   }),
   v.description('Every error response uses this envelope.'),

@@ -14,9 +14,9 @@ export function example(name: string): any {
   return JSON.parse(fs.readFileSync(path.join(EXAMPLES, `${name}.json`), 'utf8'));
 }
 
-/** Saves a graph (validated like `kiln workflow import`) and returns the workflow id. */
-export async function saveWorkflow(srv: TestServer, accountId: string, graph: unknown, name = 'test workflow'): Promise<string> {
-  const w = await createWorkflow(srv.db.sql, srv.ctx.config, { accountId, workspaceId: null, name, graph });
+/** Saves a graph (validated like `kiln workflow import`) and returns the workflow id; `workspaceId`: the workspace's workflow. */
+export async function saveWorkflow(srv: TestServer, accountId: string, graph: unknown, name = 'test workflow', workspaceId: string | null = null): Promise<string> {
+  const w = await createWorkflow(srv.db.sql, srv.ctx.config, { accountId, workspaceId, name, graph });
   return w.id;
 }
 

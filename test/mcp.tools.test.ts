@@ -279,7 +279,8 @@ describe('budget, entitlement and Team workspace billing', () => {
       await srv.db.sql`select kiln.set_workspace_plan(${ws.id}, 'lapsed', null, false)`;
       const lapsed = await toolError(client, 'generate_image', { prompt: 'more' });
       assert.equal(lapsed.type, 'payment_required');
-      const wf = await saveWorkflow(srv, dave.id, GRAPH);
+      // The workspace's workflow (an identity linked with a workspace reaches the workspace's workflows).
+      const wf = await saveWorkflow(srv, dave.id, GRAPH, 'team', ws.id);
       assert.equal((await toolError(client, 'run_workflow', { workflowId: wf })).type, 'payment_required');
       assert.deepEqual(await ok(client, 'get_usage'), (await api(srv.base, daveKey, '/usage')).body);
 

@@ -152,6 +152,6 @@ test('the document has a strong ETag: If-None-Match answers 304 without a body, 
   assert.equal((await fetch(`${srv.base}/openapi.json`, { headers: { 'if-match': etag! } })).status, 200);
   const stale = await api(srv.base, null, '/openapi.json', { headers: { 'if-match': '"an-older-version"' } });
   assert.equal(stale.status, 412);
-  assert.equal(stale.body.error.type, 'conflict');
+  assert.equal(stale.body.error.type, 'precondition_failed');
   assert.equal(stale.headers.get('etag'), etag);
 });

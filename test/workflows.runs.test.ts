@@ -263,7 +263,8 @@ test('a workspace-bound key bills the Team pool; a lapsed plan refuses the run w
   await srv.db.sql`select kiln.set_workspace_plan(${ws.id}::uuid, 'active', 5000000, true)`;
   const k = await createKey(srv.db.sql, owner.id, { workspaceId: ws.id });
   behaviour['ws-1'] = {};
-  const wf = await saveWorkflow(srv, owner.id, { nodes: [prompt('p1', 'ws-1'), out('o1')], edges: [e('p1', 'o1')] });
+  // The workspace's workflow: a workspace-bound key reaches the workspace's workflows (issue 28).
+  const wf = await saveWorkflow(srv, owner.id, { nodes: [prompt('p1', 'ws-1'), out('o1')], edges: [e('p1', 'o1')] }, 'team workflow', ws.id);
   const run = await startRun(srv, k.key, wf);
   assert.equal((await waitRun(srv, k.key, wf, run)).status, 'completed');
   const [c] = await srv.db.sql`select workspace_id, pool_id from kiln_private.charges where workflow_run_id = ${run}`;

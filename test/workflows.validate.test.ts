@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { listModels, type CatalogModel } from '../src/billing/catalog.ts';
-import { checkGraph } from '../src/workflows/service.ts';
+import { checkGraph } from '../src/workflows/check.ts';
 import { planRun } from '../src/workflows/plan.ts';
-import { validateGraph } from '../src/workflows/validate.ts';
+import { SAVE_LIMITS, validateGraph } from '../src/workflows/validate.ts';
 import { createTestDb, testConfig } from './_setup.ts';
 import { EXAMPLES } from './_workflows.ts';
 
@@ -57,8 +57,71 @@ test('invalid graphs are rejected with messages naming the node or edge', () => 
   for (const [name, graph, want] of cases) {
     const r = validateGraph(graph, opts);
     assert.equal(r.ok, false, `${name}: expected a problem`);
-    if (!r.ok) assert.match(r.issues.join('\n'), want, name);
+    if (!r.ok) assert.match(r.issues.map((i) => i.message).join('\n'), want, name);
   }
+});
+
+test('every problem is collected, each with a JSON pointer to where it is', () => {
+  const graph = {
+    nodes: [
+      text('brief'),
+      { id: 'p1', kind: 'prompt', output: 'audio', prompt: 'x' }, // bad output type: left out of the later checks
+      prompt('p2', 'image', { model: 'txt' }),
+      out('o2'),
+      prompt('p3', 'code', { model: 'nope/x' }),
+      text('brief'),
+      { id: 'logo', kind: 'image', url: 'http://example.com/a.png' },
+      prompt('p4', 'code', { model: 'vec', targetLanguage: 'tsx' }),
+      out('o4'),
+      out('lonely'),
+      prompt('p5'),
+      { id: 'a/b~c', kind: 'sticker' },
+    ],
+    edges: [e('brief', 'p1'), e('p2', 'o2'), e('brief', 'ghost'), { from: 'p3' }, e('p4', 'o4'), e('o4', 'p4'), e('lonely', 'p5')],
+  };
+  const r = validateGraph(graph, opts);
+  assert.equal(r.ok, false);
+  if (r.ok) return;
+  const byPath = new Map(r.issues.map((i) => [i.path, i.message]));
+  const want: Array<[string, RegExp]> = [
+    ['/nodes/1/output', /^node "p1": output must be one of/],
+    ['/nodes/2/model', /^node "p2": model "txt" is a text model and cannot produce image output/],
+    ['/nodes/4/model', /^node "p3": model "nope\/x" is not in the catalog/],
+    ['/nodes/5/id', /^node "brief": duplicate id \(nodes\[5\]\)/],
+    ['/nodes/6/url', /^node "logo": url must be an https:\/\/ URL/],
+    ['/nodes/7/targetLanguage', /^node "p4": model "vec" produces SVG only/],
+    ['/nodes/11/kind', /^node "a\/b~c": kind must be one of/],
+    ['/edges/2/to', /^edge 2 \(brief → ghost\): "ghost" is not a node/],
+    ['/edges/3/to', /^edge 3 \(p3 → \?\): /],
+    ['/edges/5', /^cycle: /],
+    ['/edges/6', /^node "p5": input "lonely" is an output node that no prompt produces/],
+  ];
+  for (const [path, re] of want) assert.match(byPath.get(path) ?? `(nothing at ${path}; got ${JSON.stringify(r.issues)})`, re, path);
+  // The edge into the malformed p1 is not reported again as dangling.
+  assert.ok(!r.issues.some((i) => i.path.startsWith('/edges/0')), JSON.stringify(r.issues));
+  assert.equal(r.issues.length, want.length, JSON.stringify(r.issues, null, 1));
+});
+
+test('limits: nodes, edges, bytes and nesting are refused before anything else', () => {
+  const many = (n: number) => Array.from({ length: n }, (_, i) => text(`t${i}`));
+  const save = { ...opts, limits: SAVE_LIMITS };
+  const check = (graph: unknown, path: string, re: RegExp) => {
+    const r = validateGraph(graph, save);
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.deepEqual(r.issues.map((i) => i.path), [path]), assert.match(r.issues[0]!.message, re);
+  };
+  assert.ok(validateGraph({ nodes: many(200), edges: [] }, save).ok);
+  check({ nodes: many(201), edges: [] }, '/nodes', /at most 200 nodes, this one has 201/);
+  check({ nodes: [], edges: Array.from({ length: 1001 }, () => e('a', 'b')) }, '/edges', /at most 1000 edges/);
+  check({ nodes: [{ ...text('big'), text: 'x'.repeat(50_000) }, ...Array.from({ length: 5 }, (_, i) => ({ ...text(`b${i}`), text: 'y'.repeat(50_000) }))], edges: [] }, '', /at most 256 KB of JSON/);
+  let deep: unknown = 1;
+  for (let i = 0; i < 40; i++) deep = { x: deep };
+  check({ nodes: [{ ...text('t'), ui: deep }], edges: [] }, '/nodes/0/ui/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x', /nested more than 32 levels/);
+  // Written-back results are not counted: they are the service's.
+  const withResults = { nodes: [prompt('p1'), { ...out('o1'), result: { type: 'code', code: 'z'.repeat(300_000) } }], edges: [e('p1', 'o1')] };
+  assert.ok(validateGraph(withResults, save).ok);
+  // At run start the stored graph's older, larger caps apply.
+  assert.ok(validateGraph({ nodes: many(201), edges: [] }, opts).ok);
 });
 
 test('valid graphs pass: defaults, video without a model, stored results as inputs, unknown UI fields kept', () => {
@@ -73,7 +136,7 @@ test('valid graphs pass: defaults, video without a model, stored results as inpu
     edges: [e('brief', 'p1'), e('p1', 'o1'), e('o1', 'p2'), e('brief', 'p2'), e('p2', 'o2'), e('o2', 'v'), e('v', 'ov'), e('kept', 'p3'), e('p3', 'o3')],
   };
   const r = validateGraph(graph, opts);
-  assert.ok(r.ok, r.ok ? '' : r.issues.join('\n'));
+  assert.ok(r.ok, r.ok ? '' : r.issues.map((i) => i.message).join('\n'));
   assert.deepEqual((r.value.graph.nodes[0] as any).position, { x: 1, y: 2 });
 
   const units = planRun(r.value);
@@ -116,7 +179,7 @@ test('the shipped examples are valid against the seeded catalog', async () => {
   const kinds = new Set<string>();
   for (const f of files) {
     const r = checkGraph(config, catalog, '00000000-0000-4000-8000-000000000000', JSON.parse(fs.readFileSync(path.join(EXAMPLES, f), 'utf8')));
-    assert.ok(r.ok, `${f}: ${r.ok ? '' : r.issues.join('; ')}`);
+    assert.ok(r.ok, `${f}: ${r.ok ? '' : r.issues.map((i) => i.message).join('; ')}`);
     for (const n of r.value.graph.nodes) {
       if (n.kind === 'prompt') kinds.add(n.output);
       if (n.kind === 'output' && n.platform) kinds.add('platform');

@@ -175,12 +175,44 @@ export interface paths {
         };
         /**
          * List saved workflows
-         * @description The caller's workflows, most recently updated first. The internal structure of a workflow is not returned.
+         * @description The workflows of the key's billing scope (its workspace for a workspace-bound key, else its account), most recently updated first; deleted ones are left out. The graph is not returned: `GET /workflows/{id}`.
          */
         get: operations["listWorkflows"];
         put?: never;
-        post?: never;
+        /**
+         * Save a new workflow
+         * @description The workflow belongs to the key's billing scope: the workspace of a workspace-bound key, else the account. The graph is checked as `kiln workflow import` checks it — unique ids, edges between existing nodes, no cycles, models that exist and fit their output type, image URLs the owner can read, at most 200 nodes, 1,000 edges and 256 KB — and every problem is listed in `error.details` (`{ path, message }`, `path` a JSON pointer into this body, e.g. `/graph/nodes/3/model`). Answers 201 with the workflow (version 1), its `Location` and `ETag`. With an `Idempotency-Key`, a retry (same key, same body, any key of the account in the same scope) answers the same workflow with `idempotent-replayed: true` and creates nothing. Counted on the key's read rate limit.
+         */
+        post: operations["createWorkflow"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workflows/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a workflow with its graph
+         * @description The graph includes the outputs written back by completed runs (`result` on output nodes). `version` and the `ETag` change with every save, not when a run writes its results back: an `If-Match` taken from here stays valid while only runs complete. Never cached (`no-store`). 404 when it does not exist, was deleted, or belongs to another account or workspace.
+         */
+        get: operations["getWorkflow"];
+        /**
+         * Replace a workflow's name and graph
+         * @description Checked as on create (400 with `error.details`). With `If-Match`, saves only over that version: if the workflow was saved since, 412 `precondition_failed` and nothing is written (read it again, reapply, save). Without it the last write wins. Results written back by runs are kept on output nodes whose `result` the body leaves out (`"result": null` removes one). Runs already started keep their snapshot. Counted on the key's read rate limit.
+         */
+        put: operations["replaceWorkflow"];
+        post?: never;
+        /**
+         * Delete a workflow
+         * @description It leaves `GET /workflows`, and `GET /workflows/{id}`, runs and retries of it answer 404. Runs already started finish, and they stay readable by id (`GET /workflows/{id}/runs/{runId}`, their events and graph, `GET /workflows/{id}/runs`). With `If-Match`, only when that is still the version (412 otherwise).
+         */
+        delete: operations["deleteWorkflow"];
         options?: never;
         head?: never;
         patch?: never;
@@ -201,7 +233,7 @@ export interface paths {
         put?: never;
         /**
          * Run a saved workflow server-side
-         * @description Takes an immutable snapshot of the graph (later edits change neither what runs nor what is charged), then runs every prompt node in dependency order, independent ones in parallel (bounded by the plan's parallel slots), feeding each output into the prompts it connects to. Each output is one generation on the caller's budget. Outputs not started within the run window (about 5 minutes) fail the run. No request body. With an `Idempotency-Key`, a retry (same key, same workflow, any key of the account) answers the same run id with `idempotent-replayed: true` and starts nothing; concurrent duplicates start one run.
+         * @description Takes an immutable snapshot of the graph (later edits change neither what runs nor what is charged), then runs every prompt node in dependency order, independent ones in parallel (bounded by the plan's parallel slots), feeding each output into the prompts it connects to. Each output is one generation on the caller's budget. Outputs not started within the run window (about 5 minutes) fail the run. No request body. Only a workflow of the key's billing scope that is not deleted runs (404 otherwise). With an `Idempotency-Key`, a retry (same key, same workflow, any key of the account) answers the same run id with `idempotent-replayed: true` and starts nothing; concurrent duplicates start one run.
          */
         post: operations["runWorkflow"];
         delete?: never;
@@ -513,9 +545,16 @@ export interface components {
                  * @description Stable machine-readable error type.
                  * @enum {string}
                  */
-                type: "invalid_request" | "unauthorized" | "insufficient_scope" | "rate_limited" | "insufficient_quota" | "payment_required" | "not_found" | "gone" | "conflict" | "idempotency_conflict" | "server_error";
+                type: "invalid_request" | "unauthorized" | "insufficient_scope" | "rate_limited" | "insufficient_quota" | "payment_required" | "not_found" | "gone" | "conflict" | "precondition_failed" | "idempotency_conflict" | "server_error";
                 /** @description Human-readable message. */
                 message: string;
+                /** @description Every problem of a request body checked as a whole (workflow saves), in the order found; `message` names the first ones. */
+                details?: {
+                    /** @description JSON pointer (RFC 6901) into the request body, e.g. `/graph/nodes/3/model`; `""` is the body itself. */
+                    path: string;
+                    /** @description What is wrong there, naming the node or edge. */
+                    message: string;
+                }[];
             };
         };
         GenerationRequest: {
@@ -625,6 +664,105 @@ export interface components {
         };
         ModelList: {
             data: components["schemas"]["Model"][];
+        };
+        Workflow: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            graph: components["schemas"]["WorkflowGraph"];
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was last saved or received a run's results.
+             */
+            updatedAt: string;
+            /** @description 1 when created, + 1 on every save; a run writing its results back does not change it. The `ETag` is this number in quotes: send it as `If-Match` to save only over this version. */
+            version: number;
+        };
+        SaveWorkflowRequest: {
+            /** @description 1 to 200 characters. */
+            name: string;
+            /** @description Nodes (`text`, `image` inputs; `prompt` nodes that generate; `output` nodes that receive) and edges `{ from, to }` between their ids. At most 200 nodes, 1,000 edges and 256 KB of JSON (written-back results not counted), nested at most 32 levels. Other properties (canvas positions, …) are kept as sent. */
+            graph: {
+                nodes: components["schemas"]["WorkflowNode"][];
+                edges: components["schemas"]["WorkflowEdge"][];
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /** @description The stored graph: its nodes and edges as saved, output nodes with the results completed runs wrote back. Saves take at most 200 nodes and 1,000 edges; graphs stored before that limit may hold up to 1,000 and 5,000. */
+        WorkflowGraph: {
+            nodes: components["schemas"]["WorkflowNode"][];
+            edges: components["schemas"]["WorkflowEdge"][];
+        } & {
+            [key: string]: unknown;
+        };
+        WorkflowNode: components["schemas"]["WorkflowTextNode"] | components["schemas"]["WorkflowImageNode"] | components["schemas"]["WorkflowPromptNode"] | components["schemas"]["WorkflowOutputNode"];
+        WorkflowTextNode: {
+            id: string;
+            /** @constant */
+            kind: "text";
+            text: string;
+            label?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        WorkflowImageNode: {
+            id: string;
+            /** @constant */
+            kind: "image";
+            /** @description An `https://` URL, a `data:` URI, or an image in the store the owner can read: `seed/…`, its own path, or a URL of this store. */
+            url: string;
+            mediaType?: string;
+            label?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        WorkflowPromptNode: {
+            id: string;
+            /** @constant */
+            kind: "prompt";
+            /** @enum {string} */
+            output: "image" | "code" | "screen" | "design" | "video";
+            prompt: string;
+            /** @description A model id from `GET /models` that can produce `output`; omitted: the default image or code model. */
+            model?: string;
+            /** @enum {string} */
+            aspectRatio?: "1:1" | "16:9" | "9:16" | "4:3" | "3:4" | "3:2" | "2:3";
+            /** @enum {string} */
+            targetLanguage?: "text" | "tsx" | "jsx" | "css" | "svg" | "json" | "typescript" | "javascript" | "mdx" | "markdown" | "glsl";
+            label?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        WorkflowOutputNode: {
+            id: string;
+            /** @constant */
+            kind: "output";
+            label?: string;
+            /** @enum {string} */
+            platform?: "x" | "linkedin" | "instagram" | "facebook" | "threads" | "tiktok";
+            /** @description Written back by the last completed run that produced this output; a save that leaves it out keeps it, `null` removes it. */
+            result?: components["schemas"]["WorkflowOutputResult"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        WorkflowOutputResult: {
+            /** @enum {string} */
+            type: "image" | "code" | "screen" | "design";
+            path?: string;
+            mediaType?: string;
+            code?: string;
+            expiredAt?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        WorkflowEdge: {
+            from: string;
+            to: string;
+        } & {
+            [key: string]: unknown;
         };
         WorkflowSummary: {
             /** Format: uuid */
@@ -895,7 +1033,7 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types this endpoint receives. */
-            events: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test")[];
+            events: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the service disabled it (a 410, or 5 days of failures); null when enabled or disabled by you. */
@@ -908,7 +1046,7 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types this endpoint receives. */
-            events: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test")[];
+            events: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the service disabled it (a 410, or 5 days of failures); null when enabled or disabled by you. */
@@ -931,7 +1069,7 @@ export interface components {
             /** @description The message's `webhook-id` header: the event's, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`'s forwards. */
             webhookId: string;
             /** @enum {string} */
-            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test";
+            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             attempts: number;
@@ -952,16 +1090,16 @@ export interface components {
         /** @description The body of every webhook delivery and the `data` of every `GET /events` event. */
         EventMessage: {
             /** @enum {string} */
-            type: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test";
+            type: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted";
             /** Format: date-time */
             timestamp: string;
-            /** @description For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`. */
+            /** @description For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`; for workflow.saved and workflow.deleted the workflow without its graph, `{ id, name, version, createdAt, updatedAt, deletedAt }` (a run writing its results back is not a save: workflow_run.completed tells of it). */
             data: unknown;
         };
         /** @description One event of `GET /events`, its `data` line parsed as JSON: the message a webhook receives for it; `event` is its `type`. */
         EventStreamItem: {
             /** @enum {string} */
-            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test";
+            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted";
             /** @description `<tx>-<n>`: send it as `Last-Event-ID` to resume after this event. */
             id: string;
             data: components["schemas"]["EventMessage"];
@@ -1872,6 +2010,429 @@ export interface operations {
             };
         };
     };
+    createWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters (0x20–0x7E), unique per request you mean to make once, e.g. a UUID. The first accepted request with a key is kept for KILN_IDEMPOTENCY_TTL_SECONDS (default 24 h) per account and operation; a repeat with the same key and body answers the same id (header `idempotent-replayed: true`) and starts nothing new; another body with that key is a 422 `idempotency_conflict`. Refused requests (400, 401, 402, 403, 429, 503) are not kept: retry them with the same key. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SaveWorkflowRequest"];
+            };
+        };
+        responses: {
+            /** @description Saved (or, replayed, saved earlier with this Idempotency-Key). */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description The workflow's URL. */
+                    location?: string;
+                    /** @description The version, quoted (`"1"`): send it as `If-Match` to replace or delete only this version. */
+                    etag?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
+                    "idempotent-replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was already used with a different request (`idempotency_conflict`). */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description The version, quoted (`"3"`). */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replaceWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Save only over this version: the `ETag` you read (e.g. `"3"`), or several, comma-separated. Another version → 412 `precondition_failed`, nothing written. `*` (or no header) saves over any version: the last write wins. A weak tag (`W/"3"`) never matches. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SaveWorkflowRequest"];
+            };
+        };
+        responses: {
+            /** @description Saved: the workflow as stored, its new version. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description The new version, quoted. */
+                    etag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition failed: `If-Match` names another version (`precondition_failed`). */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Save only over this version: the `ETag` you read (e.g. `"3"`), or several, comma-separated. Another version → 412 `precondition_failed`, nothing written. `*` (or no header) saves over any version: the last write wins. A weak tag (`W/"3"`) never matches. */
+                "If-Match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition failed: `If-Match` names another version (`precondition_failed`). */
+            412: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listWorkflowRuns: {
         parameters: {
             query?: {
@@ -2631,8 +3192,8 @@ export interface operations {
                 "application/json": {
                     /** @description Where deliveries are POSTed: https, a public host, no credentials. */
                     url: string;
-                    /** @description Event types to receive: `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold`, `webhook.test`. Omitted: every type. */
-                    events?: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test")[];
+                    /** @description Event types to receive: `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold`, `webhook.test`, `workflow.saved`, `workflow.deleted`. Omitted: every type. */
+                    events?: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted")[];
                     description?: string | null;
                 };
             };
@@ -2904,7 +3465,7 @@ export interface operations {
                 "application/json": {
                     /** @description Where deliveries are POSTed: https, a public host, no credentials. */
                     url?: string;
-                    events?: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test")[] | null;
+                    events?: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted")[] | null;
                     description?: string | null;
                     /** @description `true` enables a disabled endpoint again (and clears its failing streak). */
                     enabled?: boolean;
@@ -3586,7 +4147,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Precondition failed: `If-Match` names another version (`conflict`). */
+            /** @description Precondition failed: `If-Match` names another version (`precondition_failed`). */
             412: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

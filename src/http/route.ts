@@ -20,7 +20,7 @@ export function apiUrl(ctx: Context, path: string): string {
 }
 
 interface RouteBase {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** OpenAPI-style path under /api/v1, e.g. `/generations/{id}`. */
   path: string;
   operationId: string;

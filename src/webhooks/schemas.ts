@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'generation.completed', 'generation.failed',
   'workflow_run.completed', 'workflow_run.failed',
   'budget.threshold', 'webhook.test',
+  'workflow.saved', 'workflow.deleted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -87,7 +88,7 @@ export const EventMessage = v.pipe(
   v.object({
     type: EventTypeSchema,
     timestamp: dateTime,
-    data: v.pipe(v.unknown(), v.description('For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`.')),
+    data: v.pipe(v.unknown(), v.description('For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`; for workflow.saved and workflow.deleted the workflow without its graph, `{ id, name, version, createdAt, updatedAt, deletedAt }` (a run writing its results back is not a save: workflow_run.completed tells of it).')),
   }),
   v.description('The body of every webhook delivery and the `data` of every `GET /events` event.'),
 );

@@ -1,9 +1,10 @@
-// Workflow response schemas (SPEC "Workflow summary", "Run accepted", "Workflow run",
-// "WorkflowRunResult") and the list query: the single source for REST, OpenAPI and MCP tools.
+// Workflow schemas (SPEC "Workflow summary", "Run accepted", "Workflow run", "WorkflowRunResult",
+// and the saved workflow with its graph) and the list query: the single source for REST, OpenAPI
+// and MCP tools. Saves are checked by workflows/check.ts, which collects every problem.
 
 import * as v from 'valibot';
 import { registerSchemas, Uuid } from '../schemas.ts';
-import { OUTPUT_TYPES, PLATFORMS } from './graph.ts';
+import { Edge, Graph, ImageNode, Node, OUTPUT_TYPES, OutputNode, OutputResult, PLATFORMS, PromptNode, SavedGraph, TextNode } from './graph.ts';
 
 const dateTime = v.pipe(v.string(), v.isoTimestamp());
 
@@ -81,9 +82,32 @@ export const WorkflowRunGraph = v.object({
   edges: v.array(v.object({ from: v.string(), to: v.string() })),
 });
 
+const Version = v.pipe(v.number(), v.integer(), v.minValue(1));
+
+/** A saved workflow (GET /workflows/{id}, and the answer of every save). */
+export const Workflow = v.object({
+  id: Uuid,
+  name: v.string(),
+  graph: Graph,
+  createdAt: dateTime,
+  updatedAt: v.pipe(dateTime, v.description('When it was last saved or received a run\'s results.')),
+  version: v.pipe(Version, v.description('1 when created, + 1 on every save; a run writing its results back does not change it. The `ETag` is this number in quotes: send it as `If-Match` to save only over this version.')),
+});
+
+/** POST /workflows and PUT /workflows/{id}. */
+export const SaveWorkflowRequest = v.object({
+  name: v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.description('1 to 200 characters.')),
+  graph: SavedGraph,
+});
+
 export type WorkflowSummaryBody = v.InferOutput<typeof WorkflowSummary>;
+export type WorkflowBody = v.InferOutput<typeof Workflow>;
 export type WorkflowRunBody = v.InferOutput<typeof WorkflowRun>;
 export type WorkflowRunResultBody = v.InferOutput<typeof WorkflowRunResult>;
 export type WorkflowRunSummaryBody = v.InferOutput<typeof WorkflowRunSummary>;
 
+registerSchemas({
+  Workflow, SaveWorkflowRequest, WorkflowGraph: Graph, WorkflowNode: Node, WorkflowTextNode: TextNode, WorkflowImageNode: ImageNode,
+  WorkflowPromptNode: PromptNode, WorkflowOutputNode: OutputNode, WorkflowOutputResult: OutputResult, WorkflowEdge: Edge,
+});
 registerSchemas({ WorkflowSummary, WorkflowList, RunAccepted, WorkflowRun, WorkflowRunResult, WorkflowRunSummary, WorkflowRunList, WorkflowRunGraph });

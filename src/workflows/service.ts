@@ -2,7 +2,7 @@
 // enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
 
 import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
-import { rowToModel, type CatalogModel } from '../billing/catalog.ts';
+import { rowToModel } from '../billing/catalog.ts';
 import { cancelWorkflowRun } from '../db/sql/cancel_workflow_run.ts';
 import { cancelWorkflowRunsForKeys, type CancelWorkflowRunsForKeysRow } from '../db/sql/cancel_workflow_runs_for_keys.ts';
 import { claimIdempotencyKey } from '../db/sql/claim_idempotency_key.ts';
@@ -17,16 +17,15 @@ import { listWorkflowsForKeys } from '../db/sql/list_workflows_for_keys.ts';
 import { recordIdempotencyKey } from '../db/sql/record_idempotency_key.ts';
 import { snapshotWorkflow } from '../db/sql/snapshot_workflow.ts';
 import { startWorkflowRun } from '../db/sql/start_workflow_run.ts';
-import type { Config } from '../config.ts';
 import type { Context } from '../context.ts';
 import { errors, fromDatabaseError } from '../errors.ts';
 import type { Idempotency } from '../idempotency.ts';
 import { isUuid } from '../schemas.ts';
 import { signedUrl } from '../storage/store.ts';
-import { classifyImage } from './images.ts';
+import { checkGraph } from './check.ts';
 import { planRun } from './plan.ts';
 import type { WorkflowRunBody, WorkflowRunResultBody, WorkflowRunSummaryBody, WorkflowSummaryBody } from './schemas.ts';
-import { issuesMessage, validateGraph, type Validation } from './validate.ts';
+import { issuesMessage } from './validate.ts';
 
 /** A run bills its outputs to the caller's key and billing scope (personal, or its Team pool). */
 export type RunCaller = Caller;
@@ -49,10 +48,10 @@ export function parsePage(input: { limit?: unknown; offset?: unknown }): Page {
   return { limit: int('limit', input.limit, 50, 1, 100), offset: int('offset', input.offset, 0, 0, Number.MAX_SAFE_INTEGER) };
 }
 
-/** The caller's workflows, most recently updated first. Throws ApiError invalid_request for a bad page. */
+/** The workflows of the caller's scope (its workspace, else its account), most recently updated first. Throws ApiError invalid_request for a bad page. */
 export async function listWorkflows(ctx: Context, caller: Caller, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowSummaryBody[] }> {
   const { limit, offset } = parsePage(page);
-  const [row] = await listWorkflowsSql(ctx.sql, caller.accountId, limit, offset);
+  const [row] = await listWorkflowsSql(ctx.sql, caller.accountId, caller.workspaceId, limit, offset);
   return { data: row!.data };
 }
 
@@ -60,26 +59,13 @@ export async function listWorkflows(ctx: Context, caller: Caller, page: { limit?
 export const listWorkflowsCall: AuthorizedCall<Page, { body: WorkflowSummaryBody[] | null }> = authorizedCall(100, ({ sql, config }, items) =>
   listWorkflowsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.limit), items.map((i) => i.payload.offset)));
 
-/** Validates a graph for `accountId` against the catalog (image urls are checked for that owner). */
-export function checkGraph(config: Config, models: CatalogModel[], accountId: string, graph: unknown): Validation {
-  return validateGraph(graph, {
-    models: new Map(models.map((m) => [m.id, m])),
-    defaultImageModel: config.defaultImageModel,
-    defaultCodeModel: config.defaultCodeModel,
-    checkImage: (url) => {
-      const ref = classifyImage(config.publicUrl, accountId, url);
-      return ref.kind === 'invalid' ? ref.problem : null;
-    },
-  });
-}
-
 export interface RunAccepted {
   id: string;
   status: 'pending';
 }
 
 /**
- * Starts a run of an owned workflow: in one transaction the graph is read (and locked against a
+ * Starts a run of a workflow of the caller's scope: in one transaction the graph is read (and locked against a
  * concurrent edit), validated, planned, snapshotted and its ready outputs queued. Returns the SPEC
  * "Run accepted" body. Throws ApiError: invalid_request (bad id or graph), not_found,
  * insufficient_quota, payment_required.
@@ -104,7 +90,7 @@ export async function startRunOnce(ctx: Context, caller: RunCaller, workflowId: 
         const [c] = await claimIdempotencyKey(tx, caller.accountId, operation, idempotency.key, idempotency.fingerprint, ctx.config.idempotencyTtlSeconds);
         if (c!.replayed) return { body: c!.response_body as RunAccepted, replayed: true };
       }
-      const [w] = await snapshotWorkflow(tx, caller.accountId, workflowId);
+      const [w] = await snapshotWorkflow(tx, caller.accountId, caller.workspaceId, workflowId);
       if (!w) throw errors.notFound('Workflow');
       const models = w.models.map((r) => rowToModel(r, ctx.config.defaultMarkup));
       const checked = checkGraph(ctx.config, models, caller.accountId, w.graph);
@@ -266,7 +252,7 @@ export const listRunsCall: AuthorizedCall<RunPage, { body: WorkflowRunSummaryRow
 export async function listRuns(ctx: Context, caller: Caller, workflowId: string, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowRunSummaryBody[] }> {
   if (!isUuid(workflowId)) throw errors.invalid('id: must be a uuid');
   const { limit, offset } = parsePage(page);
-  const [row] = await listWorkflowRuns(ctx.sql, caller.accountId, workflowId.toLowerCase(), limit, offset);
+  const [row] = await listWorkflowRuns(ctx.sql, caller.accountId, caller.workspaceId, workflowId.toLowerCase(), limit, offset);
   if (!row?.data) throw errors.notFound('Workflow');
   return { data: row.data };
 }

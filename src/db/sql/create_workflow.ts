@@ -1,4 +1,6 @@
-// kiln.create_workflow: saves a new workflow (its graph validated by the caller).
+// kiln.create_workflow: saves a new workflow, version 1, owned by the workspace when given (KF001
+// unless the account is a member), else by the account; emits workflow.saved. The graph is
+// validated by the caller.
 
 import type postgres from 'postgres';
 import type { Queryable } from '../pool.ts';

@@ -1,5 +1,5 @@
-// kiln.list_workflow_runs: a page of an account's workflow's runs, newest first (null when the
-// workflow is not the account's).
+// kiln.list_workflow_runs: a page of the account's runs of a workflow of its scope, newest first
+// (null when the workflow is not the scope's).
 
 import type { Queryable } from '../pool.ts';
 
@@ -13,7 +13,7 @@ export interface WorkflowRunSummaryRow {
   retryOf: string | null;
 }
 
-export function listWorkflowRuns(sql: Queryable, accountId: string, workflowId: string, limit: number, offset: number) {
+export function listWorkflowRuns(sql: Queryable, accountId: string, workspaceId: string | null, workflowId: string, limit: number, offset: number) {
   return sql<Array<{ data: WorkflowRunSummaryRow[] | null }>>`
-    select kiln.list_workflow_runs(${accountId}::uuid, ${workflowId}::uuid, ${limit}::int, ${offset}::int) as data`;
+    select kiln.list_workflow_runs(${accountId}::uuid, ${workspaceId}::uuid, ${workflowId}::uuid, ${limit}::int, ${offset}::int) as data`;
 }

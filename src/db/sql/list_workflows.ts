@@ -1,4 +1,5 @@
-// kiln.list_workflows: an account's workflow summaries, most recently updated first.
+// kiln.list_workflows: the workflow summaries of the caller's scope (the workspace of a
+// workspace-bound caller, else the account), most recently updated first.
 
 import type { Queryable } from '../pool.ts';
 
@@ -8,6 +9,6 @@ export interface WorkflowSummaryRow {
   updated_at: string;
 }
 
-export function listWorkflows(sql: Queryable, accountId: string, limit: number, offset: number) {
-  return sql<Array<{ data: WorkflowSummaryRow[] }>>`select kiln.list_workflows(${accountId}::uuid, ${limit}::int, ${offset}::int) as data`;
+export function listWorkflows(sql: Queryable, accountId: string, workspaceId: string | null, limit: number, offset: number) {
+  return sql<Array<{ data: WorkflowSummaryRow[] }>>`select kiln.list_workflows(${accountId}::uuid, ${workspaceId}::uuid, ${limit}::int, ${offset}::int) as data`;
 }

@@ -11,12 +11,16 @@ import listModels from './models/list.ts';
 import getUsage from './usage/get.ts';
 import getDailyUsage from './usage/daily.ts';
 import cancelWorkflowRun from './workflows/cancel-run.ts';
+import createWorkflow from './workflows/create.ts';
+import deleteWorkflow from './workflows/delete.ts';
+import getWorkflow from './workflows/get.ts';
 import getWorkflowRun from './workflows/get-run.ts';
 import listWorkflowRuns from './workflows/list-runs.ts';
 import retryWorkflowRun from './workflows/retry-run.ts';
 import runEvents from './workflows/run-events.ts';
 import getWorkflowRunGraph from './workflows/run-graph.ts';
 import listWorkflows from './workflows/list.ts';
+import replaceWorkflow from './workflows/replace.ts';
 import runWorkflow from './workflows/run.ts';
 import streamEvents from './events/stream.ts';
 import createWebhook from './webhooks/create.ts';
@@ -32,7 +36,7 @@ import updateWebhook from './webhooks/update.ts';
 
 export const apiRoutes: RouteDef[] = [
   listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
-  listWorkflows, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
+  listWorkflows, createWorkflow, getWorkflow, replaceWorkflow, deleteWorkflow, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
 ];

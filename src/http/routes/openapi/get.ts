@@ -48,7 +48,7 @@ export function openApiRoute(build: () => unknown) {
       const { body, etag } = cached;
       const ifMatch = event.req.headers.get('if-match');
       if (ifMatch !== null && !listed(ifMatch, etag, false)) {
-        throw new ApiError('conflict', `The document changed: its version is ${etag}.`, { status: 412, headers: { etag } });
+        throw new ApiError('precondition_failed', `The document changed: its version is ${etag}.`, { status: 412, headers: { etag } });
       }
       const ifNoneMatch = event.req.headers.get('if-none-match');
       if (ifNoneMatch !== null && listed(ifNoneMatch, etag, true)) {

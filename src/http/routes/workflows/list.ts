@@ -1,4 +1,5 @@
-// GET /workflows — the caller's saved workflows, most recently updated first, paged by limit/offset.
+// GET /workflows — the saved workflows of the key's billing scope, most recently updated first,
+// paged by limit/offset.
 
 import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
@@ -11,7 +12,7 @@ export default defineRoute<Page, { body: WorkflowSummaryBody[] | null }>({
   path: '/workflows',
   operationId: 'listWorkflows',
   summary: 'List saved workflows',
-  description: 'The caller\'s workflows, most recently updated first. The internal structure of a workflow is not returned.',
+  description: 'The workflows of the key\'s billing scope (its workspace for a workspace-bound key, else its account), most recently updated first; deleted ones are left out. The graph is not returned: `GET /workflows/{id}`.',
   tag: 'Workflows',
   scope: 'read',
   bucket: 'read',

@@ -1,6 +1,6 @@
-// POST /workflows/{id}/runs — snapshot the caller's workflow and queue its ready outputs in one
-// transaction; replies 202 at once. Poll GET /workflows/{id}/runs/{runId} for progress. With an
-// Idempotency-Key, the key is claimed first in that transaction.
+// POST /workflows/{id}/runs — snapshot a workflow of the key's scope and queue its ready outputs
+// in one transaction; replies 202 at once. Poll GET /workflows/{id}/runs/{runId} for progress.
+// With an Idempotency-Key, the key is claimed first in that transaction.
 
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
@@ -21,6 +21,7 @@ export default defineRoute({
     'Takes an immutable snapshot of the graph (later edits change neither what runs nor what is charged), then runs every prompt node ' +
     'in dependency order, independent ones in parallel (bounded by the plan\'s parallel slots), feeding each output into the prompts it connects to. ' +
     'Each output is one generation on the caller\'s budget. Outputs not started within the run window (about 5 minutes) fail the run. No request body. ' +
+    'Only a workflow of the key\'s billing scope that is not deleted runs (404 otherwise). ' +
     'With an `Idempotency-Key`, a retry (same key, same workflow, any key of the account) answers the same run id with `idempotent-replayed: true` and starts nothing; ' +
     'concurrent duplicates start one run.',
   tag: 'Workflows',

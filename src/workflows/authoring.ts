@@ -1,0 +1,138 @@
+// Saving workflows for a caller (REST and MCP alike): create, read, replace and delete a workflow
+// of the caller's billing scope. Every save goes through checkSave (check.ts); writes are
+// optimistic — each save bumps `version`, the ETag, and a stale If-Match is refused, never merged.
+
+import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
+import { listModels } from '../billing/catalog.ts';
+import type { Context } from '../context.ts';
+import { claimIdempotencyKey } from '../db/sql/claim_idempotency_key.ts';
+import { createWorkflow } from '../db/sql/create_workflow.ts';
+import { deleteWorkflow } from '../db/sql/delete_workflow.ts';
+import { getWorkflow as getWorkflowSql, type WorkflowRow } from '../db/sql/get_workflow.ts';
+import { getWorkflowsForKeys } from '../db/sql/get_workflows_for_keys.ts';
+import { lockWorkflow } from '../db/sql/lock_workflow.ts';
+import { recordIdempotencyKey } from '../db/sql/record_idempotency_key.ts';
+import { replaceWorkflow } from '../db/sql/replace_workflow.ts';
+import { errors, fromDatabaseError } from '../errors.ts';
+import { fingerprint } from '../idempotency.ts';
+import { isUuid } from '../schemas.ts';
+import { checkSave, saveMessage } from './check.ts';
+import { MAX_DEPTH } from './graph.ts';
+import type { WorkflowBody } from './schemas.ts';
+import { tooDeep } from './validate.ts';
+
+const iso = (t: Date | string) => new Date(t).toISOString();
+
+/** The API body of a workflow row (kiln_private.workflows, as a row or as its JSON). */
+export function workflowBody(row: WorkflowRow): WorkflowBody {
+  return {
+    id: row.id,
+    name: row.name,
+    graph: row.graph as WorkflowBody['graph'],
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    version: Number(row.version),
+  };
+}
+
+/** The ETag of a workflow: its version, quoted (a strong entity tag). */
+export function etagOf(w: { version: number }): string {
+  return `"${w.version}"`;
+}
+
+/** The checked id of a path or argument (400 naming it). */
+export function workflowId(id: unknown): string {
+  if (!isUuid(id)) throw errors.invalid('id: must be a uuid');
+  return id.toLowerCase();
+}
+
+/** Raises the refused save's 400: every problem in `details`, the first ones in the message. */
+function refuse(details: Array<{ path: string; message: string }>): never {
+  throw errors.invalidBody(saveMessage(details), details);
+}
+
+/**
+ * Nesting too deep for JSON.stringify (the fingerprint, the database driver) is refused before
+ * anything else reads the body: a 400, never a stack overflow.
+ */
+function checkDepth(body: unknown): void {
+  // The body is one level above the graph.
+  const at = tooDeep(body, MAX_DEPTH + 1);
+  if (at !== null) refuse([{ path: at, message: `${at.startsWith('/graph') ? 'graph' : 'body'}: nested more than ${MAX_DEPTH} levels deep` }]);
+}
+
+async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    throw fromDatabaseError(e) ?? e;
+  }
+}
+
+/**
+ * Creates a workflow from `{ name, graph }` in the caller's scope (its workspace when the key or
+ * identity is bound to one, else its account). With an Idempotency-Key, claimed first in the same
+ * transaction: a repeat with the same key and body answers the stored 201 body (`replayed`) and
+ * creates nothing; a refused save keeps nothing. Throws ApiError invalid_request (with details),
+ * insufficient_scope (a workspace the account left), idempotency_conflict.
+ */
+export async function createWorkflowFor(ctx: Context, caller: Caller, body: unknown, idempotencyKey: string | null): Promise<{ body: WorkflowBody; replayed: boolean }> {
+  checkDepth(body);
+  const models = await listModels(ctx.sql, ctx.config.defaultMarkup);
+  // A key is the account's, per operation: a workspace's saves and the personal ones apart.
+  const operation = `POST /workflows ${caller.workspaceId ?? caller.accountId}`;
+  return withDbErrors(() => ctx.sql.begin(async (tx) => {
+    if (idempotencyKey !== null) {
+      const [c] = await claimIdempotencyKey(tx, caller.accountId, operation, idempotencyKey, fingerprint(body), ctx.config.idempotencyTtlSeconds);
+      if (c!.replayed) return { body: c!.response_body as WorkflowBody, replayed: true };
+    }
+    const checked = checkSave(ctx.config, models, caller.accountId, body);
+    if (!checked.ok) refuse(checked.details);
+    const [row] = await createWorkflow(tx, caller.accountId, caller.workspaceId, checked.name!, checked.graph);
+    const created = workflowBody(row!);
+    if (idempotencyKey !== null) await recordIdempotencyKey(tx, caller.accountId, operation, idempotencyKey, 201, created);
+    return { body: created, replayed: false };
+  }));
+}
+
+/** A workflow of the caller's scope (not deleted). Throws ApiError invalid_request (bad id), not_found. */
+export async function getWorkflowFor(ctx: Context, caller: Caller, id: unknown): Promise<WorkflowBody> {
+  const [row] = await getWorkflowSql(ctx.sql, workflowId(id), caller.accountId, caller.workspaceId);
+  if (!row) throw errors.notFound('Workflow');
+  return workflowBody(row);
+}
+
+/** GET /workflows/{id} in one round trip: authorizes each key and reads that workflow of its scope in the same call. */
+export const getWorkflowCall: AuthorizedCall<string, { body: WorkflowRow | null }> = authorizedCall(100, ({ sql, config }, items) =>
+  getWorkflowsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload)));
+
+/**
+ * Replaces the name and graph of a workflow of the caller's scope: version + 1. `ifVersions`
+ * (If-Match; null: none, the last write wins) must name the stored version. In one transaction
+ * the workflow is locked, the save is checked against it (its written-back results are kept
+ * for output nodes the body leaves them out of) and written. Throws ApiError invalid_request
+ * (with details), not_found, precondition_failed.
+ */
+export async function replaceWorkflowFor(ctx: Context, caller: Caller, id: unknown, body: unknown, ifVersions: number[] | null): Promise<WorkflowBody> {
+  const wid = workflowId(id);
+  checkDepth(body);
+  const models = await listModels(ctx.sql, ctx.config.defaultMarkup);
+  return withDbErrors(() => ctx.sql.begin(async (tx) => {
+    const [current] = await lockWorkflow(tx, caller.accountId, caller.workspaceId, wid, ifVersions);
+    const checked = checkSave(ctx.config, models, caller.accountId, body, { stored: current!.graph });
+    if (!checked.ok) refuse(checked.details);
+    const [row] = await replaceWorkflow(tx, caller.accountId, caller.workspaceId, wid, checked.name, checked.graph, ifVersions);
+    return workflowBody(row!);
+  }));
+}
+
+/**
+ * Deletes a workflow of the caller's scope: it leaves the list and cannot run; runs already started
+ * finish and stay readable by id. Throws ApiError invalid_request (bad id), not_found,
+ * precondition_failed (If-Match named another version).
+ */
+export async function deleteWorkflowFor(ctx: Context, caller: Caller, id: unknown, ifVersions: number[] | null): Promise<WorkflowBody> {
+  const wid = workflowId(id);
+  const [row] = await withDbErrors(() => deleteWorkflow(ctx.sql, caller.accountId, caller.workspaceId, wid, ifVersions));
+  return workflowBody(row!);
+}
