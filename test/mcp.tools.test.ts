@@ -1,4 +1,4 @@
-// The nine MCP tools on the real server (h3 app, Postgres, graphile-worker, local provider) with tokens
+// The MCP tools on the real server (h3 app, Postgres, graphile-worker, local provider) with tokens
 // from a loopback OIDC issuer: listed with schemas, called with SDK 1.x (2025-11-25) and 2.x (2026-07-28)
 // clients, results equal to the REST twin's body for the same state; ownership, budget, workspace
 // billing, rate limits, identity linking, and the MCP-token / API-key separation.
@@ -17,7 +17,7 @@ const TOOLS = [
   'get_usage', 'list_models', 'generate_image', 'generate_code', 'get_generation',
   'transform_image', 'list_workflows', 'run_workflow', 'get_workflow_run',
   // Additive to the SPEC's nine.
-  'cancel_generation', 'cancel_workflow_run', 'list_generations', 'get_daily_usage',
+  'cancel_generation', 'cancel_workflow_run', 'list_generations', 'get_daily_usage', 'get_workflow', 'save_workflow',
 ];
 
 const GRAPH = {
@@ -63,8 +63,15 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
         for (const hint of ['readOnlyHint', 'destructiveHint', 'openWorldHint']) assert.equal(typeof t.annotations?.[hint], 'boolean', `${t.name}.${hint}`);
       }
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-      for (const name of ['get_usage', 'list_models', 'get_generation', 'list_workflows', 'get_workflow_run', 'list_generations', 'get_daily_usage']) assert.equal(byName[name].annotations.readOnlyHint, true, name);
-      for (const name of ['generate_image', 'generate_code', 'transform_image', 'run_workflow']) assert.equal(byName[name].annotations.readOnlyHint, false, name);
+      for (const name of ['get_usage', 'list_models', 'get_generation', 'list_workflows', 'get_workflow_run', 'list_generations', 'get_daily_usage', 'get_workflow']) assert.equal(byName[name].annotations.readOnlyHint, true, name);
+      for (const name of ['generate_image', 'generate_code', 'transform_image', 'run_workflow', 'save_workflow']) assert.equal(byName[name].annotations.readOnlyHint, false, name);
+      assert.equal(byName.save_workflow.annotations.destructiveHint, true, 'a replace overwrites the stored graph');
+      // The graph's format is in the schema an agent reads: node kinds, their fields, the save limits.
+      const graph = byName.save_workflow.inputSchema.properties.graph;
+      assert.deepEqual(byName.save_workflow.inputSchema.required, ['name', 'graph']);
+      assert.equal(graph.properties.nodes.maxItems, 200);
+      assert.deepEqual(graph.properties.nodes.items.oneOf.map((n: any) => n.properties.kind.const), ['text', 'image', 'prompt', 'output']);
+      assert.deepEqual(byName.get_workflow.inputSchema.required, ['id']);
       assert.equal(byName.generate_image.annotations.openWorldHint, true);
       for (const name of ['cancel_generation', 'cancel_workflow_run']) {
         assert.equal(byName[name].annotations.readOnlyHint, false, name);
@@ -179,6 +186,51 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
       assert.deepEqual({ ...charge }, { status: 'settled', account_id: alice.id });
     });
 
+    test('an agent saves a graph with save_workflow, runs it with run_workflow and reads the result; bodies equal REST\'s', async () => {
+      const saved = await ok(client, 'save_workflow', { name: `agent ${client.era}`, graph: GRAPH, idempotencyKey: `agent-${client.era}` });
+      assert.equal(saved.version, 1);
+      assert.deepEqual(saved, (await api(srv.base, alice.key, `/workflows/${saved.id}`)).body, 'the REST body');
+      // A retry of the create (same idempotencyKey) saves nothing new.
+      assert.equal((await ok(client, 'save_workflow', { name: `agent ${client.era}`, graph: GRAPH, idempotencyKey: `agent-${client.era}` })).id, saved.id);
+
+      const started = await ok(client, 'run_workflow', { workflowId: saved.id });
+      const run = await ok(client, 'get_workflow_run', { workflowId: saved.id, runId: started.id, waitSeconds: 20 });
+      assert.equal(run.status, 'completed', JSON.stringify(run));
+      assert.equal(run.results[0].outputNodeId, 'o1');
+      assert.match(run.results[0].code, /Landing section/);
+
+      // The result is written back onto the saved graph; the version stays, so the agent's next save still matches.
+      const read = await ok(client, 'get_workflow', { id: saved.id });
+      assert.deepEqual(read, (await api(srv.base, alice.key, `/workflows/${saved.id}`)).body);
+      assert.equal(read.graph.nodes[2].result.code, run.results[0].code);
+      assert.equal(read.version, 1);
+      const renamed = await ok(client, 'save_workflow', { id: saved.id, name: 'renamed by the agent', graph: GRAPH, version: read.version });
+      assert.equal(renamed.version, 2);
+      assert.equal(renamed.graph.nodes[2].result.code, run.results[0].code, 'a save that leaves the result out keeps it');
+      const stale = await toolError(client, 'save_workflow', { id: saved.id, name: 'lost', graph: GRAPH, version: 1 });
+      assert.equal(stale.type, 'precondition_failed');
+
+      // A refused save lists every problem with a pointer, in structuredContent and in the text.
+      const bad = await client.callTool({ name: 'save_workflow', arguments: {
+        name: 'broken',
+        graph: { nodes: [...GRAPH.nodes, { id: 'p2', kind: 'prompt', output: 'image', prompt: 'x', model: 'local/coder' }], edges: [...GRAPH.edges, { from: 'p1', to: 'ghost' }] },
+      } });
+      assert.equal(bad.isError, true);
+      assert.equal(bad.structuredContent.error.type, 'invalid_request');
+      assert.deepEqual(bad.structuredContent.error.details.map((d: any) => d.path), ['/graph/edges/2/to', '/graph/nodes/3/model']);
+      assert.match(bad.content[0].text, /\n- \/graph\/nodes\/3\/model: node "p2": model "local\/coder" is a text model/);
+      for (const [args, re] of [
+        [{ name: 'x', graph: GRAPH, version: 1 }, /^version: only with id/],
+        [{ id: 'nope', name: 'x', graph: GRAPH }, /^id: /],
+        [{ name: 'x' }, /graph: the graph must be an object/],
+      ] as const) {
+        const err = await toolError(client, 'save_workflow', args);
+        assert.equal(err.type, 'invalid_request');
+        assert.match(err.message, re);
+      }
+      assert.equal((await toolError(client, 'get_workflow', { id: crypto.randomUUID() })).type, 'not_found');
+    });
+
     test('business errors are isError results with SPEC types; protocol errors stay JSON-RPC errors', async () => {
       const empty = await toolError(client, 'generate_image', { prompt: '' });
       assert.equal(empty.type, 'invalid_request');
@@ -221,6 +273,8 @@ describe('ownership: another account\'s ids answer exactly like missing ones', (
       const foreign = await toolError(bobClient, 'transform_image', { source: g.result.url, op: 'convert', options: { format: 'jpeg' } });
       assert.equal(foreign.type, 'not_found');
       assert.equal((await ok(bobClient, 'list_workflows')).data.length, 0);
+      assert.deepEqual(strip(await toolError(bobClient, 'get_workflow', { id: wf })), strip(await toolError(bobClient, 'get_workflow', { id: ghost })));
+      assert.deepEqual(strip(await toolError(bobClient, 'save_workflow', { id: wf, name: 'mine now', graph: GRAPH })), { type: 'not_found', message: 'workflow not found' });
       const [{ n }] = await srv.db.sql`select count(*)::int as n from kiln_private.workflow_runs where account_id = ${bob.id}`;
       assert.equal(n, 0);
     } finally {

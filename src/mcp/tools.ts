@@ -16,7 +16,8 @@ export interface ToolContext {
 }
 
 export interface ToolError {
-  error: { type: string; message: string };
+  /** `details`: every problem of an argument checked as a whole (save_workflow's graph), as REST's `error.details`. */
+  error: { type: string; message: string; details?: Array<{ path: string; message: string }> };
 }
 
 export interface ToolDef {
@@ -33,6 +34,11 @@ export interface ToolDef {
    * transforms); what it returns is what the handler gets, and a throw becomes an invalid_request tool error.
    */
   parse?(args: unknown): unknown;
+  /**
+   * The handler checks the arguments itself (skipping the JSON Schema check), because it reports
+   * every problem with a pointer (`details`) where the schema check would stop at a summary.
+   */
+  checksArguments?: boolean;
   handler(ctx: ToolContext, args: any): Promise<{ structuredContent: object; text: string } | ToolError>;
 }
 
@@ -57,7 +63,14 @@ export const TOOL_ERROR_SCHEMA = {
   properties: {
     error: {
       type: 'object',
-      properties: { type: { type: 'string' }, message: { type: 'string' } },
+      properties: {
+        type: { type: 'string' },
+        message: { type: 'string' },
+        details: {
+          type: 'array',
+          items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } }, required: ['path', 'message'] },
+        },
+      },
       required: ['type', 'message'],
     },
   },
@@ -91,8 +104,10 @@ function advertisedOutputSchema(schema: Record<string, unknown>): Record<string,
   };
 }
 
-export function toolError(type: string, message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], structuredContent: { error: { type, message } }, isError: true };
+export function toolError(type: string, message: string, details?: ToolError['error']['details']): CallToolResult {
+  // The text lists every detail too: what a model reads when it ignores structuredContent.
+  const text = details?.length ? [message, ...details.map((d) => `- ${d.path || '(arguments)'}: ${d.message}`)].join('\n') : message;
+  return { content: [{ type: 'text', text }], structuredContent: { error: details ? { type, message, details } : { type, message } }, isError: true };
 }
 
 export function unlinkedMessage(identity: Identity): string {
@@ -161,7 +176,7 @@ async function callTool(tool: CompiledTool, args: unknown, principal: Principal,
   // Before any SQL, as for REST bodies (the SDK parses the JSON-RPC body itself).
   const unstorable = unstorableValue(args, { root: 'arguments' });
   if (unstorable) return toolError('invalid_request', `Invalid arguments for ${tool.def.name}: ${unstorable}`);
-  const problem = await tool.validateInput(args);
+  const problem = tool.def.checksArguments ? undefined : await tool.validateInput(args);
   if (problem) return toolError('invalid_request', `Invalid arguments for ${tool.def.name}: ${problem}`);
   if (tool.def.parse) {
     try {
@@ -180,7 +195,7 @@ async function callTool(tool: CompiledTool, args: unknown, principal: Principal,
     report(err);
     return toolError('server_error', `Internal error while running ${tool.def.name} (request ${requestId}).`);
   }
-  if ('error' in out) return toolError(out.error.type, out.error.message);
+  if ('error' in out) return toolError(out.error.type, out.error.message, out.error.details);
   const invalid = await tool.validateOutput(out.structuredContent);
   if (invalid) {
     report(new Error(`MCP tool ${tool.def.name} produced structuredContent not matching its outputSchema: ${invalid}`));

@@ -47,9 +47,9 @@ export function jsonSchema(schema: v.GenericSchema): Record<string, unknown> {
   return rest;
 }
 
-/** Business error as a tool result (SPEC type + message). */
-export function fail(type: string, message: string): ToolError {
-  return { error: { type, message } };
+/** Business error as a tool result (SPEC type + message, and REST's `details` when the error has them). */
+export function fail(type: string, message: string, details?: ToolError['error']['details']): ToolError {
+  return { error: details ? { type, message, details } : { type, message } };
 }
 
 /**
@@ -63,7 +63,7 @@ export async function guard(fn: () => Promise<ToolResult>): Promise<ToolResult> 
     const api = e instanceof ApiError ? e : fromDatabaseError(e);
     if (!api || (api.status >= 500 && api.status !== 503)) throw e;
     const { error } = envelope(api);
-    return fail(error.type, error.message);
+    return fail(error.type, error.message, error.details);
   }
 }
 

@@ -1,11 +1,12 @@
-// The nine Kiln MCP tools of the SPEC, in its order, then the additive ones: the cancel tools and
-// the list and daily-usage reads. Each calls the same service function as its REST twin.
+// The nine Kiln MCP tools of the SPEC, in its order, then the additive ones: the cancel tools, the
+// list and daily-usage reads, and the workflow authoring tools (get_workflow, save_workflow). Each
+// calls the same service function as its REST twin.
 import type { Context } from '../../context.ts';
 import type { ToolDef } from '../tools.ts';
 import { cancelGenerationTool, generateCodeTool, generateImageTool, getGenerationTool, listGenerationsTool } from './generations.ts';
 import { transformImageTool } from './transforms.ts';
 import { dailyUsageTool, modelsTool, usageTool } from './usage.ts';
-import { cancelWorkflowRunTool, getWorkflowRunTool, listWorkflowsTool, runWorkflowTool } from './workflows.ts';
+import { cancelWorkflowRunTool, getWorkflowRunTool, getWorkflowTool, listWorkflowsTool, runWorkflowTool, saveWorkflowTool } from './workflows.ts';
 
 export { resolveIdentity } from './common.ts';
 
@@ -24,5 +25,7 @@ export function kilnTools(ctx: Context): ToolDef[] {
     cancelWorkflowRunTool(ctx),
     listGenerationsTool(ctx),
     dailyUsageTool(ctx),
+    getWorkflowTool(ctx),
+    saveWorkflowTool(ctx),
   ];
 }

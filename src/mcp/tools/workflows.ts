@@ -1,16 +1,19 @@
-// list_workflows, run_workflow and get_workflow_run: the REST workflow service with origin 'mcp'.
-// A run bills each output to the identity's scope, like generate_*; reads use the MCP read bucket.
+// list_workflows, get_workflow, save_workflow, run_workflow and get_workflow_run: the REST workflow
+// services with origin 'mcp', so an agent can build a pipeline, save it and run it. A run bills each
+// output to the identity's scope, like generate_*; reads and saves use the MCP read bucket.
 import * as v from 'valibot';
 import type { Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
-import { Uuid } from '../../schemas.ts';
+import { issueMessage, Uuid } from '../../schemas.ts';
 import { hubOf } from '../../live/hub.ts';
 import { waitForRun } from '../../live/runs.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
 import { idempotencyOf } from '../../idempotency.ts';
 import { cancelRun, getRun, listWorkflows, readRun, renderRun, runIds, startRunOnce } from '../../workflows/service.ts';
 import { errors } from '../../errors.ts';
-import { ListLimit, ListOffset, RunAccepted, WorkflowList, WorkflowRun, type WorkflowRunBody } from '../../workflows/schemas.ts';
+import { createWorkflowFor, getWorkflowFor, replaceWorkflowFor } from '../../workflows/authoring.ts';
+import { SavedGraph } from '../../workflows/graph.ts';
+import { ListLimit, ListOffset, RunAccepted, SaveWorkflowRequest, Workflow, WorkflowList, WorkflowRun, type WorkflowBody, type WorkflowRunBody } from '../../workflows/schemas.ts';
 import type { ToolDef } from '../tools.ts';
 import { CANCELS, defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
@@ -33,6 +36,79 @@ export function listWorkflowsTool(ctx: Context): ToolDef {
       return { structuredContent: list, text };
     },
   });
+}
+
+const GetArgs = v.object({ id: v.pipe(Uuid, v.description('Workflow id from list_workflows or save_workflow.')) });
+
+export function getWorkflowTool(ctx: Context): ToolDef {
+  return defineTool(ctx, {
+    name: 'get_workflow',
+    title: 'Get a workflow',
+    description:
+      'Read one of your saved workflows with its graph (nodes and edges; output nodes carry the results completed runs wrote back) and its version. ' +
+      'Pass the version to save_workflow to replace it only if nobody saved it since.',
+    input: GetArgs,
+    output: Workflow,
+    annotations: READ_ONLY,
+    bucket: 'read',
+    async handler(caller, args: v.InferOutput<typeof GetArgs>) {
+      const w = await getWorkflowFor(ctx, caller, args.id);
+      return { structuredContent: w, text: `${workflowText(w)}` };
+    },
+  });
+}
+
+const SaveArgs = v.object({
+  id: v.optional(v.pipe(Uuid, v.description('Omit to create a workflow; give to replace that workflow\'s name and graph.'))),
+  name: SaveWorkflowRequest.entries.name,
+  graph: v.pipe(SavedGraph, v.description(
+    'Nodes: `{ id, kind: "text", text }`, `{ id, kind: "image", url }`, `{ id, kind: "prompt", output: image|code|screen|design|video, prompt, model? }` ' +
+    '(model: an id from list_models that can produce that output), `{ id, kind: "output", label? }`. Edges `{ from, to }`: text/image/output nodes feed prompts, ' +
+    'each prompt feeds its output nodes (one result each), no cycles. At most 200 nodes, 1,000 edges, 256 KB.',
+  )),
+  version: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description(
+    'With id: replace only if this is still the stored version (from get_workflow or an earlier save), else a precondition_failed error and nothing is saved. Omitted: the last save wins.',
+  ))),
+  idempotencyKey: IdempotencyKeyArg,
+});
+/** The arguments save_workflow checks itself before the save does (every problem of name and graph, with pointers). */
+const SaveIds = v.object({ id: SaveArgs.entries.id, version: SaveArgs.entries.version, idempotencyKey: IdempotencyKeyArg });
+
+export function saveWorkflowTool(ctx: Context): ToolDef {
+  return defineTool(ctx, {
+    name: 'save_workflow',
+    title: 'Save a workflow',
+    description:
+      'Create a workflow (no id) or replace one (id; with version, only if nobody saved it since). The graph is checked as a whole: unique ids, edges between existing nodes, ' +
+      'no cycles, models that exist and fit their output type, image URLs you can read, limits; a refused save lists every problem in error.details, each with a JSON pointer ' +
+      'such as /graph/nodes/3/model. Returns the saved workflow with its new version; run it with run_workflow. idempotencyKey applies when creating.',
+    input: SaveArgs,
+    output: Workflow,
+    // A replace overwrites the stored graph; a create is not idempotent without idempotencyKey.
+    annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false, idempotentHint: false },
+    bucket: 'read',
+    checksArguments: true,
+    async handler(caller, args: Record<string, unknown>) {
+      const ids = v.safeParse(SaveIds, args);
+      if (!ids.success) throw errors.invalid(issueMessage(ids.issues));
+      const { id, version, idempotencyKey } = ids.output;
+      const body = { name: args.name, graph: args.graph };
+      if (id === undefined) {
+        if (version !== undefined) throw errors.invalid('version: only with id (a replace); a new workflow starts at version 1');
+        const saved = await createWorkflowFor(ctx, caller, body, idempotencyKey ?? null);
+        const again = saved.replayed ? ' (already created with this idempotencyKey: nothing new was saved)' : '';
+        return { structuredContent: saved.body, text: `Created ${workflowText(saved.body)}${again}. Run it with run_workflow { workflowId: "${saved.body.id}" }.` };
+      }
+      const saved = await replaceWorkflowFor(ctx, caller, id, body, version === undefined ? null : [version]);
+      return { structuredContent: saved, text: `Saved ${workflowText(saved)}. Run it with run_workflow { workflowId: "${saved.id}" }.` };
+    },
+  });
+}
+
+function workflowText(w: WorkflowBody): string {
+  const nodes = w.graph.nodes.length;
+  const edges = w.graph.edges.length;
+  return `workflow "${w.name}" (${w.id}), version ${w.version}: ${nodes} node${nodes === 1 ? '' : 's'}, ${edges} edge${edges === 1 ? '' : 's'}`;
 }
 
 const RunArgs = v.object({ workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')), idempotencyKey: IdempotencyKeyArg });
