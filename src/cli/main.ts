@@ -30,7 +30,9 @@ function help(operator: Record<string, Command>): string {
 export async function main(argv: string[]): Promise<number> {
   // `kiln usage --user ID` is the operator command (the database); `kiln usage [--daily]` the user one (the API).
   const operatorUsage = argv[0] === 'usage' && argv.some((a) => /^--(user|workspace)(=|$)/.test(a));
-  if (argv[0] && Object.hasOwn(userCommands, argv[0]) && !operatorUsage) return runUserCommand(argv[0], argv.slice(1));
+  // `kiln workflow save|get|rm` are the user's (the API); `kiln workflow import|export` the operator's (the database).
+  const operatorWorkflow = argv[0] === 'workflow' && (argv[1] === 'import' || argv[1] === 'export');
+  if (argv[0] && Object.hasOwn(userCommands, argv[0]) && !operatorUsage && !operatorWorkflow) return runUserCommand(argv[0], argv.slice(1));
   // Operator commands load the database layer: only when one is asked for.
   const { commands } = await import('./commands.ts');
   // Longest matching command name (e.g. "workspace member add" before "workspace").

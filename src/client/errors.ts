@@ -11,18 +11,24 @@ export class KilnError extends Error {
   readonly requestId: string | null;
   /** Seconds from the answer's `retry-after`, when it had one. */
   readonly retryAfter: number | null;
+  /** Every problem of a refused body (`error.details`: a JSON pointer `path` and a `message`), when the answer listed them; else empty. */
+  readonly details: Array<{ path: string; message: string }>;
 
-  constructor(init: { status: number; type: string; message: string; requestId?: string | null; retryAfter?: number | null; cause?: unknown }) {
+  constructor(init: {
+    status: number; type: string; message: string; requestId?: string | null; retryAfter?: number | null; cause?: unknown;
+    details?: Array<{ path: string; message: string }>;
+  }) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.status = init.status;
     this.type = init.type;
     this.requestId = init.requestId ?? null;
     this.retryAfter = init.retryAfter ?? null;
+    this.details = init.details ?? [];
   }
 
   /** From an error answer and its parsed body (the envelope, or whatever a proxy sent instead). */
   static from(response: Response, body: unknown): KilnError {
-    const envelope = (body as { error?: { type?: unknown; message?: unknown } } | null)?.error;
+    const envelope = (body as { error?: { type?: unknown; message?: unknown; details?: unknown } } | null)?.error;
     const type = typeof envelope?.type === 'string' ? envelope.type : fallbackType(response.status);
     const message = typeof envelope?.message === 'string' ? envelope.message : `HTTP ${response.status}`;
     return new KilnError({
@@ -31,6 +37,9 @@ export class KilnError extends Error {
       message,
       requestId: response.headers.get('x-request-id'),
       retryAfter: retryAfterSeconds(response),
+      details: Array.isArray(envelope?.details)
+        ? envelope.details.filter((d): d is { path: string; message: string } => typeof d?.path === 'string' && typeof d?.message === 'string')
+        : [],
     });
   }
 }
@@ -51,6 +60,7 @@ function fallbackType(status: number): string {
     case 403: return 'insufficient_scope';
     case 404: return 'not_found';
     case 409: return 'conflict';
+    case 412: return 'precondition_failed';
     case 410: return 'gone';
     case 429: return 'rate_limited';
     default: return 'server_error';

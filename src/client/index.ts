@@ -25,6 +25,13 @@ export type GenerationList = Schemas['GenerationList'];
 export type ImageTransformRequest = Schemas['ImageTransformRequest'];
 export type ImageTransformResult = Schemas['ImageTransformResult'];
 export type WorkflowSummary = Schemas['WorkflowSummary'];
+export type Workflow = Schemas['Workflow'];
+export type WorkflowGraph = Schemas['WorkflowGraph'];
+export type WorkflowNode = Schemas['WorkflowNode'];
+export type WorkflowEdge = Schemas['WorkflowEdge'];
+export type SaveWorkflowRequest = Schemas['SaveWorkflowRequest'];
+/** One problem of a refused save (`KilnError.details`): a JSON pointer into the body and what is wrong there. */
+export type ErrorDetail = NonNullable<Schemas['Error']['error']['details']>[number];
 export type RunAccepted = Schemas['RunAccepted'];
 export type WorkflowRun = Schemas['WorkflowRun'];
 export type WorkflowRunSummary = Schemas['WorkflowRunSummary'];
@@ -63,6 +70,10 @@ export interface WaitOptions extends CallOptions {
 export interface CreateOptions extends WaitOptions {
   /** Defaults to a fresh UUID per call, the same across that call's retries. */
   idempotencyKey?: string;
+}
+export interface SaveOptions extends CallOptions {
+  /** Save (or delete) only over this version (`If-Match: "<version>"`); another one → KilnError 412 `precondition_failed`. Omitted: the last write wins. */
+  version?: number;
 }
 export interface RunOptions extends CallOptions {
   /** Called with every status the client sees, the first (`pending`) included. */
@@ -148,6 +159,7 @@ export function createKilnClient(options: KilnClientOptions) {
     return data as T;
   }
   const prefer = (wait?: number) => (wait ? { Prefer: `wait=${Math.round(wait)}` } : {});
+  const ifMatch = (version?: number) => (version === undefined ? {} : { 'If-Match': `"${version}"` });
   /** The body of an event-stream answer, or a KilnError built from the error answer. */
   async function stream(call: Promise<{ data?: ReadableStream<Uint8Array> | unknown; error?: unknown; response: Response }>) {
     const { data, error, response } = await call;
@@ -341,6 +353,22 @@ export function createKilnClient(options: KilnClientOptions) {
     },
     workflows: {
       list: (query: ListQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/workflows', { params: { query }, signal: opts.signal })),
+      /** POST /workflows with an automatic Idempotency-Key (a retry never saves twice): the workflow, version 1. */
+      create(body: SaveWorkflowRequest, opts: CallOptions & { idempotencyKey?: string } = {}): Promise<Workflow> {
+        return unwrap(raw.POST('/workflows', {
+          body, params: { header: { 'Idempotency-Key': opts.idempotencyKey ?? newKey() } }, signal: opts.signal,
+        }));
+      },
+      /** GET /workflows/{id}: the graph with the results runs wrote back, and its `version`. */
+      get: (id: string, opts: CallOptions = {}): Promise<Workflow> => unwrap(raw.GET('/workflows/{id}', { params: { path: { id } }, signal: opts.signal })),
+      /** PUT /workflows/{id}: replaces name and graph; with `version`, only over that version. Resolves with the new version. */
+      update(id: string, body: SaveWorkflowRequest, opts: SaveOptions = {}): Promise<Workflow> {
+        return unwrap(raw.PUT('/workflows/{id}', { params: { path: { id }, header: ifMatch(opts.version) }, body, signal: opts.signal }));
+      },
+      /** DELETE /workflows/{id}; with `version`, only when that is still the version. Its runs stay readable. */
+      async delete(id: string, opts: SaveOptions = {}): Promise<void> {
+        await unwrap(raw.DELETE('/workflows/{id}', { params: { path: { id }, header: ifMatch(opts.version) }, signal: opts.signal }));
+      },
     },
     /** The openapi-fetch client underneath (same retries), for anything not wrapped above. */
     raw,

@@ -37,7 +37,7 @@ export function retryingFetch(inner: Fetch, options: Partial<RetryOptions> = {})
       } catch (error) {
         signal.throwIfAborted();
         // No answer: the request may have landed. Only calls that cannot do anything twice are
-        // sent again (reads, keyed POSTs, cancels).
+        // sent again (reads, keyed POSTs, cancels, PUT and DELETE).
         if (last || !resendable(request)) {
           throw new KilnError({ status: 0, type: 'network_error', message: `could not reach ${new URL(request.url).origin}: ${(error as Error)?.message ?? error}`, cause: error });
         }
@@ -67,8 +67,13 @@ export function retryingFetch(inner: Fetch, options: Partial<RetryOptions> = {})
   };
 }
 
+/**
+ * Calls that cannot do anything twice: reads, keyed POSTs, cancels, and PUT and DELETE (idempotent
+ * by definition; with If-Match a resent save that had landed answers 412, a resent delete 404 —
+ * an error, never a second write).
+ */
 function resendable(request: Request): boolean {
-  return request.method === 'GET' || request.method === 'HEAD' || request.headers.has('idempotency-key') || new URL(request.url).pathname.endsWith('/cancel');
+  return ['GET', 'HEAD', 'PUT', 'DELETE'].includes(request.method) || request.headers.has('idempotency-key') || new URL(request.url).pathname.endsWith('/cancel');
 }
 
 /** A random delay in [0, min(maxDelayMs, baseDelayMs · 2^attempt)] ("full jitter"). */

@@ -33,12 +33,14 @@ export function exitCodeOf(e: unknown): number {
   return EXIT.error;
 }
 
-/** One line for stderr: what failed, and what the service said. */
+/** For stderr: what failed and what the service said, on one line (then each of `error.details`, one per line). */
 export function describe(e: unknown): string {
   if (e instanceof KilnError) {
     const id = e.requestId ? ` (request ${e.requestId})` : '';
     const hint = e.status === 401 ? ' — check KILN_API_KEY' : e.status === 0 ? ' — check KILN_URL' : '';
-    return `${e.type}${e.status ? ` ${e.status}` : ''}: ${e.message}${id}${hint}`;
+    // Every problem of a refused body, one per line under the message.
+    const details = e.details.map((d) => `\n  ${d.path || '(body)'}: ${d.message}`).join('');
+    return `${e.type}${e.status ? ` ${e.status}` : ''}: ${e.message}${id}${hint}${details}`;
   }
   return (e as Error)?.message ?? String(e);
 }

@@ -8,6 +8,7 @@ import { ls, LS_HELP, usage, USAGE_HELP } from './history.ts';
 import { me, ME_HELP, models, MODELS_HELP, transform, TRANSFORM_HELP } from './info.ts';
 import { listen, LISTEN_HELP } from './listen.ts';
 import { run, RUN_HELP } from './run.ts';
+import { workflow, WORKFLOW_HELP } from './workflow.ts';
 
 export interface UserCommand {
   help: string;
@@ -18,6 +19,7 @@ export interface UserCommand {
 export const userCommands: Record<string, UserCommand> = {
   generate: { help: GENERATE_HELP, run: generate },
   run: { help: RUN_HELP, run },
+  workflow: { help: WORKFLOW_HELP, run: workflow },
   transform: { help: TRANSFORM_HELP, run: transform },
   models: { help: MODELS_HELP, run: models },
   me: { help: ME_HELP, run: me },
