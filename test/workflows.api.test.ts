@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { startTestWorker } from './_generations.ts';
 import { openSse } from './_live.ts';
-import { startOpenAIPeer, type OpenAIPeer, type PeerRequest } from './_openai-peer.ts';
+import { errorReply, startOpenAIPeer, type OpenAIPeer, type PeerRequest } from './_openai-peer.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
 import { startReceiver, verify } from './_webhooks.ts';
 import { chatAfter, peerModels, userText, waitRun } from './_workflows.ts';
@@ -26,6 +26,7 @@ before(async () => {
   peer.script((req) => {
     const step = /STEP<([^>]+)>/.exec(userText(req))?.[1] ?? 'unknown';
     seen.set(step, [...(seen.get(step) ?? []), req]);
+    if (step.startsWith('fail-')) return errorReply(400, 'invalid_request_error', 'content_policy', 'the upstream refused this prompt');
     return chatAfter(delay[step] ?? 5, `result-of-${step}`);
   });
   srv = await startServer({ config: { webhookAllowPrivate: true } });
@@ -232,6 +233,15 @@ test('a run started before an edit keeps its snapshot; a write-back does not cha
   assert.equal((await get(a.key, d.id)).status, 404);
   const [row] = await srv.db.sql`select graph from kiln_private.workflows where id = ${d.id}`;
   assert.equal(row.graph.nodes[1].result, undefined, 'no write-back onto a deleted workflow');
+
+  // A failed run of a deleted workflow stays readable, and cannot be retried (a retry is a new run).
+  const f = await created(a.key, 'Failing', { nodes: [prompt('p1', 'fail-1'), out('o1')], edges: [e('p1', 'o1')] });
+  const fr = (await api(srv.base, a.key, `/workflows/${f.id}/runs`, { method: 'POST' })).body.id;
+  assert.equal((await waitRun(srv, a.key, f.id, fr)).status, 'failed');
+  assert.equal((await del(a.key, f.id)).status, 204);
+  const retry = await api(srv.base, a.key, `/workflows/${f.id}/runs/${fr}/retry`, { method: 'POST' });
+  assert.equal(retry.status, 404, JSON.stringify(retry.body));
+  assert.equal((await api(srv.base, a.key, `/workflows/${f.id}/runs/${fr}`)).body.status, 'failed');
 });
 
 test('every validation rule is a 400 invalid_request whose details point into the body; the message names the node or edge', async () => {
