@@ -71,14 +71,17 @@ async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
 
 /**
  * Creates a workflow from `{ name, graph }` in the caller's scope (its workspace when the key or
- * identity is bound to one, else its account). With an Idempotency-Key, claimed first in the same
- * transaction: a repeat with the same key and body answers the stored 201 body (`replayed`) and
+ * identity is bound to one, else its account). With an Idempotency-Key, claimed in the transaction
+ * that creates: a repeat with the same key and body answers the stored 201 body (`replayed`) and
  * creates nothing; a refused save keeps nothing. Throws ApiError invalid_request (with details),
  * insufficient_scope (a workspace the account left), idempotency_conflict.
  */
 export async function createWorkflowFor(ctx: Context, caller: Caller, body: unknown, idempotencyKey: string | null): Promise<{ body: WorkflowBody; replayed: boolean }> {
   checkDepth(body);
-  const models = await listModels(ctx.sql, ctx.config.defaultMarkup);
+  // Checked before the key is claimed, as POST /generations checks its body: a body refused now
+  // (a model disabled since, say) is refused on a retry too; what the claim guards is the write.
+  const checked = checkSave(ctx.config, await listModels(ctx.sql, ctx.config.defaultMarkup), caller.accountId, body);
+  if (!checked.ok) refuse(checked.details);
   // A key is the account's, per operation: a workspace's saves and the personal ones apart.
   const operation = `POST /workflows ${caller.workspaceId ?? caller.accountId}`;
   return withDbErrors(() => ctx.sql.begin(async (tx) => {
@@ -86,8 +89,6 @@ export async function createWorkflowFor(ctx: Context, caller: Caller, body: unkn
       const [c] = await claimIdempotencyKey(tx, caller.accountId, operation, idempotencyKey, fingerprint(body), ctx.config.idempotencyTtlSeconds);
       if (c!.replayed) return { body: c!.response_body as WorkflowBody, replayed: true };
     }
-    const checked = checkSave(ctx.config, models, caller.accountId, body);
-    if (!checked.ok) refuse(checked.details);
     const [row] = await createWorkflow(tx, caller.accountId, caller.workspaceId, checked.name!, checked.graph);
     const created = workflowBody(row!);
     if (idempotencyKey !== null) await recordIdempotencyKey(tx, caller.accountId, operation, idempotencyKey, 201, created);

@@ -109,18 +109,24 @@ function elementIssues(list: 'nodes' | 'edges', i: number, name: string, issues:
 
 /**
  * The first place where `root` nests deeper than `max` levels (the root being level 1), as a
- * pointer, or null. Iterative: JSON.parse accepts nesting far deeper than JSON.stringify (and so
- * the database driver) can handle.
+ * pointer, or null. Iterative, one open iterator per level: JSON.parse accepts nesting far deeper
+ * than JSON.stringify (and so the database driver) can handle, and a wide body costs no more
+ * memory than a narrow one.
  */
 export function tooDeep(root: unknown, max: number): string | null {
-  const todo: Array<{ value: unknown; depth: number; path: string }> = [{ value: root, depth: 1, path: '' }];
-  while (todo.length) {
-    const { value, depth, path } = todo.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
-    if (depth > max) return path;
-    for (const [k, x] of Object.entries(value)) {
-      if (typeof x === 'object' && x !== null) todo.push({ value: x, depth: depth + 1, path: `${path}${pointer(k)}` });
+  if (typeof root !== 'object' || root === null) return null;
+  const entries = (x: object): Iterator<[string | number, unknown]> => (Array.isArray(x) ? x.entries() : Object.entries(x)[Symbol.iterator]());
+  const open: Array<{ key: string | number; rest: Iterator<[string | number, unknown]> }> = [{ key: '', rest: entries(root) }];
+  while (open.length) {
+    const next = open[open.length - 1]!.rest.next();
+    if (next.done) {
+      open.pop();
+      continue;
     }
+    const [key, value] = next.value;
+    if (typeof value !== 'object' || value === null) continue;
+    if (open.length + 1 > max) return pointer(...open.slice(1).map((o) => o.key), key);
+    open.push({ key, rest: entries(value) });
   }
   return null;
 }
