@@ -51,7 +51,7 @@ comment on function kiln_private.check_workflow_version(bigint, bigint[]) is 'If
 
 create or replace function kiln.create_workflow(p_account_id uuid, p_workspace_id uuid, p_name text, p_graph jsonb)
 returns kiln_private.workflows
-language plpgsql security definer
+language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -91,7 +91,7 @@ comment on function kiln.get_workflow(uuid, uuid, uuid) is 'One workflow that is
 
 create or replace function kiln.get_workflows_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_ids uuid[])
 returns table(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
-language sql security definer
+language sql volatile security definer
 set search_path = pg_catalog, pg_temp
 set plan_cache_mode = force_generic_plan
 as $$
@@ -102,7 +102,7 @@ comment on function kiln.get_workflows_for_keys(bytea[], integer, uuid[]) is 'GE
 
 create or replace function kiln.lock_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid, p_if_versions bigint[])
 returns kiln_private.workflows
-language plpgsql security definer
+language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -123,7 +123,7 @@ comment on function kiln.lock_workflow(uuid, uuid, uuid, bigint[]) is 'Locks a w
 
 create or replace function kiln.replace_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid, p_name text, p_graph jsonb, p_if_versions bigint[])
 returns kiln_private.workflows
-language plpgsql security definer
+language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -146,7 +146,7 @@ drop function if exists kiln.update_workflow(uuid, jsonb, text);
 
 create or replace function kiln.delete_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid, p_if_versions bigint[])
 returns kiln_private.workflows
-language plpgsql security definer
+language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare
@@ -174,7 +174,7 @@ comment on function kiln_private.workflow_event_data(kiln_private.workflows) is 
 
 create or replace function kiln_private.tg_workflows__outbox()
 returns trigger
-language plpgsql security definer
+language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
@@ -225,7 +225,7 @@ comment on function kiln.list_workflows(uuid, uuid, integer, integer) is 'The wo
 
 create or replace function kiln.list_workflows_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_limits integer[], p_offsets integer[])
 returns table(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
-language sql security definer
+language sql volatile security definer
 set search_path = pg_catalog, pg_temp
 set plan_cache_mode = force_generic_plan
 as $$
@@ -261,7 +261,7 @@ comment on function kiln.list_workflow_runs(uuid, uuid, uuid, integer, integer) 
 
 create or replace function kiln.list_workflow_runs_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_workflow_ids uuid[], p_limits integer[], p_offsets integer[])
 returns table(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
-language sql security definer
+language sql volatile security definer
 set search_path = pg_catalog, pg_temp
 set plan_cache_mode = force_generic_plan
 as $$
@@ -273,7 +273,7 @@ comment on function kiln.list_workflow_runs_for_keys(bytea[], integer, uuid[], i
 drop function if exists kiln.snapshot_workflow(uuid, uuid);
 create or replace function kiln.snapshot_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid)
 returns table(graph jsonb, models json)
-language sql security definer
+language sql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
   -- FOR SHARE: an edit cannot commit between this read and the run insert of the same transaction.
@@ -288,7 +288,7 @@ comment on function kiln.snapshot_workflow(uuid, uuid, uuid) is 'The graph of a 
 CREATE OR REPLACE FUNCTION kiln.start_workflow_run(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_workflow_id uuid, p_snapshot jsonb, p_outputs jsonb, p_window_seconds integer, p_max_attempts integer)
  RETURNS uuid
  LANGUAGE plpgsql
- SECURITY DEFINER
+ VOLATILE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
@@ -350,7 +350,7 @@ comment on function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb
 CREATE OR REPLACE FUNCTION kiln.retry_workflow_run(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_workflow_id uuid, p_run_id uuid, p_window_seconds integer, p_max_attempts integer)
  RETURNS uuid
  LANGUAGE plpgsql
- SECURITY DEFINER
+ VOLATILE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
@@ -442,6 +442,7 @@ comment on function kiln.retry_workflow_run(uuid,uuid,uuid,text,uuid,uuid,intege
 CREATE OR REPLACE FUNCTION kiln_private.write_back_workflow_run(p_run_id uuid)
  RETURNS void
  LANGUAGE sql
+ VOLATILE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
   with done as (
