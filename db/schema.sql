@@ -582,14 +582,22 @@ create table kiln_private.workflows (
   graph jsonb not null,
   created_at timestamp with time zone default now() not null,
   updated_at timestamp with time zone default now() not null,
+  version bigint default 1 not null,
+  deleted_at timestamp with time zone,
+  scope_id uuid generated always as (COALESCE(workspace_id, account_id)) stored,
   constraint workflows_pkey PRIMARY KEY (id),
   constraint workflows_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint workflows_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
   constraint workflows_graph_check CHECK ((jsonb_typeof(graph) = 'object'::text)),
-  constraint workflows_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200)))
+  constraint workflows_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
+  constraint workflows_version_check CHECK ((version >= 1))
 );
-comment on table kiln_private.workflows is 'Saved workflow graphs, one owner each.';
-CREATE INDEX workflows_account_updated_idx ON kiln_private.workflows USING btree (account_id, updated_at DESC, id DESC);
+comment on table kiln_private.workflows is 'Saved workflow graphs, one owner (billing scope) each.';
+comment on column kiln_private.workflows.version is 'Bumped by every save (create = 1, replace); the API''s ETag. A run''s write-back does not change it.';
+comment on column kiln_private.workflows.deleted_at is 'Set by kiln.delete_workflow: the workflow leaves lists and cannot run; its runs stay readable.';
+comment on column kiln_private.workflows.scope_id is 'The owner: the workspace when saved through a workspace-bound key or identity, else the account.';
+CREATE INDEX workflows_scope_updated_idx ON kiln_private.workflows USING btree (scope_id, updated_at DESC, id DESC) WHERE (deleted_at IS NULL);
+CREATE TRIGGER tg_workflows__outbox AFTER INSERT OR UPDATE OF version, deleted_at ON kiln_private.workflows FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_workflows__outbox();
 
 create table kiln_private.workspace_members (
   workspace_id uuid not null,
@@ -1530,7 +1538,7 @@ exception
     raise exception 'invalid workflow: the name must be 1 to 200 characters and the graph an object' using errcode = 'KI001';
 end;
 $function$;
-comment on function kiln.create_workflow(uuid,uuid,text,jsonb) is 'Saves a new workflow (the graph is validated by the caller). KF001 when the owner is not a member of the given workspace.';
+comment on function kiln.create_workflow(uuid,uuid,text,jsonb) is 'Saves a new workflow, version 1, owned by the workspace when p_workspace_id is given (KF001 unless the account is a member of it), else by the account; the graph is validated by the caller. Emits workflow.saved (trigger).';
 
 CREATE OR REPLACE FUNCTION kiln.create_workspace(p_name text, p_owner_id uuid)
  RETURNS kiln_private.workspaces
@@ -1596,6 +1604,22 @@ AS $function$
   select exists (select 1 from d);
 $function$;
 comment on function kiln.delete_webhook_endpoint(uuid,uuid) is 'Deletes an endpoint of the scope with its delivery log (queued jobs find nothing and end). Whether it existed.';
+
+CREATE OR REPLACE FUNCTION kiln.delete_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid, p_if_versions bigint[])
+ RETURNS kiln_private.workflows
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.workflows;
+begin
+  perform kiln.lock_workflow(p_account_id, p_workspace_id, p_id, p_if_versions);
+  update kiln_private.workflows set deleted_at = now() where id = p_id returning * into v_row;
+  return v_row;
+end;
+$function$;
+comment on function kiln.delete_workflow(uuid,uuid,uuid,bigint[]) is 'Deletes a workflow of the caller''s scope (soft: deleted_at): it leaves lists and GET, cannot run or be retried; runs already started finish and stay readable by id. Emits workflow.deleted (trigger). KN001 / KV001 as kiln.lock_workflow.';
 
 CREATE OR REPLACE FUNCTION kiln.ensure_secret(p_name text, p_candidate bytea)
  RETURNS bytea
@@ -2013,15 +2037,17 @@ AS $function$
 $function$;
 comment on function kiln.get_webhook_endpoint(uuid,uuid) is 'One endpoint of the scope (no secret); null when absent or another scope''s.';
 
-CREATE OR REPLACE FUNCTION kiln.get_workflow(p_id uuid, p_account_id uuid)
+CREATE OR REPLACE FUNCTION kiln.get_workflow(p_id uuid, p_account_id uuid, p_workspace_id uuid)
  RETURNS SETOF kiln_private.workflows
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  select * from kiln_private.workflows where id = p_id and (p_account_id is null or account_id = p_account_id);
+  select w.* from kiln_private.workflows w
+  where w.id = p_id and w.deleted_at is null
+    and (p_account_id is null or w.scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id));
 $function$;
-comment on function kiln.get_workflow(uuid,uuid) is 'One workflow with its stored graph; for p_account_id only when that account owns it (null = operator access).';
+comment on function kiln.get_workflow(uuid,uuid,uuid) is 'One workflow that is not deleted, with its stored graph (outputs written back by runs included), when it belongs to the caller''s scope (kiln_private.workflow_scope); p_account_id null = operator access.';
 
 CREATE OR REPLACE FUNCTION kiln.get_workflow_run(p_account_id uuid, p_workflow_id uuid, p_run_id uuid)
  RETURNS json
@@ -2115,6 +2141,18 @@ AS $function$
   from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
 $function$;
 comment on function kiln.get_workflow_runs_for_keys(bytea[],integer,uuid[],uuid[]) is 'GET /workflows/{id}/runs/{runId} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns that run of the key''s account (kiln.get_workflow_run; null body when there is none).';
+
+CREATE OR REPLACE FUNCTION kiln.get_workflows_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_ids uuid[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select r.*, case when r.status = 'ok' then (select to_json(w) from kiln.get_workflow(p_ids[r.ord], r.account_id, r.workspace_id) w) end
+  from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
+$function$;
+comment on function kiln.get_workflows_for_keys(bytea[],integer,uuid[]) is 'GET /workflows/{id} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns that workflow of the key''s scope as its row in JSON (kiln.get_workflow; null body when there is none).';
 
 CREATE OR REPLACE FUNCTION kiln.link_identity(p_issuer text, p_subject text, p_account_id uuid, p_workspace_id uuid, p_email text DEFAULT NULL::text)
  RETURNS kiln_private.identities
@@ -2288,13 +2326,15 @@ AS $function$
 $function$;
 comment on function kiln.list_webhook_endpoints(uuid) is 'Every endpoint of a scope, oldest first (no secrets).';
 
-CREATE OR REPLACE FUNCTION kiln.list_workflow_runs(p_account_id uuid, p_workflow_id uuid, p_limit integer, p_offset integer)
+CREATE OR REPLACE FUNCTION kiln.list_workflow_runs(p_account_id uuid, p_workspace_id uuid, p_workflow_id uuid, p_limit integer, p_offset integer)
  RETURNS json
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  select case when exists (select 1 from kiln_private.workflows w where w.id = p_workflow_id and w.account_id = p_account_id) then (
+  -- A deleted workflow's runs stay listed: they remain readable.
+  select case when exists (select 1 from kiln_private.workflows w
+                           where w.id = p_workflow_id and w.scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id)) then (
     select coalesce(json_agg(json_build_object(
              'id', r.id,
              'status', r.status,
@@ -2308,7 +2348,7 @@ AS $function$
           order by r.created_at desc, r.id desc
           limit p_limit offset p_offset) r) end;
 $function$;
-comment on function kiln.list_workflow_runs(uuid,uuid,integer,integer) is 'A page of the runs of the account''s workflow, newest first (id, status, progress, createdAt, completedAt, retryOf); null when the workflow is not the account''s.';
+comment on function kiln.list_workflow_runs(uuid,uuid,uuid,integer,integer) is 'A page of the account''s runs of a workflow of its scope (deleted or not), newest first (id, status, progress, createdAt, completedAt, retryOf); null when the workflow is not the scope''s.';
 
 CREATE OR REPLACE FUNCTION kiln.list_workflow_runs_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_workflow_ids uuid[], p_limits integer[], p_offsets integer[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
@@ -2317,17 +2357,19 @@ CREATE OR REPLACE FUNCTION kiln.list_workflow_runs_for_keys(p_key_hashes bytea[]
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select r.*, case when r.status = 'ok' then kiln.list_workflow_runs(r.account_id, p_workflow_ids[r.ord], p_limits[r.ord], p_offsets[r.ord]) end
+  select r.*, case when r.status = 'ok' then kiln.list_workflow_runs(r.account_id, r.workspace_id, p_workflow_ids[r.ord], p_limits[r.ord], p_offsets[r.ord]) end
   from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
 $function$;
-comment on function kiln.list_workflow_runs_for_keys(bytea[],integer,uuid[],integer[],integer[]) is 'GET /workflows/{id}/runs for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns that page of runs (kiln.list_workflow_runs; null body when the workflow is not the key''s account''s).';
+comment on function kiln.list_workflow_runs_for_keys(bytea[],integer,uuid[],integer[],integer[]) is 'GET /workflows/{id}/runs for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns that page of runs (kiln.list_workflow_runs; null body when the workflow is not the key''s scope''s).';
 
-CREATE OR REPLACE FUNCTION kiln.list_workflows(p_account_id uuid, p_limit integer, p_offset integer)
+CREATE OR REPLACE FUNCTION kiln.list_workflows(p_account_id uuid, p_workspace_id uuid, p_limit integer, p_offset integer)
  RETURNS json
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+declare
+  v_scope uuid := kiln_private.workflow_scope(p_account_id, p_workspace_id);
 begin
   if p_limit is null or p_limit < 1 or p_limit > 100 then
     raise exception 'limit must be an integer from 1 to 100' using errcode = 'KI001';
@@ -2342,12 +2384,12 @@ begin
              'updated_at', to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
              order by w.updated_at desc, w.id desc), '[]'::json)
     from (select * from kiln_private.workflows
-          where account_id = p_account_id
+          where scope_id = v_scope and deleted_at is null
           order by updated_at desc, id desc
           limit p_limit offset p_offset) w);
 end;
 $function$;
-comment on function kiln.list_workflows(uuid,integer,integer) is 'An account''s workflow summaries (id, name, updated_at), most recently updated first. KI001 for a limit outside 1–100 or a negative offset.';
+comment on function kiln.list_workflows(uuid,uuid,integer,integer) is 'The workflow summaries (id, name, updated_at) of the caller''s scope (kiln_private.workflow_scope), deleted ones left out, most recently updated first. KI001 for a limit outside 1–100 or a negative offset.';
 
 CREATE OR REPLACE FUNCTION kiln.list_workflows_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_limits integer[], p_offsets integer[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
@@ -2356,10 +2398,32 @@ CREATE OR REPLACE FUNCTION kiln.list_workflows_for_keys(p_key_hashes bytea[], p_
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select r.*, case when r.status = 'ok' then kiln.list_workflows(r.account_id, p_limits[r.ord], p_offsets[r.ord]) end
+  select r.*, case when r.status = 'ok' then kiln.list_workflows(r.account_id, r.workspace_id, p_limits[r.ord], p_offsets[r.ord]) end
   from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
 $function$;
-comment on function kiln.list_workflows_for_keys(bytea[],integer,integer[],integer[]) is 'GET /workflows for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that page of the key''s account''s workflows (kiln.list_workflows).';
+comment on function kiln.list_workflows_for_keys(bytea[],integer,integer[],integer[]) is 'GET /workflows for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that page of the key''s scope''s workflows (kiln.list_workflows).';
+
+CREATE OR REPLACE FUNCTION kiln.lock_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid, p_if_versions bigint[])
+ RETURNS kiln_private.workflows
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.workflows;
+begin
+  select w.* into v_row from kiln_private.workflows w
+    where w.id = p_id and w.deleted_at is null
+      and (p_account_id is null or w.scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id))
+    for update;
+  if not found then
+    raise exception 'workflow not found' using errcode = 'KN001';
+  end if;
+  perform kiln_private.check_workflow_version(v_row.version, p_if_versions);
+  return v_row;
+end;
+$function$;
+comment on function kiln.lock_workflow(uuid,uuid,uuid,bigint[]) is 'Locks a workflow of the caller''s scope for the rest of the transaction (a save reads the stored graph, keeps its written-back results and validates before it writes; a run''s write-back waits). KN001 when absent, deleted or another scope''s; KV001 when If-Match (p_if_versions) names another version. p_account_id null = operator access.';
 
 CREATE OR REPLACE FUNCTION kiln.note_object_intent(p_location text)
  RETURNS void
@@ -2794,6 +2858,28 @@ end;
 $function$;
 comment on function kiln.remove_workspace_member(uuid,uuid) is 'Marks a member as left (the row stays); their workspace-bound keys then get 402 on spending calls.';
 
+CREATE OR REPLACE FUNCTION kiln.replace_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid, p_name text, p_graph jsonb, p_if_versions bigint[])
+ RETURNS kiln_private.workflows
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_row kiln_private.workflows;
+begin
+  perform kiln.lock_workflow(p_account_id, p_workspace_id, p_id, p_if_versions);
+  update kiln_private.workflows
+    set name = coalesce(p_name, name), graph = p_graph, version = version + 1, updated_at = now()
+    where id = p_id
+    returning * into v_row;
+  return v_row;
+exception
+  when check_violation or not_null_violation then
+    raise exception 'invalid workflow: the name must be 1 to 200 characters and the graph an object' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.replace_workflow(uuid,uuid,uuid,text,jsonb,bigint[]) is 'Replaces a workflow''s graph (and name; null keeps it): version + 1, updated_at now; emits workflow.saved (trigger). Runs already started keep their snapshot. KN001 / KV001 as kiln.lock_workflow; the graph is validated by the caller.';
+
 CREATE OR REPLACE FUNCTION kiln.reserve_budget(p_account_id uuid, p_workspace_id uuid, p_key_id uuid, p_model_id text, p_origin text, p_amount_micros bigint, p_generation_id uuid DEFAULT NULL::uuid, p_workflow_run_id uuid DEFAULT NULL::uuid, p_node_id text DEFAULT NULL::text)
  RETURNS kiln_private.charges
  LANGUAGE plpgsql
@@ -2923,6 +3009,11 @@ begin
   if not found then
     raise exception 'workflow run not found' using errcode = 'KN001';
   end if;
+  -- A retry is a new run: a deleted workflow runs nothing new (its runs stay readable).
+  perform 1 from kiln_private.workflows where id = p_workflow_id and deleted_at is null;
+  if not found then
+    raise exception 'workflow not found' using errcode = 'KN001';
+  end if;
   if v_old.status <> 'failed' then
     raise exception 'only a failed run can be retried; this run is %', v_old.status using errcode = 'KT001';
   end if;
@@ -2987,7 +3078,7 @@ begin
   return v_id;
 end;
 $function$;
-comment on function kiln.retry_workflow_run(uuid,uuid,uuid,text,uuid,uuid,integer,integer) is 'Retries a failed run of the account''s workflow as a new run (retry_of = it) on the same snapshot, billed to the caller: completed and skipped outputs are reused (results copied, cost 0, never run or charged again), outputs of the old run still in flight are canceled, and every other output runs again once the inputs it reads are settled. KN001 unknown run, KT001 not failed or already retried, KQ001 / KP001 budget.';
+comment on function kiln.retry_workflow_run(uuid,uuid,uuid,text,uuid,uuid,integer,integer) is 'Retries a failed run of the account''s workflow as a new run (retry_of = it) on the same snapshot, billed to the caller: completed and skipped outputs are reused (results copied, cost 0, never run or charged again), outputs of the old run still in flight are canceled, and every other output runs again once the inputs it reads are settled. KN001 unknown run or deleted workflow, KT001 not failed or already retried, KQ001 / KP001 budget.';
 
 CREATE OR REPLACE FUNCTION kiln.revoke_api_key(p_key_id uuid)
  RETURNS kiln_private.api_keys
@@ -3102,7 +3193,7 @@ end;
 $function$;
 comment on function kiln.settle_charge(uuid,bigint) is 'Settles a reservation at the actual cost (clamped to the reservation). Idempotent: settling or releasing twice changes nothing.';
 
-CREATE OR REPLACE FUNCTION kiln.snapshot_workflow(p_account_id uuid, p_id uuid)
+CREATE OR REPLACE FUNCTION kiln.snapshot_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid)
  RETURNS TABLE(graph jsonb, models json)
  LANGUAGE sql
  SECURITY DEFINER
@@ -3111,9 +3202,11 @@ AS $function$
   -- FOR SHARE: an edit cannot commit between this read and the run insert of the same transaction.
   select w.graph,
          (select coalesce(json_agg(m), '[]'::json) from kiln.models m where m.enabled)
-  from (select * from kiln_private.workflows where id = p_id and account_id = p_account_id for share) w;
+  from (select * from kiln_private.workflows
+        where id = p_id and deleted_at is null and scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id)
+        for share) w;
 $function$;
-comment on function kiln.snapshot_workflow(uuid,uuid) is 'The graph of an owned workflow, locked until the end of the transaction, plus the enabled catalog: what a run snapshots.';
+comment on function kiln.snapshot_workflow(uuid,uuid,uuid) is 'The graph of a workflow of the caller''s scope that is not deleted, locked until the end of the transaction, plus the enabled catalog: what a run snapshots.';
 
 CREATE OR REPLACE FUNCTION kiln.start_generation(p_id uuid, p_worker_id text, p_job_id bigint, p_stale_seconds integer, p_wait_ms integer, p_job_max_attempts integer, p_max_crashes integer DEFAULT 10)
  RETURNS json
@@ -3323,7 +3416,9 @@ declare
   v_skipped int;
   v_ready uuid[];
 begin
-  perform 1 from kiln_private.workflows where id = p_workflow_id and account_id = p_account_id;
+  -- The workflow's owner is a billing scope (kiln_private.workflow_scope); a deleted one is not runnable.
+  perform 1 from kiln_private.workflows
+    where id = p_workflow_id and deleted_at is null and scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id);
   if not found then
     raise exception 'workflow not found' using errcode = 'KN001';
   end if;
@@ -3369,7 +3464,7 @@ exception
     raise exception 'invalid run plan' using errcode = 'KI001';
 end;
 $function$;
-comment on function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer) is 'Starts a run in one transaction: checks ownership and that the caller can be charged (KN001, KQ001, KP001), stores the snapshot, the outputs with their dependency counts and one generation (origin workflow) per output, and queues the ready ones plus the run-window check.';
+comment on function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer) is 'Starts a run in one transaction: checks that the workflow is the caller''s billing scope''s and not deleted, and that the caller can be charged (KN001, KQ001, KP001), stores the snapshot, the outputs with their dependency counts and one generation (origin workflow) per output, and queues the ready ones plus the run-window check.';
 
 CREATE OR REPLACE FUNCTION kiln.sweep_workers(p_stale_seconds integer)
  RETURNS json
@@ -3545,30 +3640,6 @@ AS $function$
   returning kiln_private.webhook_endpoint_json(e);
 $function$;
 comment on function kiln.update_webhook_endpoint(uuid,uuid,jsonb) is 'Applies a PATCH (url, events — null = all —, description, enabled) to an endpoint of the scope; null when absent.';
-
-CREATE OR REPLACE FUNCTION kiln.update_workflow(p_id uuid, p_graph jsonb, p_name text)
- RETURNS kiln_private.workflows
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO 'pg_catalog', 'pg_temp'
-AS $function$
-declare
-  v_row kiln_private.workflows;
-begin
-  update kiln_private.workflows
-    set graph = coalesce(p_graph, graph), name = coalesce(p_name, name), updated_at = now()
-    where id = p_id
-    returning * into v_row;
-  if not found then
-    raise exception 'workflow not found' using errcode = 'KN001';
-  end if;
-  return v_row;
-exception
-  when check_violation then
-    raise exception 'invalid workflow: the name must be 1 to 200 characters and the graph an object' using errcode = 'KI001';
-end;
-$function$;
-comment on function kiln.update_workflow(uuid,jsonb,text) is 'Replaces a workflow''s graph and/or name (an edit: bumps updated_at). Runs already started keep their snapshot.';
 
 CREATE OR REPLACE FUNCTION kiln.upsert_model(p_model jsonb)
  RETURNS kiln_private.models
@@ -4002,6 +4073,21 @@ begin
 end;
 $function$;
 comment on function kiln_private.check_run_budget(uuid,uuid) is 'Raises KQ001 / KP001 when a run started by this caller could not charge a single output (blocked tier, exhausted budget, Team plan not active or owner left).';
+
+CREATE OR REPLACE FUNCTION kiln_private.check_workflow_version(p_version bigint, p_if_versions bigint[])
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if p_if_versions is not null and not (p_version = any (p_if_versions)) then
+    raise exception 'the workflow has changed since that version: it is now version %; read it again and reapply your change, or save without If-Match to overwrite it', p_version
+      using errcode = 'KV001';
+  end if;
+end;
+$function$;
+comment on function kiln_private.check_workflow_version(bigint,bigint[]) is 'If-Match: KV001 unless the workflow''s version is one of p_if_versions (null = no condition, e.g. "*" or no header).';
 
 CREATE OR REPLACE FUNCTION kiln_private.claim_idempotency_keys(p_account_ids uuid[], p_operations text[], p_keys text[], p_fingerprints bytea[], p_statuses integer[], p_bodies jsonb[], p_ttl_seconds integer)
  RETURNS TABLE(ord integer, outcome text, leader integer, response_status integer, response_body jsonb)
@@ -4861,6 +4947,25 @@ end;
 $function$;
 comment on function kiln_private.tg_workflow_runs__outbox() is 'Trigger (deferred to commit): a run reaching completed or failed emits workflow_run.completed / workflow_run.failed (data = the run as GET …/runs/{runId} reads it at the end of the transaction) to its billing scope.';
 
+CREATE OR REPLACE FUNCTION kiln_private.tg_workflows__outbox()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if new.deleted_at is not null then
+    if tg_op = 'UPDATE' and old.deleted_at is null then
+      perform kiln_private.emit_event(new.scope_id, 'workflow.deleted', new.id, kiln_private.workflow_event_data(new));
+    end if;
+  elsif tg_op = 'INSERT' or new.version is distinct from old.version then
+    perform kiln_private.emit_event(new.scope_id, 'workflow.saved', new.id, kiln_private.workflow_event_data(new));
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_workflows__outbox() is 'Trigger: a save (insert, or a new version) emits workflow.saved, a delete workflow.deleted, to the workflow''s scope; a run''s write-back (graph only) emits nothing.';
+
 CREATE OR REPLACE FUNCTION kiln_private.trim_upstream_minutes()
  RETURNS void
  LANGUAGE sql
@@ -5004,6 +5109,20 @@ AS $function$
 $function$;
 comment on function kiln_private.worker_alive(text,integer) is 'Whether a worker (its lease id, or its graphile-worker pool id) is alive: its session still holds its lease lock (workers without a lease: a heartbeat within the stale window). Unknown workers are not alive.';
 
+CREATE OR REPLACE FUNCTION kiln_private.workflow_event_data(w kiln_private.workflows)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'id', w.id, 'name', w.name, 'version', w.version,
+    'createdAt', to_char(w.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'updatedAt', to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'deletedAt', to_char(w.deleted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'));
+$function$;
+comment on function kiln_private.workflow_event_data(kiln_private.workflows) is 'The data of a workflow.saved / workflow.deleted event: the workflow without its graph (id, name, version, createdAt, updatedAt, deletedAt).';
+
 CREATE OR REPLACE FUNCTION kiln_private.workflow_job_key(p_run_id uuid, p_output_id text)
  RETURNS text
  LANGUAGE sql
@@ -5014,6 +5133,20 @@ AS $function$
               else 'workflow:' || p_run_id || ':o:' || p_output_id end;
 $function$;
 comment on function kiln_private.workflow_job_key(uuid,text) is 'graphile-worker job key of a run output (or, for a null output, of the run''s deadline check).';
+
+CREATE OR REPLACE FUNCTION kiln_private.workflow_scope(p_account_id uuid, p_workspace_id uuid)
+ RETURNS uuid
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select case
+    when p_workspace_id is null then p_account_id
+    when exists (select 1 from kiln_private.workspace_members m
+                 where m.workspace_id = p_workspace_id and m.account_id = p_account_id and m.left_at is null) then p_workspace_id
+  end;
+$function$;
+comment on function kiln_private.workflow_scope(uuid,uuid) is 'The scope whose workflows a caller reaches: the workspace of a workspace-bound key or identity while its account is a member, the account for a personal one; null (no workflow at all) for a member who left.';
 
 CREATE OR REPLACE FUNCTION kiln_private.write_back_workflow_run(p_run_id uuid)
  RETURNS void
@@ -5032,6 +5165,8 @@ AS $function$
     from kiln_private.workflow_run_outputs o
     where o.run_id = p_run_id and o.status = 'completed'
   )
+  -- Not a save: version stays (docs/api.md, "Versions and If-Match") and no workflow.saved is
+  -- emitted; workflow_run.completed announces the results.
   update kiln_private.workflows w
     set graph = jsonb_set(w.graph, '{nodes}', (
           select jsonb_agg(case when d.result is not null then e.n || jsonb_build_object('result', d.result) else e.n end order by e.i)
@@ -5039,10 +5174,10 @@ AS $function$
           left join done d on e.n->>'kind' = 'output' and d.output_node_id = e.n->>'id')),
         updated_at = now()
     from kiln_private.workflow_runs r
-    where r.id = p_run_id and w.id = r.workflow_id
+    where r.id = p_run_id and w.id = r.workflow_id and w.deleted_at is null
       and jsonb_typeof(w.graph->'nodes') = 'array'
       -- Only output nodes that still exist in the saved graph receive a result.
       and exists (select 1 from jsonb_array_elements(w.graph->'nodes') n join done d
                   on n->>'kind' = 'output' and d.output_node_id = n->>'id');
 $function$;
-comment on function kiln_private.write_back_workflow_run(uuid) is 'Writes a completed run''s outputs onto the saved workflow''s output nodes that still exist (an update: bumps updated_at).';
+comment on function kiln_private.write_back_workflow_run(uuid) is 'Writes a completed run''s outputs onto the saved workflow''s output nodes that still exist (an update: bumps updated_at, not version — a client''s If-Match for its own edit still holds; deleted workflows are left alone).';
