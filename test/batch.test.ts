@@ -119,7 +119,9 @@ test('a call queued for part of its timeout is sent with only the rest of it', a
   release();
   assert.deepEqual(await Promise.all([first, queued]), [0, 1]);
   assert.ok(timeLefts[0]! > 850, `fresh batch: ${timeLefts[0]}`);
-  assert.ok(timeLefts[1]! <= 700 && timeLefts[1]! > 0, `after ≥ 300 ms in the queue: ${timeLefts[1]}`);
+  // Node's timers have millisecond granularity: a 300 ms timer may fire a fraction of a
+  // millisecond early by performance.now() (700.096 was seen), hence the 2 ms allowance.
+  assert.ok(timeLefts[1]! <= 702 && timeLefts[1]! > 0, `after ≥ 300 ms in the queue: ${timeLefts[1]}`);
 });
 
 test('byOrd places rows by their 1-based ord and fails items without a row', () => {
