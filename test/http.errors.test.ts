@@ -66,6 +66,24 @@ test('malformed JSON, empty bodies and wrong content types are 4xx envelopes', a
   );
 });
 
+test('a body nested deeper than 64 levels is 400 on every JSON route, never a 500 (an Idempotency-Key fingerprint recursed past the stack; this server caps bodies at 4 KB)', async () => {
+  const deep = (n: number) => `${'['.repeat(n)}1${']'.repeat(n)}`;
+  for (const [path, body, headers] of [
+    ['/generations', `{"type":"code","prompt":"p","extra":${deep(1_900)}}`, { 'idempotency-key': 'deep-1' }],
+    ['/generations', `{"type":"code","prompt":"p","extra":${deep(65)}}`, {}],
+    ['/images/transforms', `{"op":"trim","source":${deep(1_000)}}`, {}],
+    ['/workflows', `{"name":"w","graph":${deep(1_900)}}`, { 'idempotency-key': 'deep-2' }],
+  ] as const) {
+    const res = await api(srv.base, key, path, { body, headers });
+    assertEnvelope(res, 400, 'invalid_request');
+    assert.equal(res.body.error.message, 'body: is nested more than 64 levels deep', path);
+  }
+  // 64 levels are fine as far as nesting goes (the route then judges the value itself).
+  const ok = await api(srv.base, key, '/generations', { body: `{"type":"code","prompt":"p","extra":${deep(63)}}`, headers: { 'idempotency-key': 'deep-3' } });
+  assert.notEqual(ok.body?.error?.message, 'body: is nested more than 64 levels deep');
+  assert.ok(ok.status < 500, String(ok.status));
+});
+
 test('malformed URLs and unknown paths stay in the envelope', async () => {
   const res = await fetch(`${srv.origin}/api/v1/%E0%A4%A`, { headers: { authorization: `Bearer ${key}` } });
   const body = await res.json();

@@ -16,7 +16,16 @@ interface Frame {
   /** Index of the parent frame in `seen`, -1 for the root. */
   parent: number;
   key: string;
+  /** Containers above it (the root's children are at depth 1). */
+  depth: number;
 }
+
+/**
+ * How deeply a request may nest arrays and objects. No request of the API nests beyond a dozen
+ * levels; deeper values overflow the call stack of recursive code on their way (JSON.stringify,
+ * fingerprints of Idempotency-Keys), which would answer 500 instead of 400.
+ */
+export const MAX_JSON_DEPTH = 64;
 
 /**
  * The first value in `root` Postgres cannot store, as "path: problem" (the path in valibot's dot
@@ -27,14 +36,16 @@ interface Frame {
  */
 export function unstorableValue(root: unknown, opts: { strings?: boolean; root?: string } = {}): string | null {
   const strings = opts.strings ?? true;
-  // Fast path: a flat value.
+  // Fast path: a flat value. (A value nested too deeply counts as one Postgres cannot store: code
+  // on its way would recurse past the stack; see MAX_JSON_DEPTH.)
   if (root === null || typeof root === 'boolean') return null;
-  const seen: Frame[] = [{ value: root, parent: -1, key: '' }];
+  const seen: Frame[] = [{ value: root, parent: -1, key: '', depth: 0 }];
   const todo: number[] = [0];
   while (todo.length) {
     const at = todo.pop()!;
     const { value } = seen[at]!;
     let problem: string | null = null;
+    if (seen[at]!.depth > MAX_JSON_DEPTH) return `${opts.root ?? 'root'}: is nested more than ${MAX_JSON_DEPTH} levels deep`;
     if (typeof value === 'string') {
       if (strings) problem = unstorableText(value);
     } else if (typeof value === 'number') {
@@ -43,7 +54,7 @@ export function unstorableValue(root: unknown, opts: { strings?: boolean; root?:
       for (let i = value.length - 1; i >= 0; i--) {
         const item = value[i];
         if (item === null || typeof item === 'boolean') continue;
-        todo.push(seen.push({ value: item, parent: at, key: String(i) }) - 1);
+        todo.push(seen.push({ value: item, parent: at, key: String(i), depth: seen[at]!.depth + 1 }) - 1);
       }
     } else if (value !== null && typeof value === 'object') {
       const keys = Object.keys(value);
@@ -55,7 +66,7 @@ export function unstorableValue(root: unknown, opts: { strings?: boolean; root?:
         }
         const item = (value as Record<string, unknown>)[key];
         if (item === null || typeof item === 'boolean' || item === undefined) continue;
-        todo.push(seen.push({ value: item, parent: at, key }) - 1);
+        todo.push(seen.push({ value: item, parent: at, key, depth: seen[at]!.depth + 1 }) - 1);
       }
     }
     if (problem) return `${pathOf(seen, at) || (opts.root ?? 'root')}: ${problem}`;
