@@ -2045,9 +2045,9 @@ CREATE OR REPLACE FUNCTION kiln.get_workflow(p_id uuid, p_account_id uuid, p_wor
 AS $function$
   select w.* from kiln_private.workflows w
   where w.id = p_id and w.deleted_at is null
-    and (p_account_id is null or w.scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id));
+    and (p_account_id is null or w.scope_id = any (kiln_private.workflow_scopes(p_account_id, p_workspace_id)));
 $function$;
-comment on function kiln.get_workflow(uuid,uuid,uuid) is 'One workflow that is not deleted, with its stored graph (outputs written back by runs included), when it belongs to the caller''s scope (kiln_private.workflow_scope); p_account_id null = operator access.';
+comment on function kiln.get_workflow(uuid,uuid,uuid) is 'One workflow that is not deleted, with its stored graph (outputs written back by runs included), when it belongs to the caller''s scope (kiln_private.workflow_scopes); p_account_id null = operator access.';
 
 CREATE OR REPLACE FUNCTION kiln.get_workflow_run(p_account_id uuid, p_workflow_id uuid, p_run_id uuid)
  RETURNS json
@@ -2334,7 +2334,7 @@ CREATE OR REPLACE FUNCTION kiln.list_workflow_runs(p_account_id uuid, p_workspac
 AS $function$
   -- A deleted workflow's runs stay listed: they remain readable.
   select case when exists (select 1 from kiln_private.workflows w
-                           where w.id = p_workflow_id and w.scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id)) then (
+                           where w.id = p_workflow_id and w.scope_id = any (kiln_private.workflow_scopes(p_account_id, p_workspace_id))) then (
     select coalesce(json_agg(json_build_object(
              'id', r.id,
              'status', r.status,
@@ -2369,7 +2369,7 @@ CREATE OR REPLACE FUNCTION kiln.list_workflows(p_account_id uuid, p_workspace_id
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
-  v_scope uuid := kiln_private.workflow_scope(p_account_id, p_workspace_id);
+  v_scopes uuid[] := kiln_private.workflow_scopes(p_account_id, p_workspace_id);
 begin
   if p_limit is null or p_limit < 1 or p_limit > 100 then
     raise exception 'limit must be an integer from 1 to 100' using errcode = 'KI001';
@@ -2384,12 +2384,12 @@ begin
              'updated_at', to_char(w.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
              order by w.updated_at desc, w.id desc), '[]'::json)
     from (select * from kiln_private.workflows
-          where scope_id = v_scope and deleted_at is null
+          where scope_id = any (v_scopes) and deleted_at is null
           order by updated_at desc, id desc
           limit p_limit offset p_offset) w);
 end;
 $function$;
-comment on function kiln.list_workflows(uuid,uuid,integer,integer) is 'The workflow summaries (id, name, updated_at) of the caller''s scope (kiln_private.workflow_scope), deleted ones left out, most recently updated first. KI001 for a limit outside 1–100 or a negative offset.';
+comment on function kiln.list_workflows(uuid,uuid,integer,integer) is 'The workflow summaries (id, name, updated_at) of the caller''s scope (kiln_private.workflow_scopes), deleted ones left out, most recently updated first. KI001 for a limit outside 1–100 or a negative offset.';
 
 CREATE OR REPLACE FUNCTION kiln.list_workflows_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_limits integer[], p_offsets integer[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
@@ -2414,7 +2414,7 @@ declare
 begin
   select w.* into v_row from kiln_private.workflows w
     where w.id = p_id and w.deleted_at is null
-      and (p_account_id is null or w.scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id))
+      and (p_account_id is null or w.scope_id = any (kiln_private.workflow_scopes(p_account_id, p_workspace_id)))
     for update;
   if not found then
     raise exception 'workflow not found' using errcode = 'KN001';
@@ -3203,7 +3203,7 @@ AS $function$
   select w.graph,
          (select coalesce(json_agg(m), '[]'::json) from kiln.models m where m.enabled)
   from (select * from kiln_private.workflows
-        where id = p_id and deleted_at is null and scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id)
+        where id = p_id and deleted_at is null and scope_id = any (kiln_private.workflow_scopes(p_account_id, p_workspace_id))
         for share) w;
 $function$;
 comment on function kiln.snapshot_workflow(uuid,uuid,uuid) is 'The graph of a workflow of the caller''s scope that is not deleted, locked until the end of the transaction, plus the enabled catalog: what a run snapshots.';
@@ -3416,9 +3416,9 @@ declare
   v_skipped int;
   v_ready uuid[];
 begin
-  -- The workflow's owner is a billing scope (kiln_private.workflow_scope); a deleted one is not runnable.
+  -- The workflow's owner is a billing scope (kiln_private.workflow_scopes); a deleted one is not runnable.
   perform 1 from kiln_private.workflows
-    where id = p_workflow_id and deleted_at is null and scope_id = kiln_private.workflow_scope(p_account_id, p_workspace_id);
+    where id = p_workflow_id and deleted_at is null and scope_id = any (kiln_private.workflow_scopes(p_account_id, p_workspace_id));
   if not found then
     raise exception 'workflow not found' using errcode = 'KN001';
   end if;
@@ -5147,6 +5147,17 @@ AS $function$
   end;
 $function$;
 comment on function kiln_private.workflow_scope(uuid,uuid) is 'The scope whose workflows a caller reaches: the workspace of a workspace-bound key or identity while its account is a member, the account for a personal one; null (no workflow at all) for a member who left.';
+
+CREATE OR REPLACE FUNCTION kiln_private.workflow_scopes(p_account_id uuid, p_workspace_id uuid)
+ RETURNS uuid[]
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select array_remove(array[kiln_private.workflow_scope(p_account_id, p_workspace_id),
+                            case when p_workspace_id is not null then p_account_id end], null);
+$function$;
+comment on function kiln_private.workflow_scopes(uuid,uuid) is 'The scopes whose workflows a caller reaches: its own (kiln_private.workflow_scope) and, for a workspace-bound key or identity, its account''s personal ones (as before workflows had scopes); empty for nobody.';
 
 CREATE OR REPLACE FUNCTION kiln_private.write_back_workflow_run(p_run_id uuid)
  RETURNS void

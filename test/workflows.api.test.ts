@@ -138,7 +138,7 @@ test('create, get, replace with a fresh and with a stale If-Match, then delete',
   assert.equal((await api(srv.base, null, '/workflows', { method: 'POST', body: { name: 'n', graph: graphOf('x') } })).status, 401);
 });
 
-test('isolation: another account\'s or another scope\'s workflow is 404; a workspace\'s workflows are shared by its members', async () => {
+test('isolation: another account\'s or another scope\'s workflow is 404; a workspace\'s workflows are shared by its members; a workspace key still reaches its account\'s personal ones', async () => {
   const owner = await account();
   const stranger = await account();
   const member = await account();
@@ -161,15 +161,22 @@ test('isolation: another account\'s or another scope\'s workflow is 404; a works
   }
   assert.deepEqual(await list(stranger.key), []);
 
-  // The owner's personal key and its workspace key are two scopes.
+  // The owner's personal key and its workspace key are two scopes; the workspace key still
+  // reaches its own account's personal workflows, as every key of the account did before
+  // workflows had scopes (v1 answers do not change), and saves into the workspace.
   assert.deepEqual(await list(owner.key), [personal.id]);
-  assert.deepEqual(await list(ownerWs), [shared.id]);
+  assert.deepEqual(await list(ownerWs), [shared.id, personal.id]);
   assert.equal((await get(owner.key, shared.id)).status, 404);
-  assert.equal((await get(ownerWs, personal.id)).status, 404);
-  assert.equal((await api(srv.base, ownerWs, `/workflows/${personal.id}/runs`, { method: 'POST' })).status, 404);
+  assert.equal((await get(ownerWs, personal.id)).status, 200);
+  const personalRun = await api(srv.base, ownerWs, `/workflows/${personal.id}/runs`, { method: 'POST' });
+  assert.equal(personalRun.status, 202, JSON.stringify(personalRun.body));
+  assert.equal((await waitRun(srv, ownerWs, personal.id, personalRun.body.id)).status, 'completed');
 
-  // Members of the workspace share its workflows: read, edit, run (billed to the pool).
+  // Members of the workspace share its workflows: read, edit, run (billed to the pool); never
+  // another member's personal ones.
   assert.deepEqual(await list(memberWs), [shared.id]);
+  assert.equal((await get(memberWs, personal.id)).status, 404);
+  assert.equal((await put(memberWs, personal.id, { name: 'x', graph: graphOf('x') })).status, 404);
   assert.equal((await get(memberWs, shared.id)).status, 200);
   const edited = await put(memberWs, shared.id, { name: 'Shared v2', graph: graphOf('iso-shared') }, { 'if-match': '"1"' });
   assert.equal(edited.status, 200, JSON.stringify(edited.body));
