@@ -47,6 +47,14 @@ async function build(): Promise<ConsoleBuild> {
     target: ['es2022', 'chrome111', 'firefox113', 'safari16.4'],
     jsx: 'automatic',
     jsxImportSource: 'preact',
+    // The editor's canvas is React Flow (@xyflow/react), which imports React: Preact's compat
+    // layer stands in for it, so the console ships one small runtime instead of two.
+    alias: {
+      react: 'preact/compat',
+      'react-dom': 'preact/compat',
+      'react/jsx-runtime': 'preact/jsx-runtime',
+      'react-dom/client': 'preact/compat/client',
+    },
     outdir: '/console-out',
     // Code loaded on demand (elkjs, for a run's graph) is a chunk of its own, out of the first
     // load. Names carry esbuild's content hash, which the importing chunk refers to.
