@@ -62,10 +62,10 @@ const OPTIONS: Record<string, string> = {
   'elk.padding': '[top=10,left=4,bottom=10,right=8]',
 };
 
-async function layOut(direction: GraphLayout['direction'], sizes: Map<string, { width: number; height: number }>, edges: Array<{ from: string; to: string }>): Promise<GraphLayout> {
+async function layOut(direction: GraphLayout['direction'], sizes: Map<string, { width: number; height: number }>, edges: Array<{ from: string; to: string }>, options: Record<string, string>): Promise<GraphLayout> {
   const graph: ElkNode = {
     id: 'root',
-    layoutOptions: { ...OPTIONS, 'elk.direction': direction },
+    layoutOptions: { ...OPTIONS, ...options, 'elk.direction': direction },
     children: [...sizes].map(([id, s]) => ({ id, width: s.width, height: s.height })),
     edges: edges.map((e, i): ElkExtendedEdge => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
   };
@@ -81,12 +81,15 @@ async function layOut(direction: GraphLayout['direction'], sizes: Map<string, { 
 
 /**
  * The layout for nodes of the given sizes: left to right when that fits `maxWidth`, otherwise top
- * to bottom (which may still be wider, then the graph scrolls inside its card).
+ * to bottom (which may still be wider, then the graph scrolls inside its card). `options` are ELK
+ * layout options over the run graph's (the editor spaces its nodes wider).
  */
-export async function layoutGraph(sizes: Map<string, { width: number; height: number }>, edges: Array<{ from: string; to: string }>, maxWidth: number): Promise<GraphLayout> {
+export async function layoutGraph(
+  sizes: Map<string, { width: number; height: number }>, edges: Array<{ from: string; to: string }>, maxWidth: number, options: Record<string, string> = {},
+): Promise<GraphLayout> {
   const known = edges.filter((e) => sizes.has(e.from) && sizes.has(e.to));
-  const across = await layOut('RIGHT', sizes, known);
-  return across.width <= maxWidth ? across : layOut('DOWN', sizes, known);
+  const across = await layOut('RIGHT', sizes, known, options);
+  return across.width <= maxWidth ? across : layOut('DOWN', sizes, known, options);
 }
 
 /** An SVG path along orthogonal points, its corners rounded (at most `radius`, less on short legs). */

@@ -112,7 +112,7 @@ function Shell({ client, onSignOut }: { client: KilnClient; onSignOut: () => voi
         {section.path === 'overview' && <Overview client={client} />}
         {section.path === 'generations' && <Generations client={client} id={route[1]} />}
         {section.path === 'playground' && <Playground client={client} />}
-        {section.path === 'workflows' && <Workflows client={client} workflowId={route[1]} runId={route[2] === 'runs' ? route[3] : undefined} />}
+        {section.path === 'workflows' && <Workflows client={client} workflowId={route[1]} runId={route[2] === 'runs' ? route[3] : undefined} edit={route[2] === 'edit'} />}
         {section.path === 'webhooks' && <Webhooks client={client} />}
         {section.path === 'models' && <Models client={client} />}
       </main>

@@ -1,5 +1,6 @@
-// Workflows: saved workflows with "Run" and their run history, and a run view that draws the run's
-// snapshot graph (GET …/runs/{runId}/graph), each node's status updated live from the run's events.
+// Workflows: saved workflows with "Run", "Edit" and their run history, "New workflow", the editor
+// (editor.tsx, loaded on demand), and a run view that draws the run's snapshot graph
+// (GET …/runs/{runId}/graph), each node's status updated live from the run's events.
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { money, shortId, when, type KilnClient } from './api.ts';
@@ -225,7 +226,7 @@ function RunView({ client, workflowId, runId }: { client: KilnClient; workflowId
   };
   const pickedResults = run && picked ? run.results.filter((r) => r.outputNodeId === picked || r.promptNodeId === picked) : [];
   return (
-    <Section title="Workflows" intro={<a href={`#/workflows/${workflowId}`}>← Runs of this workflow</a>}
+    <Section title="Workflows" intro={<><a href={`#/workflows/${workflowId}`}>← Runs of this workflow</a> · <a href={`#/workflows/${workflowId}/edit`}>Edit the workflow</a></>}
       actions={run && (
         <>
           {!TERMINAL.has(run.status) && <button type="button" class="btn danger small" disabled={action.busy} onClick={() => act('cancel')}>Cancel run</button>}
@@ -287,7 +288,7 @@ function WorkflowRuns({ client, workflowId }: { client: KilnClient; workflowId: 
   };
   return (
     <Section title="Workflows" intro={<><a href="#/workflows">← All workflows</a>{name && <> · <strong>{name}</strong></>}</>}
-      actions={<><button type="button" class="btn ghost small" onClick={reload}>Refresh</button><button type="button" class="btn primary small" disabled={start.busy} onClick={runNow}>Run</button></>}>
+      actions={<><button type="button" class="btn ghost small" onClick={reload}>Refresh</button><a class="btn small" href={`#/workflows/${workflowId}/edit`}>Edit</a><button type="button" class="btn primary small" disabled={start.busy} onClick={runNow}>Run</button></>}>
       {start.error !== undefined && <Alert error={start.error} />}
       {runs.state === 'loading' && <Loading what="runs" />}
       {runs.state === 'error' && <Alert error={runs.error} />}
@@ -327,12 +328,13 @@ function WorkflowList({ client }: { client: KilnClient }) {
     }
   };
   return (
-    <Section title="Workflows" intro="Saved generation graphs, run server-side. Save one with kiln workflow import.">
+    <Section title="Workflows" intro="Generation graphs, saved and run server-side. Draw one with New workflow, or save one through the API."
+      actions={<button type="button" class="btn primary small" onClick={() => go('workflows/new')}>New workflow</button>}>
       {start.error !== undefined && <Alert error={start.error} />}
       {list.state === 'loading' && <Loading what="workflows" />}
       {list.state === 'error' && <Alert error={list.error} />}
       {list.state === 'ok' && list.value.data.length === 0 && (
-        <Empty title="No saved workflows">Import one with <code>kiln workflow import FILE.json</code>; examples are in src/workflows/examples.</Empty>
+        <Empty title="No saved workflows">Press New workflow to draw one, or save one with <code>POST /workflows</code> or <code>kiln workflow save FILE.json</code>.</Empty>
       )}
       {list.state === 'ok' && list.value.data.length > 0 && (
         <ul class="list">
@@ -344,6 +346,7 @@ function WorkflowList({ client }: { client: KilnClient }) {
               </div>
               <div class="actions">
                 <a class="btn ghost small" href={`#/workflows/${w.id}`} aria-label={`Run history of ${w.name}`}>History</a>
+                <a class="btn small" href={`#/workflows/${w.id}/edit`} aria-label={`Edit ${w.name}`}>Edit</a>
                 <button type="button" class="btn primary small" disabled={start.busy === w.id} onClick={() => runNow(w.id)} aria-label={`Run ${w.name}`}>Run</button>
               </div>
             </li>
@@ -354,8 +357,32 @@ function WorkflowList({ client }: { client: KilnClient }) {
   );
 }
 
-export function Workflows({ client, workflowId, runId }: { client: KilnClient; workflowId?: string; runId?: string }) {
+type EditorModule = typeof import('./editor.tsx');
+let editorModule: Promise<EditorModule> | null = null;
+
+/** The editor's code (React Flow and the editor itself), a chunk loaded when an editor is first opened. */
+function loadEditor(): Promise<EditorModule> {
+  editorModule ??= import('./editor.tsx').catch((e) => {
+    editorModule = null; // a failed download is tried again next time
+    throw e;
+  });
+  return editorModule;
+}
+
+function EditorLoader({ client, workflowId }: { client: KilnClient; workflowId: string | null }) {
+  const [mod] = useLoad(() => loadEditor(), []);
+  if (mod.state === 'ok') return <mod.value.WorkflowEditor client={client} workflowId={workflowId} />;
+  return (
+    <Section title="Workflows" intro={<a href="#/workflows">← All workflows</a>}>
+      {mod.state === 'loading' ? <Loading what="the editor" /> : <Alert error={mod.error} />}
+    </Section>
+  );
+}
+
+export function Workflows({ client, workflowId, runId, edit }: { client: KilnClient; workflowId?: string; runId?: string; edit?: boolean }) {
   useEffect(preloadLayout, []);
+  if (workflowId === 'new') return <EditorLoader key="new" client={client} workflowId={null} />;
+  if (workflowId && edit) return <EditorLoader key={workflowId} client={client} workflowId={workflowId} />;
   if (workflowId && runId) return <RunView client={client} workflowId={workflowId} runId={runId} />;
   if (workflowId) return <WorkflowRuns client={client} workflowId={workflowId} />;
   return <WorkflowList client={client} />;
