@@ -218,14 +218,19 @@ test('/ redirects to /console/, which is served with a strict CSP and at most 15
   for (const s of scripts) await load(s);
   process.stdout.write(`# console first-load JavaScript: ${(gz / 1024).toFixed(1)} KB gzipped in ${loaded.size} files\n`);
   assert.ok(gz <= 150 * 1024, `first load ${gz} bytes gzipped`);
-  // The graph layout (elkjs) is loaded on demand, not with the console.
-  assert.equal(lazy.size, 1, [...lazy].join(', '));
+  // The graph layout (elkjs) and the workflow editor (React Flow) are loaded on demand, not with the console.
+  assert.equal(lazy.size, 2, [...lazy].join(', '));
+  const kinds: string[] = [];
   for (const url of lazy) {
     assert.ok(!loaded.has(url));
     const body = Buffer.from(await (await fetch(srv.origin + url)).arrayBuffer());
-    assert.match(body.toString('utf8'), /org\.eclipse\.elk/, 'the lazy chunk is ELK');
-    process.stdout.write(`# the graph layout, loaded with the first run view: ${(gzipSync(body).byteLength / 1024).toFixed(1)} KB gzipped\n`);
+    const code = body.toString('utf8');
+    const kind = /org\.eclipse\.elk/.test(code) ? 'the graph layout (ELK), loaded with the Workflows section'
+      : /react-flow__/.test(code) ? 'the workflow editor (React Flow), loaded with the first editor' : `unknown chunk ${url}`;
+    kinds.push(kind.split(',')[0]!);
+    process.stdout.write(`# ${kind}: ${(gzipSync(body).byteLength / 1024).toFixed(1)} KB gzipped\n`);
   }
+  assert.deepEqual(kinds.sort(), ['the graph layout (ELK)', 'the workflow editor (React Flow)']);
   const missing = await fetch(`${srv.origin}/console/assets/nope.js`);
   assert.equal(missing.status, 404);
 });
