@@ -406,6 +406,16 @@ test('axe finds nothing serious or critical in the editor, in light and dark, at
     assert.ok(canvas.width >= 330 && side.width >= 330, `both take the width: ${canvas.width}, ${side.width}`);
     await noSeriousViolations(`the editor at 375 px (${scheme})`, phone);
     await shot(`07-phone-${scheme}`, phone);
+    if (scheme === 'light') {
+      // Too narrow for the layers side by side: Auto-layout stacks them top to bottom.
+      await phone.getByRole('button', { name: 'Auto-layout' }).click();
+      await eventually(async () => {
+        const [t, pr, o] = await Promise.all(['text-1', 'prompt-1', 'output-1'].map((id) => center(canvasNode(id, phone))));
+        assert.ok(t!.y < pr!.y && pr!.y < o!.y, `top to bottom: ${JSON.stringify([t, pr, o])}`);
+      });
+      await settled(phone);
+      await phone.locator('.editor-canvas').screenshot({ path: path.join(SHOTS, '07-phone-canvas.png') });
+    }
     await phone.context().close();
   }
 });

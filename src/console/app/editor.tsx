@@ -35,7 +35,7 @@ type Workflow = Awaited<ReturnType<KilnClient['workflows']['get']>>;
 /** A 400's `error.details` (JSON pointers into the body sent, and what is wrong there). */
 const detailsOf = (e: unknown) => (e instanceof KilnError ? e.details : []);
 
-type NodeData = { node: DocNode; problems: Array<{ field: string; message: string }>; preview?: string };
+type NodeData = { node: DocNode; problems: Array<{ field: string; message: string }>; preview?: string; down: boolean };
 type KNode = Node<NodeData, 'kiln'>;
 
 const isTextField = (t: EventTarget | null) =>
@@ -56,14 +56,14 @@ function KilnNode({ data, selected }: NodeProps<KNode>) {
   const bad = data.problems.length > 0;
   return (
     <div class={`enode k-${n.kind}${selected ? ' picked' : ''}${bad ? ' invalid' : ''}`}>
-      {takesInput(n.kind) && <Handle type="target" position={Position.Left} />}
+      {takesInput(n.kind) && <Handle type="target" position={data.down ? Position.Top : Position.Left} />}
       <span class="node-kind">{KIND_NAME[n.kind]}{n.kind === 'prompt' && n.output ? ` · ${n.output}` : ''}</span>
       <span class="node-title">{nodeName(n)}</span>
       {data.preview && <img class="enode-thumb" src={data.preview} alt="" />}
       <span class="node-sub">{summary(n)}</span>
       {n.kind === 'prompt' && <span class="node-model">{n.output === 'video' ? 'skipped at run time' : n.model ?? 'default model'}</span>}
       {bad && <span class="enode-problem">{data.problems[0]!.message}{data.problems.length > 1 ? ` (+${data.problems.length - 1} more)` : ''}</span>}
-      <Handle type="source" position={Position.Right} />
+      <Handle type="source" position={data.down ? Position.Bottom : Position.Right} />
     </div>
   );
 }
@@ -76,16 +76,30 @@ const HANDLE = 12;
 
 /**
  * Where a node's handles are (as the stylesheet puts them: 12 px, centred on the left and right
- * borders). Given to React Flow with each node so that it always knows them: measured from the
- * page only, it lost them when a render passed a node back while it was measuring it, and then
- * stopped drawing that node's edges.
+ * borders, or on the top and bottom ones when the graph reads top to bottom). Given to React Flow
+ * with each node so that it always knows them: measured from the page only, it lost them when a
+ * render passed a node back while it was measuring it, and then stopped drawing its edges.
  */
-function handlesOf(kind: Kind, size: { width: number; height: number }) {
-  const y = size.height / 2 - HANDLE / 2;
+function handlesOf(kind: Kind, size: { width: number; height: number }, down: boolean) {
+  const h = HANDLE / 2;
+  const input = down ? { position: Position.Top, x: size.width / 2 - h, y: -h } : { position: Position.Left, x: -h, y: size.height / 2 - h };
+  const output = down ? { position: Position.Bottom, x: size.width / 2 - h, y: size.height - h } : { position: Position.Right, x: size.width - h, y: size.height / 2 - h };
   return [
-    ...(takesInput(kind) ? [{ type: 'target' as const, position: Position.Left, x: -HANDLE / 2, y, width: HANDLE, height: HANDLE }] : []),
-    { type: 'source' as const, position: Position.Right, x: size.width - HANDLE / 2, y, width: HANDLE, height: HANDLE },
+    ...(takesInput(kind) ? [{ type: 'target' as const, ...input, width: HANDLE, height: HANDLE }] : []),
+    { type: 'source' as const, ...output, width: HANDLE, height: HANDLE },
   ];
+}
+
+/** Whether a graph's nodes read top to bottom: most of its edges go down more than across. */
+export function readsDown(doc: Doc): boolean {
+  const at = new Map(doc.nodes.map((n) => [n.id, n.position]));
+  let down = 0;
+  for (const e of doc.edges) {
+    const a = at.get(e.from);
+    const b = at.get(e.to);
+    if (a && b && b.y - a.y > Math.abs(b.x - a.x)) down++;
+  }
+  return doc.edges.length > 0 && down > doc.edges.length / 2;
 }
 
 /** ELK options for the editor's auto-layout: room between layers for the handles and arrowheads. */
@@ -354,6 +368,9 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
   const [save, setSave] = useState<SaveState>({ busy: null, conflict: false });
   const [edgeForm, setEdgeForm] = useState<{ open: boolean; from: string; to: string; problem: string | null }>({ open: false, from: '', to: '', problem: null });
   const [previews, setPreviews] = useState<Map<string, string>>(new Map());
+  // Handles on the left and right, or on the top and bottom of the nodes when the graph reads top
+  // to bottom (as Auto-layout lays it out on a narrow canvas).
+  const [down, setDown] = useState(() => readsDown(initial.doc));
   const [models] = useLoad((signal) => client.models.list({ signal }), [client]);
   const modelList = models.state === 'ok' ? models.value.data : null;
   const dragBase = useRef<Doc | null>(null);
@@ -390,17 +407,16 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
       const box = root.current?.querySelector('.editor-canvas')?.getBoundingClientRect();
       p = box ? flow.screenToFlowPosition({ x: box.left + box.width / 2 - NEW_SIZE.width / 2, y: box.top + box.height / 2 - NEW_SIZE.height / 2 }) : { x: 0, y: 0 };
     } else if (kind === 'text' || kind === 'image') {
-      // Inputs feed the rest: the leftmost column, under the nodes there.
-      const left = Math.min(...d.nodes.map((n) => n.position.x));
-      p = { x: left, y: anchor.position.y };
+      // Inputs feed the rest: the first column (or row), beside the nodes there.
+      p = down ? { x: anchor.position.x, y: Math.min(...d.nodes.map((n) => n.position.y)) } : { x: Math.min(...d.nodes.map((n) => n.position.x)), y: anchor.position.y };
     } else {
-      p = { x: anchor.position.x + sizeOf(anchor.id).width + 70, y: anchor.position.y };
+      p = down ? { x: anchor.position.x, y: anchor.position.y + sizeOf(anchor.id).height + 70 } : { x: anchor.position.x + sizeOf(anchor.id).width + 70, y: anchor.position.y };
     }
     const overlaps = (q: { x: number; y: number }) => d.nodes.some((n) => {
       const s = sizeOf(n.id);
       return q.x < n.position.x + s.width + 24 && q.x + NEW_SIZE.width + 24 > n.position.x && q.y < n.position.y + s.height + 24 && q.y + NEW_SIZE.height + 24 > n.position.y;
     });
-    for (let i = 0; i < 100 && overlaps(p); i++) p = { x: p.x, y: p.y + 40 };
+    for (let i = 0; i < 100 && overlaps(p); i++) p = down ? { x: p.x + 40, y: p.y } : { x: p.x, y: p.y + 40 };
     return { x: Math.round(p.x), y: Math.round(p.y) };
   };
 
@@ -446,6 +462,7 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
   const step = (f: (h: History) => History) => {
     const next = f(hRef.current);
     setH(next);
+    setDown(readsDown(next.present));
     // The selection may name a node the step took away.
     if (selection?.type === 'node' && !next.present.nodes.some((n) => n.id === selection.id)) setSelection(null);
     if (selection?.type === 'edge' && !next.present.edges.some((e) => edgeKey(e) === selection.id)) setSelection(null);
@@ -459,6 +476,7 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
     const laid = await layoutGraph(sizes, d.edges, width, LAYOUT);
     const next = { ...hRef.current.present, nodes: hRef.current.present.nodes.map((n) => { const b = laid.nodes.get(n.id); return b ? { ...n, position: { x: Math.round(b.x), y: Math.round(b.y) } } : n; }) };
     setH((cur) => (asStep ? commit(cur, next) : { ...cur, present: next }));
+    setDown(laid.direction === 'DOWN');
     requestAnimationFrame(() => flow.fitView({ padding: 0.15, maxZoom: 1.1 }));
     return next;
   };
@@ -538,13 +556,13 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
     id: n.id,
     type: 'kiln',
     position: n.position,
-    data: { node: n, problems: problems.nodes.get(n.id) ?? [], preview: n.kind === 'image' ? previewOf(n.url, previews) : undefined },
+    data: { node: n, problems: problems.nodes.get(n.id) ?? [], preview: n.kind === 'image' ? previewOf(n.url, previews) : undefined, down },
     selected: selection?.type === 'node' && selection.id === n.id,
     measured: measured.get(n.id),
-    handles: handlesOf(n.kind, measured.get(n.id) ?? NEW_SIZE),
+    handles: handlesOf(n.kind, measured.get(n.id) ?? NEW_SIZE, down),
     ariaLabel: nodeName(n),
     domAttributes: { 'data-node-id': n.id, 'data-kind': n.kind, ...(problems.nodes.has(n.id) ? { 'data-invalid': 'true' } : {}) } as KNode['domAttributes'],
-  })), [doc.nodes, problems, selection, measured, previews]);
+  })), [doc.nodes, problems, selection, measured, previews, down]);
 
   const names = new Map(doc.nodes.map((n) => [n.id, nodeName(n)]));
   const rfEdges = useMemo<Edge[]>(() => doc.edges.map((e) => {
@@ -606,6 +624,7 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
       const w = await calls(client).get(id);
       const { doc: fresh } = fromGraph(w.name, w.graph);
       setH((cur) => commit(cur, fresh));
+      setDown(readsDown(fresh));
       setBaseline(JSON.stringify(saveBody(fresh)));
       setVersion(w.version);
       setProblems(noProblems());
@@ -776,7 +795,7 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
         </section>
       </div>
       <p id="canvas-help" class="muted small canvas-help">
-        Drag a node to move it, drag from a node's right handle to another's left handle to connect them, scroll or pinch to zoom, drag the background to pan.
+        Drag a node to move it, drag from a node's output handle (on its right, or bottom) to another's input handle (left, or top) to connect them, scroll or pinch to zoom, drag the background to pan.
         From the keyboard: Tab to a node and press Enter to select it, arrow keys move it; with the canvas focused, arrow keys pan and + and − zoom.
         Ctrl+Z undoes, Shift+Ctrl+Z redoes, Delete removes the selected node or edge.
       </p>
