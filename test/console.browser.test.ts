@@ -12,7 +12,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { shortText } from '../src/console/app/api.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { startTestWorker } from './_generations.ts';
-import { saveWorkflow } from './_workflows.ts';
+import { saveWorkflow, startRun } from './_workflows.ts';
 import { startReceiver, verify, type Receiver } from './_webhooks.ts';
 
 const CHROMIUM = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
@@ -28,7 +28,7 @@ let wsKey: string;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let workflowId: string;
+let wsWorkflowId: string;
 let receiver: Receiver;
 const requests: string[] = [];
 const problems: string[] = [];
@@ -156,7 +156,7 @@ before(async () => {
     supports_image_input: true, input_modalities: ['text', 'image'], output_modalities: ['text'],
     cost: { input_micros_per_token: 0.1, output_micros_per_token: 0.5 }, maxOutputTokens: 1000, markup: 1,
   } as any)})`;
-  workflowId = await saveWorkflow(srv, a.id, {
+  const graph = {
     nodes: [
       { id: 'brief', kind: 'text', text: 'Autumn sale, 30% off' },
       { id: 'hero-prompt', kind: 'prompt', output: 'image', prompt: 'Hero image for the brief', model: 'local/slow-sketch', aspectRatio: '16:9' },
@@ -168,7 +168,10 @@ before(async () => {
       { from: 'brief', to: 'hero-prompt' }, { from: 'hero-prompt', to: 'hero' },
       { from: 'hero', to: 'page-prompt' }, { from: 'brief', to: 'page-prompt' }, { from: 'page-prompt', to: 'landing' },
     ],
-  }, 'Autumn campaign');
+  };
+  await saveWorkflow(srv, a.id, graph, 'Autumn campaign');
+  // The workspace's own copy: a workspace-bound key sees the workspace's workflows, not the account's.
+  wsWorkflowId = await saveWorkflow(srv, a.id, graph, 'Autumn campaign (Studio)', ws.id);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-gpu', '--disable-quic', '--disable-sync'],
@@ -597,8 +600,9 @@ test('phone width: 375 px wide with no sideways scroll on any section', async ()
     await shot(`13-phone-${s.toLowerCase()}`, p);
     if (s === 'Overview') await p.locator('.chart').screenshot({ path: path.join(SHOTS, '13-phone-chart.png') });
   }
-  // The run view too.
-  await p.goto(`${srv.origin}/console/#/workflows/${workflowId}`);
+  // The run view too, of a run of the workspace's workflow.
+  await startRun(srv, wsKey, wsWorkflowId);
+  await p.goto(`${srv.origin}/console/#/workflows/${wsWorkflowId}`);
   await p.locator('table tbody tr a').first().click();
   await p.locator('[data-node-id="landing"][data-status="completed"]').waitFor();
   await p.waitForSelector('.graph.ready');
