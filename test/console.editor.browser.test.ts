@@ -298,7 +298,9 @@ test('the keyboard selects, moves and deletes nodes and edges; the canvas pans w
   // Its edge, from the panel; Delete removes it; undo brings it back.
   await panel().getByRole('button', { name: 'from Poster prompt' }).click();
   await page.getByRole('region', { name: 'Edge' }).waitFor();
-  await page.getByRole('button', { name: 'Delete edge from Poster prompt to Poster, square' }).click();
+  const del = page.getByRole('button', { name: 'Delete', exact: true });
+  assert.equal(await del.getAttribute('aria-describedby').then((id) => page.locator(`#${id}`).innerText()), 'Deletes the edge from Poster prompt to Poster, square');
+  await del.click();
   await page.locator('.react-flow__edge[data-edge="prompt-1->output-2"]').waitFor({ state: 'detached' });
   await page.keyboard.press('Control+z');
   await drawn('prompt-1->output-2');

@@ -692,8 +692,10 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
           onClick={() => setEdgeForm({ open: !edgeForm.open, from: edgeForm.from || (selectedNode?.id ?? doc.nodes[0]?.id ?? ''), to: edgeForm.to || (doc.nodes[1]?.id ?? ''), problem: null })}>
           Add edge
         </button>
-        <button type="button" class="btn small danger" disabled={!selection} onClick={deleteSelected}
-          aria-label={selectedNode ? `Delete ${nodeName(selectedNode)}` : selectedEdge ? `Delete edge from ${names.get(selectedEdge.from)} to ${names.get(selectedEdge.to)}` : 'Delete'}>Delete</button>
+        <button type="button" class="btn small danger" disabled={!selection} onClick={deleteSelected} aria-describedby="delete-what">Delete</button>
+        <span id="delete-what" class="sr-only">
+          {selectedNode ? `Deletes the node ${nodeName(selectedNode)} and its edges` : selectedEdge ? `Deletes the edge from ${names.get(selectedEdge.from)} to ${names.get(selectedEdge.to)}` : 'Select a node or an edge first'}
+        </span>
         <span class="tool-sep" aria-hidden="true" />
         <button type="button" class="btn small ghost" disabled={!h.past.length} onClick={() => step(undo)} aria-keyshortcuts="Control+Z Meta+Z">Undo</button>
         <button type="button" class="btn small ghost" disabled={!h.future.length} onClick={() => step(redo)} aria-keyshortcuts="Shift+Control+Z Shift+Meta+Z Control+Y">Redo</button>
