@@ -189,6 +189,7 @@ test('the form builds text → prompt(image) → output; Save creates it, Run sa
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('status').filter({ hasText: 'Saved: version 1' }).waitFor();
   workflowId = page.url().match(/#\/workflows\/([0-9a-f-]{36})\/edit$/)![1]!;
+  assert.equal(await page.getByRole('link', { name: 'Runs', exact: true }).getAttribute('href'), `#/workflows/${workflowId}`);
   const saved = await storedWorkflow(workflowId);
   assert.equal(saved.name, 'Poster from a brief');
   assert.deepEqual(saved.graph.edges, [{ from: 'text-1', to: 'prompt-1' }, { from: 'prompt-1', to: 'output-1' }]);
@@ -331,6 +332,28 @@ test('a server validation error shows on the node it names, announced in an aler
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('status').filter({ hasText: `Saved: version ${v + 1}` }).waitFor();
   assert.equal(await alert.count(), 0);
+
+  // A problem the server names by an edge's pointer lands on that edge. (The form draws only edges
+  // the server accepts, so this answer is the server's shape played back for one request.)
+  await page.route('**/api/v1/workflows/*', async (route) => {
+    if (route.request().method() !== 'PUT') return route.fallback();
+    await route.fulfill({
+      status: 400, contentType: 'application/json',
+      body: JSON.stringify({ error: { type: 'invalid_request', message: 'edge 0 (text-1 → prompt-1): a test problem', details: [{ path: '/graph/edges/0', message: 'edge 0 (text-1 → prompt-1): a test problem' }] } }),
+    });
+  }, { times: 1 });
+  await page.getByRole('textbox', { name: 'Workflow name' }).fill('Poster from a brief, again');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /Edge Brief → Poster prompt: a test problem/);
+  const badEdge = page.locator('.react-flow__edge[data-edge="text-1->prompt-1"]');
+  await page.locator('.react-flow__edge[data-edge="text-1->prompt-1"][data-invalid="true"]').waitFor({ state: 'attached' });
+  assert.match((await badEdge.getAttribute('aria-label'))!, /a test problem/);
+  assert.match(await badEdge.locator('.react-flow__edge-text').textContent() ?? '', /a test problem/);
+  await shot('04b-edge-problem');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('status').filter({ hasText: `Saved: version ${v + 2}` }).waitFor();
+  assert.equal(await page.locator('.react-flow__edge[data-invalid]').count(), 0);
 });
 
 test('a 412 on save says the workflow changed elsewhere and offers Reload or Overwrite', async (t) => {

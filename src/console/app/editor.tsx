@@ -353,7 +353,9 @@ interface SaveState {
   note?: string;
 }
 
-function Editor({ client, workflowId, initial }: { client: KilnClient; workflowId: string | null; initial: { doc: Doc; version: number | null; unplaced: boolean } }) {
+function Editor({ client, workflowId, initial, onCreated }: {
+  client: KilnClient; workflowId: string | null; initial: { doc: Doc; version: number | null; unplaced: boolean }; onCreated: (id: string) => void;
+}) {
   const flow = useReactFlow();
   const [id, setId] = useState<string | null>(workflowId);
   const [version, setVersion] = useState<number | null>(initial.version);
@@ -597,6 +599,7 @@ function Editor({ client, workflowId, initial }: { client: KilnClient; workflowI
         // The editor stays as it is (its undo history too); the address becomes the workflow's.
         window.history.replaceState(null, '', `#/workflows/${saved.id}/edit`);
         setId(saved.id);
+        onCreated(saved.id);
       }
       setVersion(saved.version);
       setBaseline(JSON.stringify(body));
@@ -821,13 +824,15 @@ export function WorkflowEditor({ client, workflowId }: { client: KilnClient; wor
     const { doc, unplaced } = fromGraph(w.name, w.graph);
     return { doc, version: w.version, unplaced };
   }, [client, workflowId]);
+  // A new workflow has an id (and runs to list) once saved.
+  const [savedId, setSavedId] = useState(workflowId);
   return (
-    <Section title="Workflows" intro={<><a href="#/workflows">← All workflows</a>{workflowId && <> · <a href={`#/workflows/${workflowId}`}>Runs</a></>} · {workflowId ? 'Edit workflow' : 'New workflow'}</>}>
+    <Section title="Workflows" intro={<><a href="#/workflows">← All workflows</a>{savedId && <> · <a href={`#/workflows/${savedId}`}>Runs</a></>} · {savedId ? 'Edit workflow' : 'New workflow'}</>}>
       {load.state === 'loading' && <Loading what="the workflow" />}
       {load.state === 'error' && <Alert error={load.error} />}
       {load.state === 'ok' && (
         <ReactFlowProvider>
-          <Editor client={client} workflowId={workflowId} initial={load.value} />
+          <Editor client={client} workflowId={workflowId} initial={load.value} onCreated={setSavedId} />
         </ReactFlowProvider>
       )}
     </Section>
