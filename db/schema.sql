@@ -48,6 +48,8 @@ create table kiln_private.accounts (
   period_anchor timestamp with time zone default date_trunc('day'::text, now(), 'UTC'::text) not null,
   created_at timestamp with time zone default now() not null,
   parallel_slots integer,
+  is_admin boolean default false not null,
+  admin_by_group boolean default false not null,
   constraint accounts_pkey PRIMARY KEY (id),
   constraint accounts_tier_fkey FOREIGN KEY (tier) REFERENCES kiln_private.tiers(tier),
   constraint accounts_budget_micros_check CHECK ((budget_micros >= 0)),
@@ -55,7 +57,22 @@ create table kiln_private.accounts (
   constraint accounts_parallel_slots_check CHECK ((parallel_slots >= 0))
 );
 comment on column kiln_private.accounts.parallel_slots is 'How many of this account''s generations may be processing at once; null = the tier''s default.';
+comment on column kiln_private.accounts.is_admin is 'Set by an operator (kiln user set --admin): the user may use the admin routes.';
+comment on column kiln_private.accounts.admin_by_group is 'The user''s last SSO sign-in carried KILN_OIDC_ADMIN_GROUP in its groups claim (refreshed at each sign-in).';
 CREATE UNIQUE INDEX accounts_email_key ON kiln_private.accounts USING btree (lower(email));
+CREATE TRIGGER tg_accounts__audit AFTER INSERT OR UPDATE OF tier, budget_micros, parallel_slots, is_admin, admin_by_group, email ON kiln_private.accounts FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_accounts__audit();
+
+create table kiln_private.api_key_grace (
+  key_hash bytea not null,
+  key_id uuid not null,
+  display_prefix text not null,
+  expires_at timestamp with time zone not null,
+  constraint api_key_grace_pkey PRIMARY KEY (key_hash),
+  constraint api_key_grace_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
+  constraint api_key_grace_key_hash_check CHECK ((length(key_hash) = 32))
+);
+comment on table kiln_private.api_key_grace is 'Secrets a rotation replaced, valid under their key''s id until expires_at (the rotation''s grace); a revoked or expired key ends them too.';
+CREATE INDEX api_key_grace_key_idx ON kiln_private.api_key_grace USING btree (key_id);
 
 create table kiln_private.api_keys (
   id uuid default gen_random_uuid() not null,
@@ -68,15 +85,61 @@ create table kiln_private.api_keys (
   name text,
   created_at timestamp with time zone default now() not null,
   revoked_at timestamp with time zone,
+  kind text default 'key'::text not null,
+  expires_at timestamp with time zone,
+  last_used_at timestamp with time zone,
+  budget_micros bigint,
+  idle_seconds integer,
+  rotated_at timestamp with time zone,
+  expiry_recorded boolean default false not null,
   constraint api_keys_pkey PRIMARY KEY (id),
   constraint api_keys_key_hash_key UNIQUE (key_hash),
   constraint api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint api_keys_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint api_keys_budget_micros_check CHECK ((budget_micros >= 0)),
+  constraint api_keys_idle_seconds_check CHECK ((idle_seconds > 0)),
   constraint api_keys_key_hash_check CHECK ((length(key_hash) = 32)),
+  constraint api_keys_kind_check CHECK ((kind = ANY (ARRAY['key'::text, 'session'::text]))),
+  constraint api_keys_name_check CHECK ((length(name) <= 200)),
   constraint api_keys_rpm_check CHECK ((rpm > 0)),
-  constraint api_keys_scopes_check CHECK (((scopes <@ ARRAY['read'::text, 'write'::text]) AND (cardinality(scopes) > 0)))
+  constraint api_keys_scopes_check CHECK (((scopes <@ ARRAY['read'::text, 'write'::text, 'keys'::text, 'admin'::text]) AND (cardinality(scopes) > 0)))
 );
+comment on column kiln_private.api_keys.key_hash is 'SHA-256 of the current secret. A rotation moves the previous one to kiln_private.api_key_grace.';
+comment on column kiln_private.api_keys.kind is 'key: an API key; session: a console session made by an SSO sign-in (its cookie is the secret; idle_seconds applies).';
+comment on column kiln_private.api_keys.last_used_at is 'Last authenticated use, to the minute (written at most once a minute per key).';
+comment on column kiln_private.api_keys.budget_micros is 'The key''s own budget per billing period of its scope (null = only the pool''s); kept in kiln_private.key_budget_periods.';
+comment on column kiln_private.api_keys.expiry_recorded is 'key.expired has been written to the audit log.';
 CREATE INDEX api_keys_account_idx ON kiln_private.api_keys USING btree (account_id);
+CREATE INDEX api_keys_expiry_idx ON kiln_private.api_keys USING btree (expires_at) WHERE ((expires_at IS NOT NULL) AND (NOT expiry_recorded));
+CREATE INDEX api_keys_workspace_idx ON kiln_private.api_keys USING btree (workspace_id) WHERE (workspace_id IS NOT NULL);
+CREATE TRIGGER tg_api_keys__audit AFTER INSERT OR UPDATE OF key_hash, revoked_at, scopes, rpm, budget_micros, expires_at, name, workspace_id ON kiln_private.api_keys FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_api_keys__audit();
+
+create table kiln_private.audit_log (
+  id uuid default kiln_private.uuid_v7() not null,
+  at timestamp with time zone default now() not null,
+  scope_id uuid,
+  actor_type text not null,
+  actor_id text,
+  action text not null,
+  target_type text not null,
+  target_id text,
+  ip inet,
+  request_id text,
+  details jsonb default '{}'::jsonb not null,
+  constraint audit_log_pkey PRIMARY KEY (id),
+  constraint audit_log_action_check CHECK ((action ~ '^[a-z_]+\.[a-z_]+$'::text)),
+  constraint audit_log_actor_id_check CHECK ((length(actor_id) <= 200)),
+  constraint audit_log_actor_type_check CHECK ((actor_type = ANY (ARRAY['key'::text, 'session'::text, 'operator'::text, 'identity'::text]))),
+  constraint audit_log_request_id_check CHECK ((length(request_id) <= 200)),
+  constraint audit_log_target_id_check CHECK ((length(target_id) <= 400)),
+  constraint audit_log_target_type_check CHECK ((target_type ~ '^[a-z_]+$'::text))
+);
+comment on table kiln_private.audit_log is 'Who changed what, append-only: one row per change to keys, sessions, webhooks, workflows, accounts, workspaces and the catalog, written in the transaction that makes it. scope_id is the billing scope it belongs to (an account or a workspace; null = the service: the catalog, a refused sign-in). Never holds a secret.';
+CREATE INDEX audit_log_at_idx ON kiln_private.audit_log USING btree (at);
+CREATE INDEX audit_log_id_idx ON kiln_private.audit_log USING btree (id DESC);
+CREATE INDEX audit_log_scope_idx ON kiln_private.audit_log USING btree (scope_id, id DESC);
+CREATE TRIGGER tg_audit_log__append_only BEFORE DELETE OR UPDATE ON kiln_private.audit_log FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_audit_log__append_only();
+CREATE TRIGGER tg_audit_log__no_truncate BEFORE TRUNCATE ON kiln_private.audit_log FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_audit_log__append_only();
 
 create table kiln_private.budget_periods (
   pool_id uuid not null,
@@ -139,6 +202,7 @@ create table kiln_private.charges (
   settled_micros bigint,
   created_at timestamp with time zone default now() not null,
   finished_at timestamp with time zone,
+  key_pool boolean default false not null,
   constraint charges_pkey PRIMARY KEY (id),
   constraint charges_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint charges_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
@@ -149,6 +213,7 @@ create table kiln_private.charges (
   constraint charges_reserved_micros_check CHECK ((reserved_micros >= 0)),
   constraint charges_status_check CHECK ((status = ANY (ARRAY['reserved'::text, 'settled'::text, 'released'::text])))
 );
+comment on column kiln_private.charges.key_pool is 'The reservation is also held on its key''s own budget (kiln_private.key_budget_periods).';
 CREATE INDEX charges_account_created_idx ON kiln_private.charges USING btree (account_id, created_at);
 CREATE INDEX charges_generation_idx ON kiln_private.charges USING btree (generation_id) WHERE (generation_id IS NOT NULL);
 CREATE INDEX charges_key_idx ON kiln_private.charges USING btree (key_id) WHERE (key_id IS NOT NULL);
@@ -280,6 +345,18 @@ create table kiln_private.identities (
 comment on table kiln_private.identities is 'OpenID Connect identities (issuer + subject) allowed to act as a Kiln account on the MCP endpoint, with an optional Team workspace to bill.';
 CREATE INDEX identities_account_idx ON kiln_private.identities USING btree (account_id);
 
+create table kiln_private.key_budget_periods (
+  key_id uuid not null,
+  period_start timestamp with time zone not null,
+  held_micros bigint default 0 not null,
+  settled_micros bigint default 0 not null,
+  constraint key_budget_periods_pkey PRIMARY KEY (key_id, period_start),
+  constraint key_budget_periods_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
+  constraint key_budget_periods_held_micros_check CHECK ((held_micros >= 0)),
+  constraint key_budget_periods_settled_micros_check CHECK ((settled_micros >= 0))
+);
+comment on table kiln_private.key_budget_periods is 'Running totals of keys with their own budget, per period of the key''s scope; debited in the same statement as the pool (kiln_private.reserve_budgets) and ended with it (settle_charge, release_charge).';
+
 create table kiln_private.models (
   id text not null,
   name text not null,
@@ -307,6 +384,7 @@ create table kiln_private.models (
   constraint models_provider_check CHECK ((provider = ANY (ARRAY['local'::text, 'openai'::text, 'fal'::text, 'replicate'::text, 'anthropic'::text, 'gemini'::text])))
 );
 comment on column kiln_private.models.fallbacks is 'Catalog ids tried in order when this entry''s upstream fails after its retries (429, 5xx, timeout, network); same category. Content errors do not fall back.';
+CREATE TRIGGER tg_models__audit AFTER INSERT OR DELETE OR UPDATE ON kiln_private.models FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_models__audit();
 
 create table kiln_private.object_intents (
   location text not null,
@@ -471,6 +549,7 @@ create table kiln_private.webhook_endpoints (
 );
 comment on table kiln_private.webhook_endpoints is 'Webhook endpoints of a billing scope (an account, or a workspace): URL, event filter, encrypted signing secret(s), enabled state.';
 CREATE INDEX webhook_endpoints_scope_idx ON kiln_private.webhook_endpoints USING btree (scope_id, created_at);
+CREATE TRIGGER tg_webhook_endpoints__audit AFTER INSERT OR DELETE OR UPDATE OF url, events, description, enabled, secret_enc ON kiln_private.webhook_endpoints FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_webhook_endpoints__audit();
 
 create table kiln_private.worker_heartbeats (
   worker_id text not null,
@@ -597,6 +676,7 @@ comment on column kiln_private.workflows.version is 'Bumped by every save (creat
 comment on column kiln_private.workflows.deleted_at is 'Set by kiln.delete_workflow: the workflow leaves lists and cannot run; its runs stay readable.';
 comment on column kiln_private.workflows.scope_id is 'The owner: the workspace when saved through a workspace-bound key or identity, else the account.';
 CREATE INDEX workflows_scope_updated_idx ON kiln_private.workflows USING btree (scope_id, updated_at DESC, id DESC) WHERE (deleted_at IS NULL);
+CREATE TRIGGER tg_workflows__audit AFTER INSERT OR UPDATE OF version, deleted_at ON kiln_private.workflows FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_workflows__audit();
 CREATE TRIGGER tg_workflows__outbox AFTER INSERT OR UPDATE OF version, deleted_at ON kiln_private.workflows FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_workflows__outbox();
 
 create table kiln_private.workspace_members (
@@ -611,6 +691,7 @@ create table kiln_private.workspace_members (
   constraint workspace_members_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'admin'::text, 'member'::text])))
 );
 CREATE INDEX workspace_members_account_idx ON kiln_private.workspace_members USING btree (account_id);
+CREATE TRIGGER tg_workspace_members__audit AFTER INSERT OR UPDATE OF role, left_at ON kiln_private.workspace_members FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_workspace_members__audit();
 
 create table kiln_private.workspaces (
   id uuid default gen_random_uuid() not null,
@@ -627,8 +708,24 @@ create table kiln_private.workspaces (
   constraint workspaces_plan_status_check CHECK ((plan_status = ANY (ARRAY['none'::text, 'active'::text, 'lapsed'::text])))
 );
 CREATE INDEX workspaces_owner_idx ON kiln_private.workspaces USING btree (owner_id);
+CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_budget_micros, name ON kiln_private.workspaces FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_workspaces__audit();
 
 -- Views
+
+create view kiln.audit_log as
+ SELECT id,
+    at,
+    scope_id,
+    actor_type,
+    actor_id,
+    action,
+    target_type,
+    target_id,
+    ip,
+    request_id,
+    details
+   FROM kiln_private.audit_log l;
+comment on view kiln.audit_log is 'Analysts: who changed what (keys, sessions, webhooks, workflows, accounts, workspaces, the catalog), one row per change, append-only. No secrets.';
 
 create view kiln.daily_generations as
  SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
@@ -889,10 +986,12 @@ begin
   end if;
   -- Every key of the batch in one index scan; always a fresh read (revocation is immediate).
   select array_agg(k.key_hash), array_agg(k.id), array_agg(k.account_id), array_agg(k.workspace_id),
-         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(a.tier)
+         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(k.tier)
     into v_hash, v_id, v_account, v_workspace, v_scope, v_rpm, v_tier
-    from kiln_private.api_keys k join kiln_private.accounts a on a.id = k.account_id
-    where k.key_hash = any (p_key_hashes) and k.revoked_at is null;
+    from kiln_private.credentials(p_key_hashes) k;
+  -- Last use, to the minute: at most one write per key a minute, never a wait (skip locked).
+  perform kiln_private.touch_keys(v_id, v_now);
+
 
   for v_i in 1 .. v_n loop
     v_j := coalesce(array_position(v_hash, p_key_hashes[v_i]), 0);
@@ -988,7 +1087,7 @@ begin
       select o.i::int, 'ok'::text, v_id[v_at[o.i]], v_account[v_at[o.i]], v_workspace[v_at[o.i]], v_tier[v_at[o.i]],
              string_to_array(v_scope[v_at[o.i]], ','), 0, u.usage::text
       from unnest(v_usage_ords) as o(i)
-      left join lateral kiln_private.usage_rows(v_account[v_at[o.i]], v_workspace[v_at[o.i]]) u on true;
+      left join lateral kiln_private.usage_rows(v_account[v_at[o.i]], v_workspace[v_at[o.i]], v_id[v_at[o.i]]) u on true;
   end if;
 end;
 $function$;
@@ -1499,6 +1598,65 @@ end;
 $function$;
 comment on function kiln.create_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer[],text[],bytea[],integer) is 'Starts up to 50 generations of already-authorized callers in one transaction (kiln_private.insert_generations), with their Idempotency-Keys (null: none). Each row reports its id (replayed: stored by an earlier request with that key and body), or the SQLSTATE and message of its own business error; the others still commit.';
 
+CREATE OR REPLACE FUNCTION kiln.create_key(p_account_id uuid, p_workspace_id uuid, p_caller_scopes text[], p_key_hash bytea, p_display_prefix text, p_name text, p_scopes text[], p_rpm integer, p_budget_micros bigint, p_expires_at timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_key kiln_private.api_keys;
+  v_extra text[];
+begin
+  select array_agg(s) into v_extra from unnest(p_scopes) s where not (s = any (coalesce(p_caller_scopes, '{}')));
+  if v_extra is not null then
+    raise exception 'a key cannot have scopes its creator lacks: %', array_to_string(v_extra, ', ') using errcode = 'KF001';
+  end if;
+  if p_expires_at is not null and p_expires_at <= now() then
+    raise exception 'expiresAt must be in the future' using errcode = 'KI001';
+  end if;
+  perform 1 from kiln_private.accounts where id = p_account_id;
+  if not found then
+    raise exception 'account not found' using errcode = 'KN001';
+  end if;
+  if p_workspace_id is not null then
+    -- Only a current owner or admin may bind a key to the workspace's pool.
+    perform 1 from kiln_private.workspace_members
+      where workspace_id = p_workspace_id and account_id = p_account_id
+        and left_at is null and role in ('owner', 'admin');
+    if not found then
+      raise exception 'only a workspace owner or admin may create keys billed to it' using errcode = 'KF001';
+    end if;
+  end if;
+  insert into kiln_private.api_keys (account_id, key_hash, display_prefix, scopes, rpm, workspace_id, name, budget_micros, expires_at)
+    values (p_account_id, p_key_hash, p_display_prefix, p_scopes, p_rpm, p_workspace_id, p_name, p_budget_micros, p_expires_at)
+    returning * into v_key;
+  return kiln_private.key_json(v_key, 0);
+exception
+  when check_violation then
+    raise exception 'invalid key settings (scopes: one or more of read, write, keys, admin; rpm and budgetMicros positive; name up to 200 characters)' using errcode = 'KI001';
+end;
+$function$;
+comment on function kiln.create_key(uuid,uuid,text[],bytea,text,text,text[],integer,bigint,timestamp with time zone) is 'POST /keys: a new key in the caller''s billing scope, its scopes within the caller''s (KF001), with an optional rpm, own budget per period and expiry. Returns its list entry.';
+
+CREATE OR REPLACE FUNCTION kiln.create_session(p_account_id uuid, p_key_hash bytea, p_display_prefix text, p_idle_seconds integer, p_lifetime_seconds integer, p_name text)
+ RETURNS uuid
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_id uuid;
+begin
+  insert into kiln_private.api_keys (account_id, key_hash, display_prefix, scopes, kind, name, idle_seconds, expires_at, last_used_at)
+    values (p_account_id, p_key_hash, p_display_prefix, array['read', 'write', 'keys', 'admin'], 'session', left(p_name, 200),
+            p_idle_seconds, now() + make_interval(secs => p_lifetime_seconds), now())
+    returning id into v_id;
+  return v_id;
+end;
+$function$;
+comment on function kiln.create_session(uuid,bytea,text,integer,integer,text) is 'A console session after a sign-in (audited as session.created). Its admin scope counts only while the user is an admin.';
+
 CREATE OR REPLACE FUNCTION kiln.create_webhook_endpoint(p_account_id uuid, p_workspace_id uuid, p_url text, p_events text[], p_description text, p_secret_enc bytea)
  RETURNS json
  LANGUAGE sql
@@ -1620,6 +1778,20 @@ begin
 end;
 $function$;
 comment on function kiln.delete_workflow(uuid,uuid,uuid,bigint[]) is 'Deletes a workflow of the caller''s scope (soft: deleted_at): it leaves lists and GET, cannot run or be retried; runs already started finish and stay readable by id. Emits workflow.deleted (trigger). KN001 / KV001 as kiln.lock_workflow.';
+
+CREATE OR REPLACE FUNCTION kiln.end_session(p_key_hash bytea)
+ RETURNS boolean
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  with ended as (
+    update kiln_private.api_keys set revoked_at = now()
+    where key_hash = p_key_hash and kind = 'session' and revoked_at is null
+    returning id)
+  select exists (select 1 from ended);
+$function$;
+comment on function kiln.end_session(bytea) is 'Sign-out: ends the session with this cookie hash (audited as session.deleted). False when there was none.';
 
 CREATE OR REPLACE FUNCTION kiln.ensure_secret(p_name text, p_candidate bytea)
  RETURNS bytea
@@ -2023,7 +2195,7 @@ CREATE OR REPLACE FUNCTION kiln.get_usage(p_account_id uuid, p_workspace_id uuid
  STABLE SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  select usage from kiln_private.usage_rows(p_account_id, p_workspace_id);
+  select usage from kiln_private.usage_rows(p_account_id, p_workspace_id, null);
 $function$;
 comment on function kiln.get_usage(uuid,uuid) is 'The GET /usage body for an account, and for a workspace-bound key its Team pool (workspace_* null when the plan is not active or the member left). Null when the account does not exist.';
 
@@ -2194,6 +2366,27 @@ end;
 $function$;
 comment on function kiln.link_identity(text,text,uuid,uuid,text) is 'Links (or re-links) an OIDC identity to an account, optionally billing a Team workspace the account is a current member of. KN001 unknown account, KF001 not a member, KI001 bad issuer/subject.';
 
+CREATE OR REPLACE FUNCTION kiln.list_audit(p_scope_id uuid, p_limit integer, p_before uuid, p_action text)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  with page as (
+    select l, l.id from kiln_private.audit_log l
+    where l.scope_id is not distinct from p_scope_id
+      and (p_before is null or l.id < p_before)
+      and (p_action is null or l.action = p_action)
+    order by l.id desc
+    limit p_limit + 1)
+  select json_build_object(
+    'data', coalesce((select json_agg(kiln_private.audit_json(p.l) order by p.id desc)
+                      from (select * from page order by id desc limit p_limit) p), '[]'),
+    'nextCursor', case when (select count(*) from page) > p_limit
+                       then (select id from page order by id desc offset p_limit - 1 limit 1) end);
+$function$;
+comment on function kiln.list_audit(uuid,integer,uuid,text) is 'A page of a billing scope''s audit entries, newest first (p_before = the previous page''s nextCursor), optionally of one action.';
+
 CREATE OR REPLACE FUNCTION kiln.list_generations(p_account_id uuid, p_workspace_id uuid, p_origin text, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid, p_statuses text[], p_types text[], p_model_id text, p_since timestamp with time zone)
  RETURNS json
  LANGUAGE plpgsql
@@ -2278,6 +2471,23 @@ AS $function$
   select * from kiln_private.identities where account_id = p_account_id order by created_at;
 $function$;
 comment on function kiln.list_identities(uuid) is 'The OIDC identities linked to an account, oldest first.';
+
+CREATE OR REPLACE FUNCTION kiln.list_keys(p_account_id uuid, p_workspace_id uuid)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object('data', coalesce(json_agg(kiln_private.key_json(k, kiln_private.key_used(k)) order by k.created_at desc, k.id), '[]'))
+  from kiln_private.api_keys k
+  where k.kind = 'key'
+    and case when p_workspace_id is null then k.account_id = p_account_id and k.workspace_id is null
+             else k.workspace_id = p_workspace_id and (k.account_id = p_account_id or exists (
+               select 1 from kiln_private.workspace_members m
+               where m.workspace_id = p_workspace_id and m.account_id = p_account_id and m.left_at is null
+                 and m.role in ('owner', 'admin'))) end;
+$function$;
+comment on function kiln.list_keys(uuid,uuid) is 'GET /keys: the keys of the caller''s billing scope (kiln_private.visible_key''s rule), newest first, revoked ones included.';
 
 CREATE OR REPLACE FUNCTION kiln.list_objects_to_move(p_to text, p_after text, p_limit integer)
  RETURNS TABLE(path text, backend text, location text, sha256 bytea, byte_size integer, content_type text)
@@ -2450,6 +2660,25 @@ AS $function$
 $function$;
 comment on function kiln.poll_generations(bytea[],integer,uuid[],text) is 'GET /generations/{id} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that generation of the key''s account created through p_origin (body null when there is none).';
 
+CREATE OR REPLACE FUNCTION kiln.purge_audit_log(p_before timestamp with time zone, p_limit integer DEFAULT 10000)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_n int;
+begin
+  perform set_config('kiln.audit_purge', 'on', true);
+  delete from kiln_private.audit_log where id in (
+    select id from kiln_private.audit_log where at < p_before order by at limit p_limit);
+  get diagnostics v_n = row_count;
+  perform set_config('kiln.audit_purge', 'off', true);
+  return v_n;
+end;
+$function$;
+comment on function kiln.purge_audit_log(timestamp with time zone,integer) is 'The retention purge (KILN_AUDIT_RETENTION): deletes up to p_limit entries older than p_before, oldest first; the only delete the append-only trigger lets through.';
+
 CREATE OR REPLACE FUNCTION kiln.purge_events(p_age_seconds integer, p_limit integer)
  RETURNS integer
  LANGUAGE plpgsql
@@ -2568,6 +2797,34 @@ AS $function$
     where account_id = p_account_id and operation = p_operation and key = p_key and response_body is null;
 $function$;
 comment on function kiln.record_idempotency_key(uuid,text,text,integer,jsonb) is 'Stores the answer of a request whose Idempotency-Key this transaction claimed (kiln.claim_idempotency_key).';
+
+CREATE OR REPLACE FUNCTION kiln.record_key_expiries()
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_key record;
+  v_n int := 0;
+begin
+  for v_key in
+    update kiln_private.api_keys set expiry_recorded = true
+    where id in (select id from kiln_private.api_keys
+                 where expires_at <= now() and not expiry_recorded and kind = 'key'
+                 order by expires_at limit 1000 for update skip locked)
+    returning id, account_id, workspace_id, display_prefix, expires_at, revoked_at
+  loop
+    if v_key.revoked_at is null or v_key.revoked_at > v_key.expires_at then
+      perform kiln_private.audit(coalesce(v_key.workspace_id, v_key.account_id), 'key.expired', 'key', v_key.id::text,
+        jsonb_build_object('prefix', v_key.display_prefix, 'expiresAt', v_key.expires_at));
+      v_n := v_n + 1;
+    end if;
+  end loop;
+  return v_n;
+end;
+$function$;
+comment on function kiln.record_key_expiries() is 'Housekeeping: one key.expired audit entry per key whose expiry has passed (once each; up to 1,000 a call). Expiry itself needs no sweep: an expired key already gets 401.';
 
 CREATE OR REPLACE FUNCTION kiln.record_object(p_path text, p_owner_id uuid, p_data bytea, p_location text, p_sha256 bytea, p_byte_size integer, p_content_type text, p_format text, p_width integer, p_height integer, p_visibility text)
  RETURNS kiln.object_meta
@@ -2818,6 +3075,11 @@ begin
   update kiln_private.budget_periods
     set held_micros = held_micros - v_charge.reserved_micros
     where pool_id = v_charge.pool_id and period_start = v_charge.period_start;
+  if v_charge.key_pool then
+    update kiln_private.key_budget_periods
+      set held_micros = held_micros - v_charge.reserved_micros
+      where key_id = v_charge.key_id and period_start = v_charge.period_start;
+  end if;
   update kiln_private.charges
     set status = 'released', finished_at = now()
     where id = p_charge_id
@@ -3099,6 +3361,60 @@ end;
 $function$;
 comment on function kiln.revoke_api_key(uuid) is 'Revokes a key; effective on the very next request. Idempotent.';
 
+CREATE OR REPLACE FUNCTION kiln.revoke_key(p_account_id uuid, p_workspace_id uuid, p_key_id uuid)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_key kiln_private.api_keys;
+begin
+  select * into v_key from kiln_private.visible_key(p_account_id, p_workspace_id, p_key_id);
+  if v_key.id is null then
+    raise exception 'key not found' using errcode = 'KN001';
+  end if;
+  update kiln_private.api_keys set revoked_at = coalesce(revoked_at, now()) where id = v_key.id returning * into v_key;
+  delete from kiln_private.api_key_grace where key_id = v_key.id;
+  return kiln_private.key_json(v_key, kiln_private.key_used(v_key));
+end;
+$function$;
+comment on function kiln.revoke_key(uuid,uuid,uuid) is 'DELETE /keys/{id}: revokes every secret of the key at once (the next request with any of them gets 401). Idempotent.';
+
+CREATE OR REPLACE FUNCTION kiln.rotate_key(p_account_id uuid, p_workspace_id uuid, p_key_id uuid, p_key_hash bytea, p_display_prefix text, p_grace_seconds integer)
+ RETURNS json
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_key kiln_private.api_keys;
+begin
+  if p_grace_seconds is null or p_grace_seconds < 0 or p_grace_seconds > 604800 then
+    raise exception 'graceSeconds must be between 0 and 604800 (7 days)' using errcode = 'KI001';
+  end if;
+  select * into v_key from kiln_private.visible_key(p_account_id, p_workspace_id, p_key_id);
+  if v_key.id is null then
+    raise exception 'key not found' using errcode = 'KN001';
+  end if;
+  select * into v_key from kiln_private.api_keys where id = v_key.id for update;
+  if v_key.revoked_at is not null then
+    raise exception 'the key is revoked; create a new key' using errcode = 'KT001';
+  end if;
+  if v_key.expires_at is not null and v_key.expires_at <= now() then
+    raise exception 'the key has expired; create a new key' using errcode = 'KT001';
+  end if;
+  if p_grace_seconds > 0 then
+    insert into kiln_private.api_key_grace (key_hash, key_id, display_prefix, expires_at)
+      values (v_key.key_hash, v_key.id, v_key.display_prefix, now() + make_interval(secs => p_grace_seconds));
+  end if;
+  update kiln_private.api_keys set key_hash = p_key_hash, display_prefix = p_display_prefix, rotated_at = now()
+    where id = v_key.id returning * into v_key;
+  return kiln_private.key_json(v_key, kiln_private.key_used(v_key));
+end;
+$function$;
+comment on function kiln.rotate_key(uuid,uuid,uuid,bytea,text,integer) is 'POST /keys/{id}/rotate: a new secret under the same id; the previous one stays valid for p_grace_seconds (0 to 7 days), then gets the same 401 as any unknown key. KN001 not the caller''s, KT001 revoked or expired.';
+
 CREATE OR REPLACE FUNCTION kiln.rotate_webhook_secret(p_scope_id uuid, p_id uuid, p_secret_enc bytea, p_overlap_seconds integer)
  RETURNS boolean
  LANGUAGE sql
@@ -3133,6 +3449,25 @@ begin
 end;
 $function$;
 comment on function kiln.send_webhook_test(uuid,uuid) is 'Emits a webhook.test event delivered to this endpoint only. False when it is not the scope''s; KT001 when it is disabled.';
+
+CREATE OR REPLACE FUNCTION kiln.session_info(p_key_hash bytea)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'user', json_build_object('id', a.id, 'email', a.email, 'admin', a.is_admin or a.admin_by_group),
+    'workspaceId', k.workspace_id,
+    'workspaces', coalesce((select json_agg(json_build_object('id', w.id, 'name', w.name, 'role', m.role) order by w.name, w.id)
+                            from kiln_private.workspace_members m join kiln_private.workspaces w on w.id = m.workspace_id
+                            where m.account_id = a.id and m.left_at is null), '[]'),
+    'expiresAt', to_char(least(k.expires_at, coalesce(k.last_used_at, k.created_at) + make_interval(secs => k.idle_seconds)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+  from kiln_private.credentials(array[p_key_hash]) c
+  join kiln_private.api_keys k on k.id = c.id and k.kind = 'session'
+  join kiln_private.accounts a on a.id = k.account_id;
+$function$;
+comment on function kiln.session_info(bytea) is 'Who a live console session is: the user, the workspace it acts in (null = personal), the workspaces it may switch to, and when it ends. No row when the session is not live.';
 
 CREATE OR REPLACE FUNCTION kiln.set_workspace_plan(p_workspace_id uuid, p_status text, p_budget_micros bigint, p_set_budget boolean)
  RETURNS kiln_private.workspaces
@@ -3184,6 +3519,12 @@ begin
     set held_micros = held_micros - v_charge.reserved_micros,
         settled_micros = settled_micros + v_amount
     where pool_id = v_charge.pool_id and period_start = v_charge.period_start;
+  if v_charge.key_pool then
+    update kiln_private.key_budget_periods
+      set held_micros = held_micros - v_charge.reserved_micros,
+          settled_micros = settled_micros + v_amount
+      where key_id = v_charge.key_id and period_start = v_charge.period_start;
+  end if;
   update kiln_private.charges
     set status = 'settled', settled_micros = v_amount, finished_at = now()
     where id = p_charge_id
@@ -3192,6 +3533,56 @@ begin
 end;
 $function$;
 comment on function kiln.settle_charge(uuid,bigint) is 'Settles a reservation at the actual cost (clamped to the reservation). Idempotent: settling or releasing twice changes nothing.';
+
+CREATE OR REPLACE FUNCTION kiln.sign_in(p_issuer text, p_subject text, p_email text, p_email_verified boolean, p_allowed_domains text[], p_admin_by_group boolean)
+ RETURNS TABLE(account_id uuid, outcome text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+#variable_conflict use_column
+declare
+  v_account uuid;
+  v_domain text := lower(split_part(coalesce(p_email, ''), '@', 2));
+begin
+  -- 1. An identity already linked (kiln identity link, the same links MCP uses).
+  select i.account_id into v_account from kiln_private.identities i where i.issuer = p_issuer and i.subject = p_subject;
+  if v_account is not null then
+    update kiln_private.identities set last_seen_at = now() where issuer = p_issuer and subject = p_subject;
+    if p_admin_by_group is not null then
+      update kiln_private.accounts set admin_by_group = p_admin_by_group where id = v_account and admin_by_group <> p_admin_by_group;
+    end if;
+    return query select v_account, 'linked'::text;
+    return;
+  end if;
+  -- 2. A verified email of an allowed domain: a new user on the default tier, linked.
+  if coalesce(p_email_verified, false) and v_domain <> '' and v_domain = any (coalesce(p_allowed_domains, '{}'))
+     and p_email ~ '^[^@\s]+@[^@\s]+$' and length(p_email) <= 320 then
+    select a.id into v_account from kiln_private.accounts a where lower(a.email) = lower(p_email);
+    if v_account is not null then
+      -- An account with that email exists but is not linked to this identity: an operator links
+      -- it (kiln identity link); taking it over by email alone is refused.
+      perform kiln_private.audit(null, 'session.refused', 'identity', left(p_issuer || ' ' || p_subject, 400),
+        jsonb_build_object('reason', 'email_in_use', 'emailDomain', v_domain));
+      return query select null::uuid, 'email_in_use'::text;
+      return;
+    end if;
+    select (kiln.create_account(p_email)).id into v_account;
+    insert into kiln_private.identities (issuer, subject, account_id, email) values (p_issuer, p_subject, v_account, p_email);
+    if p_admin_by_group then
+      update kiln_private.accounts set admin_by_group = true where id = v_account;
+    end if;
+    return query select v_account, 'provisioned'::text;
+    return;
+  end if;
+  -- 3. Anyone else: refused, nothing created.
+  perform kiln_private.audit(null, 'session.refused', 'identity', left(p_issuer || ' ' || p_subject, 400),
+    jsonb_build_object('reason', case when v_domain = '' then 'no_email' when not coalesce(p_email_verified, false) then 'email_not_verified'
+                                      else 'domain_not_allowed' end, 'emailDomain', nullif(v_domain, '')));
+  return query select null::uuid, 'refused'::text;
+end;
+$function$;
+comment on function kiln.sign_in(text,text,text,boolean,text[],boolean) is 'Who an SSO sign-in is: a linked identity''s user (linked); else, for a verified email of an allowed domain, a new user on the default tier, linked (provisioned); else nobody (refused, or email_in_use when an unlinked account has that email), audited as session.refused. p_admin_by_group (null = no admin group configured) refreshes the user''s admin-by-group flag.';
 
 CREATE OR REPLACE FUNCTION kiln.snapshot_workflow(p_account_id uuid, p_workspace_id uuid, p_id uuid)
  RETURNS TABLE(graph jsonb, models json)
@@ -3548,6 +3939,33 @@ end;
 $function$;
 comment on function kiln.switch_object(text,text,bytea,text,bytea) is 'store migrate: points one object at its verified copy — bytes in p_data (to postgres) or under p_location (to s3) — if it is still where the copy was made from (p_from_location; null = postgres). The given-up key is noted for the sweep. False when the object is gone or already moved. KI001 when the copy''s size or hash differ.';
 
+CREATE OR REPLACE FUNCTION kiln.switch_session_workspace(p_key_hash bytea, p_workspace_id uuid)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_id uuid;
+  v_account uuid;
+begin
+  select c.id, c.account_id into v_id, v_account from kiln_private.credentials(array[p_key_hash]) c
+    join kiln_private.api_keys k on k.id = c.id and k.kind = 'session';
+  if v_id is null then
+    return false;
+  end if;
+  if p_workspace_id is not null then
+    perform 1 from kiln_private.workspace_members where workspace_id = p_workspace_id and account_id = v_account and left_at is null;
+    if not found then
+      raise exception 'workspace not found' using errcode = 'KN001';
+    end if;
+  end if;
+  update kiln_private.api_keys set workspace_id = p_workspace_id where id = v_id;
+  return true;
+end;
+$function$;
+comment on function kiln.switch_session_workspace(bytea,uuid) is 'The console''s switcher: the session acts in one of its user''s workspaces (KN001 when not a current member), or personally (null).';
+
 CREATE OR REPLACE FUNCTION kiln.unlink_identity(p_issuer text, p_subject text)
  RETURNS kiln_private.identities
  LANGUAGE plpgsql
@@ -3740,6 +4158,46 @@ end;
 $function$;
 comment on function kiln_private.abandon_workflow_outputs(uuid,text[]) is 'Marks not-started outputs of a run (all, or the given ones) abandoned, failing their generations and releasing any reservation. Returns how many.';
 
+CREATE OR REPLACE FUNCTION kiln_private.audit(p_scope_id uuid, p_action text, p_target_type text, p_target_id text, p_details jsonb DEFAULT '{}'::jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  -- The request that makes the change names itself in a transaction-local setting (set_config
+  -- ..., true: safe behind a transaction pooler); without one, the change is an operator's.
+  v_actor jsonb := nullif(current_setting('kiln.actor', true), '')::jsonb;
+begin
+  insert into kiln_private.audit_log (scope_id, actor_type, actor_id, action, target_type, target_id, ip, request_id, details)
+  values (p_scope_id, coalesce(v_actor->>'type', 'operator'),
+          coalesce(v_actor->>'id', session_user::text),
+          p_action, p_target_type, p_target_id,
+          case when v_actor->>'ip' ~ '^[0-9a-fA-F:.]{2,45}$' then (v_actor->>'ip')::inet end,
+          left(v_actor->>'requestId', 200), coalesce(p_details, '{}'));
+exception
+  when invalid_text_representation then
+    insert into kiln_private.audit_log (scope_id, actor_type, actor_id, action, target_type, target_id, details)
+    values (p_scope_id, coalesce(v_actor->>'type', 'operator'), coalesce(v_actor->>'id', session_user::text),
+            p_action, p_target_type, p_target_id, coalesce(p_details, '{}'));
+end;
+$function$;
+comment on function kiln_private.audit(uuid,text,text,text,jsonb) is 'Appends one audit entry; the actor, IP and request id come from the transaction-local setting kiln.actor (JSON: type, id, ip, requestId) and default to the operator (the database user).';
+
+CREATE OR REPLACE FUNCTION kiln_private.audit_json(p kiln_private.audit_log)
+ RETURNS json
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'id', p.id, 'at', to_char(p.at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'actor', json_build_object('type', p.actor_type, 'id', p.actor_id),
+    'action', p.action,
+    'target', json_build_object('type', p.target_type, 'id', p.target_id),
+    'ip', host(p.ip), 'requestId', p.request_id, 'details', p.details);
+$function$;
+comment on function kiln_private.audit_json(kiln_private.audit_log) is 'An audit entry as the API renders it.';
+
 CREATE OR REPLACE FUNCTION kiln_private.authorize_batch_locked(p_key_hashes bytea[], p_scopes text[], p_buckets text[], p_bucket_rpms integer[], p_with_usage boolean[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, usage text)
  LANGUAGE plpgsql
@@ -3791,10 +4249,12 @@ begin
   end if;
   -- All keys of the batch in one index scan (= any keeps the plan on the unique index).
   select array_agg(k.key_hash), array_agg(k.id), array_agg(k.account_id), array_agg(k.workspace_id),
-         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(a.tier)
+         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(k.tier)
     into v_f_hash, v_f_id, v_f_account, v_f_workspace, v_f_scopes, v_f_rpm, v_f_tier
-    from kiln_private.api_keys k join kiln_private.accounts a on a.id = k.account_id
-    where k.key_hash = any (p_key_hashes) and k.revoked_at is null;
+    from kiln_private.credentials(p_key_hashes) k;
+  -- Last use, to the minute: at most one write per key a minute, never a wait (skip locked).
+  perform kiln_private.touch_keys(v_f_id, v_now);
+
   for v_i in 1 .. v_n loop
     v_j := array_position(v_f_hash, p_key_hashes[v_i]);
     if v_j is not null then
@@ -3961,7 +4421,7 @@ begin
       select o.i::int, 'ok'::text, v_key_ids[o.i], v_accounts[o.i], v_workspaces[o.i], v_tiers[o.i],
              string_to_array(v_scope_lists[o.i], ','), 0, u.usage::text
       from unnest(v_usage_ords) as o(i)
-      left join lateral kiln_private.usage_rows(v_accounts[o.i], v_workspaces[o.i]) u on true;
+      left join lateral kiln_private.usage_rows(v_accounts[o.i], v_workspaces[o.i], v_key_ids[o.i]) u on true;
   end if;
 
   if not v_fast and v_bkeys is not null and true = any (v_dirty) then
@@ -4161,6 +4621,49 @@ begin
 end;
 $function$;
 comment on function kiln_private.claim_idempotency_keys(uuid[],text[],text[],bytea[],integer[],jsonb[],integer) is 'Claims the Idempotency-Keys of a set of requests (null key = none) in the caller''s transaction, storing each claimant''s fingerprint and the answer it will get if accepted (status, body; the caller deletes the claim of a request it refuses). Each row says claimed, follower (of the request `leader` of the same set), replay (with the stored status and body), conflict (another body) or pending.';
+
+CREATE OR REPLACE FUNCTION kiln_private.credentials(p_hashes bytea[])
+ RETURNS TABLE(key_hash bytea, id uuid, account_id uuid, workspace_id uuid, scopes text[], rpm integer, tier text)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- A secret is live while its key is: not revoked, not expired, a session not idle; a secret
+  -- a rotation replaced also until its grace ends. The admin scope counts only for admins.
+  select c.key_hash, k.id, k.account_id, k.workspace_id,
+         case when a.is_admin or a.admin_by_group then k.scopes else array_remove(k.scopes, 'admin') end,
+         k.rpm, a.tier
+  from (select k.key_hash, k.id from kiln_private.api_keys k where k.key_hash = any (p_hashes)
+        union all
+        select g.key_hash, g.key_id from kiln_private.api_key_grace g where g.key_hash = any (p_hashes) and g.expires_at > now()) c
+  join kiln_private.api_keys k on k.id = c.id
+  join kiln_private.accounts a on a.id = k.account_id
+  where k.revoked_at is null
+    and (k.expires_at is null or k.expires_at > now())
+    and (k.idle_seconds is null or coalesce(k.last_used_at, k.created_at) + make_interval(secs => k.idle_seconds) > now());
+$function$;
+comment on function kiln_private.credentials(bytea[]) is 'The live credentials (API keys and console sessions) among SHA-256 hashes: revoked, expired, idle sessions and secrets past their rotation grace are absent, so they all get the same 401.';
+
+CREATE OR REPLACE FUNCTION kiln_private.debit_key_pools(p_keys uuid[], p_periods timestamp with time zone[], p_amounts bigint[], p_budgets bigint[])
+ RETURNS uuid[]
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- kiln_private.debit_pools for keys' own budgets: keys locked in id order.
+  with debited as (
+    insert into kiln_private.key_budget_periods as b (key_id, period_start, held_micros)
+      select u.k, u.period, u.amount
+      from unnest(p_keys, p_periods, p_amounts, p_budgets) as u(k, period, amount, budget)
+      where u.budget is null or u.amount <= u.budget
+      order by u.k
+    on conflict (key_id, period_start) do update
+      set held_micros = b.held_micros + excluded.held_micros
+      where p_budgets[array_position(p_keys, b.key_id)] is null
+         or b.held_micros + b.settled_micros + excluded.held_micros <= p_budgets[array_position(p_keys, b.key_id)]
+    returning b.key_id)
+  select coalesce(array_agg(key_id), '{}') from debited;
+$function$;
+comment on function kiln_private.debit_key_pools(uuid[],timestamp with time zone[],bigint[],bigint[]) is 'Adds each amount to its key''s held total for the period when settled + held stays within the key''s budget, keys in id order; returns the keys debited.';
 
 CREATE OR REPLACE FUNCTION kiln_private.debit_pools(p_pools uuid[], p_periods timestamp with time zone[], p_amounts bigint[], p_budgets bigint[])
  RETURNS uuid[]
@@ -4504,6 +5007,56 @@ end;
 $function$;
 comment on function kiln_private.insert_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer,text[],bytea[],integer) is 'The generation primitive: claims the requests'' idempotency keys (kiln_private.claim_idempotency_keys; a replay answers the stored id, another body KD001), checks each request''s type and model (KI001) and its catalog price version (KS001), reserves the worst case (kiln_private.reserve_budgets), inserts the generations and queues their generation__run jobs, for a whole set at once. Each row carries the new (or replayed) id or the request''s own refusal; the others still go in.';
 
+CREATE OR REPLACE FUNCTION kiln_private.key_json(k kiln_private.api_keys, p_used bigint)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'id', k.id, 'name', k.name, 'prefix', k.display_prefix, 'scopes', k.scopes, 'rpm', k.rpm,
+    'workspaceId', k.workspace_id, 'budgetMicros', k.budget_micros, 'usedMicros', coalesce(p_used, 0),
+    'createdAt', to_char(k.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'lastUsedAt', to_char(k.last_used_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'expiresAt', to_char(k.expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'revokedAt', to_char(k.revoked_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'));
+$function$;
+comment on function kiln_private.key_json(kiln_private.api_keys,bigint) is 'A key as GET /keys lists it (never its hash).';
+
+CREATE OR REPLACE FUNCTION kiln_private.key_period(p_account_id uuid, p_workspace_id uuid)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select kiln_private.period_start(case when p_workspace_id is null then a.period_anchor else w.plan_period_anchor end, now())
+  from kiln_private.accounts a left join kiln_private.workspaces w on w.id = p_workspace_id
+  where a.id = p_account_id;
+$function$;
+comment on function kiln_private.key_period(uuid,uuid) is 'Start of the current billing period of a key''s scope (its workspace''s, else its account''s).';
+
+CREATE OR REPLACE FUNCTION kiln_private.key_used(k kiln_private.api_keys)
+ RETURNS bigint
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- A key with its own budget: its running total. Any other: what its charges of the scope's
+  -- current period hold or settled (the day roll-ups plus the open reservations).
+  select case when k.budget_micros is not null then
+    (select coalesce(b.held_micros + b.settled_micros, 0) from kiln_private.key_budget_periods b
+     where b.key_id = k.id and b.period_start = kiln_private.key_period(k.account_id, k.workspace_id))
+  else
+    (select coalesce(sum(d.spend_micros), 0) from kiln_private.charge_days d
+     where d.pool_id = coalesce(k.workspace_id, k.account_id) and d.key_id = k.id
+       and d.period_start = kiln_private.key_period(k.account_id, k.workspace_id))
+    + (select coalesce(sum(c.reserved_micros), 0) from kiln_private.charges c
+       where c.key_id = k.id and c.status = 'reserved'
+         and c.period_start = kiln_private.key_period(k.account_id, k.workspace_id))
+  end;
+$function$;
+comment on function kiln_private.key_used(kiln_private.api_keys) is 'What a key spent this period of its scope (settled plus held), for GET /keys.';
+
 CREATE OR REPLACE FUNCTION kiln_private.lease_held(p_worker_id text, p_job_id bigint, p_stale_seconds integer)
  RETURNS boolean
  LANGUAGE plpgsql
@@ -4663,6 +5216,7 @@ declare
   c_msg text[];
   c_pool uuid[];
   c_budget bigint[];
+  c_kbudget bigint[];
   c_period timestamptz[];
   c_id uuid[];
   v_pools uuid[];
@@ -4670,16 +5224,18 @@ declare
   v_totals bigint[];
   v_budgets bigint[];
   v_admitted uuid[];
-  v_late int[] := '{}';
+  v_kadmitted uuid[] := '{}';
   v_i int;
 begin
   if v_n = 0 then
     return;
   end if;
-  -- 1. The reservation rules, for the whole set; each request gets its pool, budget and period.
+  -- 1. The reservation rules, for the whole set; each request gets its pool, budget and period,
+  --    and its key's own budget (null = the key has none: only the pool decides).
   select array_agg(x.err order by x.i), array_agg(x.msg order by x.i), array_agg(x.pool order by x.i),
-         array_agg(x.budget order by x.i), array_agg(x.period order by x.i), array_agg(kiln_private.uuid_v7() order by x.i)
-    into c_err, c_msg, c_pool, c_budget, c_period, c_id
+         array_agg(x.budget order by x.i), array_agg(x.kbudget order by x.i), array_agg(x.period order by x.i),
+         array_agg(kiln_private.uuid_v7() order by x.i)
+    into c_err, c_msg, c_pool, c_budget, c_kbudget, c_period, c_id
     from (
       select s.i,
              case
@@ -4698,40 +5254,75 @@ begin
              end as msg,
              case when p_workspace_ids[s.i] is null then acc.id else ws.id end as pool,
              case when p_workspace_ids[s.i] is null then acc.budget_micros else ws.plan_budget_micros end as budget,
+             k.budget_micros as kbudget,
              kiln_private.period_start(case when p_workspace_ids[s.i] is null then acc.period_anchor else ws.plan_period_anchor end, now()) as period
       from generate_subscripts(p_account_ids, 1) as s(i)
       left join kiln_private.accounts acc on acc.id = p_account_ids[s.i]
       left join kiln_private.workspaces ws on ws.id = p_workspace_ids[s.i]
       left join kiln_private.workspace_members mem
         on mem.workspace_id = p_workspace_ids[s.i] and mem.account_id = p_account_ids[s.i] and mem.left_at is null
+      left join kiln_private.api_keys k on k.id = p_key_ids[s.i]
     ) x;
 
-  -- 2. One check-and-debit per pool for the set's total.
+  -- 2. One check-and-debit per pool for the set's total, then one per key budget: the same
+  --    transaction, so a request holds both or (below) neither.
   select array_agg(t.pool order by t.pool), array_agg(t.period order by t.pool), array_agg(t.total order by t.pool),
          array_agg(t.budget order by t.pool)
     into v_pools, v_periods, v_totals, v_budgets
     from (select c_pool[s.i] as pool, min(c_period[s.i]) as period, sum(p_amounts[s.i])::bigint as total, min(c_budget[s.i]) as budget
           from generate_subscripts(p_account_ids, 1) as s(i) where c_err[s.i] is null group by 1) t;
   v_admitted := case when v_pools is null then '{}' else kiln_private.debit_pools(v_pools, v_periods, v_totals, v_budgets) end;
+  select array_agg(t.k order by t.k), array_agg(t.period order by t.k), array_agg(t.total order by t.k),
+         array_agg(t.budget order by t.k)
+    into v_pools, v_periods, v_totals, v_budgets
+    from (select p_key_ids[s.i] as k, min(c_period[s.i]) as period, sum(p_amounts[s.i])::bigint as total, min(c_kbudget[s.i]) as budget
+          from generate_subscripts(p_account_ids, 1) as s(i) where c_err[s.i] is null and c_kbudget[s.i] is not null group by 1) t;
+  if v_pools is not null then
+    v_kadmitted := kiln_private.debit_key_pools(v_pools, v_periods, v_totals, v_budgets);
+  end if;
 
-  -- 3. A pool that could not take the total decides request by request, in arrival order.
+  -- 3. A request whose pool or key budget could not take the set's total gives back what the
+  --    other debited for it, then is decided on its own, in arrival order. Row locks are already
+  --    held by this transaction, so nobody sees the amounts in between.
   for v_i in
     select s.i from generate_subscripts(p_account_ids, 1) as s(i)
-    where c_err[s.i] is null and not (c_pool[s.i] = any (v_admitted))
+    where c_err[s.i] is null
+      and (not (c_pool[s.i] = any (v_admitted)) or (c_kbudget[s.i] is not null and not (p_key_ids[s.i] = any (v_kadmitted))))
+    order by s.i
+  loop
+    if c_pool[v_i] = any (v_admitted) then
+      update kiln_private.budget_periods set held_micros = held_micros - p_amounts[v_i]
+        where pool_id = c_pool[v_i] and period_start = c_period[v_i];
+    end if;
+    if c_kbudget[v_i] is not null and p_key_ids[v_i] = any (v_kadmitted) then
+      update kiln_private.key_budget_periods set held_micros = held_micros - p_amounts[v_i]
+        where key_id = p_key_ids[v_i] and period_start = c_period[v_i];
+    end if;
+  end loop;
+  for v_i in
+    select s.i from generate_subscripts(p_account_ids, 1) as s(i)
+    where c_err[s.i] is null
+      and (not (c_pool[s.i] = any (v_admitted)) or (c_kbudget[s.i] is not null and not (p_key_ids[s.i] = any (v_kadmitted))))
     order by c_pool[s.i], s.i
   loop
     if cardinality(kiln_private.debit_pools(array[c_pool[v_i]], array[c_period[v_i]], array[p_amounts[v_i]], array[c_budget[v_i]])) = 0 then
       c_err[v_i] := 'KQ001';
       c_msg[v_i] := 'the budget for this period is exhausted';
+    elsif c_kbudget[v_i] is not null
+          and cardinality(kiln_private.debit_key_pools(array[p_key_ids[v_i]], array[c_period[v_i]], array[p_amounts[v_i]], array[c_kbudget[v_i]])) = 0 then
+      update kiln_private.budget_periods set held_micros = held_micros - p_amounts[v_i]
+        where pool_id = c_pool[v_i] and period_start = c_period[v_i];
+      c_err[v_i] := 'KQ001';
+      c_msg[v_i] := 'this key''s budget for this period is exhausted';
     end if;
   end loop;
 
   -- 4. The ledger: one reserved charge per request that got its reservation.
   insert into kiln_private.charges
     (id, account_id, workspace_id, pool_id, period_start, key_id, model_id, origin, reserved_micros,
-     generation_id, workflow_run_id, node_id)
+     generation_id, workflow_run_id, node_id, key_pool)
   select c_id[s.i], p_account_ids[s.i], p_workspace_ids[s.i], c_pool[s.i], c_period[s.i], p_key_ids[s.i], p_model_ids[s.i],
-         p_origins[s.i], p_amounts[s.i], p_generation_ids[s.i], p_run_ids[s.i], p_node_ids[s.i]
+         p_origins[s.i], p_amounts[s.i], p_generation_ids[s.i], p_run_ids[s.i], p_node_ids[s.i], c_kbudget[s.i] is not null
   from generate_subscripts(p_account_ids, 1) as s(i)
   where c_err[s.i] is null;
 
@@ -4741,7 +5332,7 @@ begin
     order by s.i;
 end;
 $function$;
-comment on function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[]) is 'Reserves the worst-case cost of each request on its personal pool or, for workspace-bound calls, its Team pool, and writes its ledger row: one check-and-debit per pool for the set''s total, request by request in arrival order for a pool that cannot take it. Each row carries the charge id or the request''s own refusal: 22023 (bad amount), KN001 (no account), KQ001 (blocked tier, budget exhausted), KP001 (plan not active, caller left the workspace).';
+comment on function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[]) is 'Reserves the worst-case cost of each request on its personal pool or, for workspace-bound calls, its Team pool, and on its key''s own budget when the key has one, in the same step, and writes its ledger row: one check-and-debit per pool and per key for the set''s total, request by request in arrival order where either cannot take it. Each row carries the charge id or the request''s own refusal: 22023 (bad amount), KN001 (no account), KQ001 (blocked tier, budget or key budget exhausted), KP001 (plan not active, caller left the workspace).';
 
 CREATE OR REPLACE FUNCTION kiln_private.roll_up_charges(p_added kiln_private.charges[], p_removed kiln_private.charges[])
  RETURNS void
@@ -4809,6 +5400,100 @@ begin
 end;
 $function$;
 comment on function kiln_private.take_object_intent(text) is 'A row is about to reference bucket key p_location: drops its note, or raises KS002 when there is no unclaimed note (a sweep took the bytes, or they were never noted).';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_accounts__audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_changes jsonb := '{}';
+begin
+  if tg_op = 'INSERT' then
+    perform kiln_private.audit(new.id, 'account.created', 'account', new.id::text,
+      jsonb_build_object('email', new.email, 'tier', new.tier, 'budgetMicros', new.budget_micros));
+    return null;
+  end if;
+  if old.tier is distinct from new.tier then
+    v_changes := v_changes || jsonb_build_object('tier', jsonb_build_object('from', old.tier, 'to', new.tier));
+  end if;
+  if old.budget_micros is distinct from new.budget_micros then
+    v_changes := v_changes || jsonb_build_object('budgetMicros', jsonb_build_object('from', old.budget_micros, 'to', new.budget_micros));
+  end if;
+  if old.parallel_slots is distinct from new.parallel_slots then
+    v_changes := v_changes || jsonb_build_object('parallelSlots', jsonb_build_object('from', old.parallel_slots, 'to', new.parallel_slots));
+  end if;
+  if old.is_admin is distinct from new.is_admin then
+    v_changes := v_changes || jsonb_build_object('admin', jsonb_build_object('from', old.is_admin, 'to', new.is_admin));
+  end if;
+  if old.admin_by_group is distinct from new.admin_by_group then
+    v_changes := v_changes || jsonb_build_object('adminByGroup', jsonb_build_object('from', old.admin_by_group, 'to', new.admin_by_group));
+  end if;
+  if old.email is distinct from new.email then
+    v_changes := v_changes || jsonb_build_object('email', jsonb_build_object('from', old.email, 'to', new.email));
+  end if;
+  if v_changes <> '{}' then
+    perform kiln_private.audit(new.id, 'account.updated', 'account', new.id::text, v_changes);
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_accounts__audit() is 'Trigger: account.created and account.updated (tier, budget, slots, admin, email: each change from → to) in the audit log.';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_api_keys__audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_scope uuid := coalesce(new.workspace_id, new.account_id);
+  v_noun text := new.kind;
+begin
+  if tg_op = 'INSERT' then
+    if new.kind = 'session' then
+      -- A sign-in acts as the session it makes.
+      perform set_config('kiln.actor', (coalesce(nullif(current_setting('kiln.actor', true), '')::jsonb, '{}')
+        || jsonb_build_object('type', 'session', 'id', new.id))::text, true);
+    end if;
+    perform kiln_private.audit(v_scope, v_noun || '.created', v_noun, new.id::text,
+      case when new.kind = 'key' then jsonb_build_object('name', new.name, 'prefix', new.display_prefix, 'scopes', new.scopes,
+             'rpm', new.rpm, 'budgetMicros', new.budget_micros, 'expiresAt', new.expires_at, 'workspaceId', new.workspace_id)
+           else jsonb_build_object('workspaceId', new.workspace_id, 'expiresAt', new.expires_at) end);
+    return null;
+  end if;
+  if old.revoked_at is null and new.revoked_at is not null then
+    perform kiln_private.audit(v_scope, case when new.kind = 'key' then 'key.revoked' else 'session.deleted' end, v_noun, new.id::text,
+      jsonb_build_object('prefix', new.display_prefix));
+  end if;
+  if old.key_hash is distinct from new.key_hash then
+    perform kiln_private.audit(v_scope, v_noun || '.rotated', v_noun, new.id::text,
+      jsonb_build_object('prefix', new.display_prefix, 'previousPrefix', old.display_prefix,
+        'previousValidUntil', (select max(g.expires_at) from kiln_private.api_key_grace g where g.key_id = new.id and g.key_hash = old.key_hash)));
+  end if;
+  if new.kind = 'key' and (old.scopes, old.rpm, old.budget_micros, old.expires_at, old.name, old.workspace_id)
+       is distinct from (new.scopes, new.rpm, new.budget_micros, new.expires_at, new.name, new.workspace_id) then
+    perform kiln_private.audit(v_scope, 'key.updated', 'key', new.id::text, jsonb_build_object(
+      'scopes', new.scopes, 'rpm', new.rpm, 'budgetMicros', new.budget_micros, 'expiresAt', new.expires_at, 'name', new.name,
+      'workspaceId', new.workspace_id));
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_api_keys__audit() is 'Trigger: key.created / rotated / revoked / updated and session.created / deleted (sign-in and sign-out) in the audit log.';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_audit_log__append_only()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if tg_op = 'DELETE' and current_setting('kiln.audit_purge', true) = 'on' then
+    return old;
+  end if;
+  raise exception 'the audit log is append-only' using errcode = 'KF001';
+end;
+$function$;
+comment on function kiln_private.tg_audit_log__append_only() is 'Trigger: refuses UPDATE, DELETE and TRUNCATE of the audit log, except the retention purge''s deletes (kiln.purge_audit_log).';
 
 CREATE OR REPLACE FUNCTION kiln_private.tg_budget_periods__thresholds()
  RETURNS trigger
@@ -4907,6 +5592,66 @@ end;
 $function$;
 comment on function kiln_private.tg_generations__outbox() is 'Trigger: a generation that is not a workflow output reaching completed or failed (canceled included) emits generation.completed / generation.failed to its billing scope.';
 
+CREATE OR REPLACE FUNCTION kiln_private.tg_models__audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_old jsonb;
+  v_new jsonb;
+  v_changed jsonb;
+begin
+  if tg_op = 'INSERT' then
+    perform kiln_private.audit(null, 'model.created', 'model', new.id, jsonb_build_object('enabled', new.enabled, 'provider', new.provider));
+    return null;
+  elsif tg_op = 'DELETE' then
+    perform kiln_private.audit(null, 'model.deleted', 'model', old.id, '{}');
+    return null;
+  end if;
+  v_old := to_jsonb(old) - 'updated_at' - 'created_at';
+  v_new := to_jsonb(new) - 'updated_at' - 'created_at';
+  if v_old = v_new then
+    return null;  -- a catalog import that changed nothing
+  end if;
+  select coalesce(jsonb_object_agg(n.key, jsonb_build_object('from', v_old->n.key, 'to', n.value)), '{}')
+    into v_changed from jsonb_each(v_new) n where v_old->n.key is distinct from n.value;
+  perform kiln_private.audit(null,
+    case when old.enabled and not new.enabled then 'model.disabled' when new.enabled and not old.enabled then 'model.enabled' else 'model.updated' end,
+    'model', new.id, v_changed);
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_models__audit() is 'Trigger: model.created / updated / enabled / disabled / deleted in the audit log (service-wide, scope null), with each changed field from → to; a write that changes nothing is not recorded.';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_webhook_endpoints__audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if tg_op = 'INSERT' then
+    perform kiln_private.audit(new.scope_id, 'webhook.created', 'webhook', new.id::text,
+      jsonb_build_object('url', new.url, 'events', new.events, 'description', new.description));
+  elsif tg_op = 'DELETE' then
+    perform kiln_private.audit(old.scope_id, 'webhook.deleted', 'webhook', old.id::text, jsonb_build_object('url', old.url));
+  else
+    if old.secret_enc is distinct from new.secret_enc then
+      perform kiln_private.audit(new.scope_id, 'webhook.secret_rotated', 'webhook', new.id::text,
+        jsonb_build_object('previousValidUntil', new.old_secret_until));
+    end if;
+    -- A disable by the delivery system (disabled_reason set) is the webhook's health, not a change by a person.
+    if (old.url, old.events, old.description) is distinct from (new.url, new.events, new.description)
+       or (old.enabled is distinct from new.enabled and new.disabled_reason is null) then
+      perform kiln_private.audit(new.scope_id, 'webhook.updated', 'webhook', new.id::text,
+        jsonb_build_object('url', new.url, 'events', new.events, 'description', new.description, 'enabled', new.enabled));
+    end if;
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_webhook_endpoints__audit() is 'Trigger: webhook.created / updated / deleted / secret_rotated in the audit log (never the secret; an automatic disable is not an update).';
+
 CREATE OR REPLACE FUNCTION kiln_private.tg_workflow_runs__notify()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -4947,6 +5692,26 @@ end;
 $function$;
 comment on function kiln_private.tg_workflow_runs__outbox() is 'Trigger (deferred to commit): a run reaching completed or failed emits workflow_run.completed / workflow_run.failed (data = the run as GET …/runs/{runId} reads it at the end of the transaction) to its billing scope.';
 
+CREATE OR REPLACE FUNCTION kiln_private.tg_workflows__audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if new.deleted_at is not null then
+    if tg_op = 'UPDATE' and old.deleted_at is null then
+      perform kiln_private.audit(new.scope_id, 'workflow.deleted', 'workflow', new.id::text,
+        jsonb_build_object('name', new.name, 'version', new.version));
+    end if;
+  elsif tg_op = 'INSERT' or old.version is distinct from new.version then
+    perform kiln_private.audit(new.scope_id, 'workflow.saved', 'workflow', new.id::text,
+      jsonb_build_object('name', new.name, 'version', new.version));
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_workflows__audit() is 'Trigger: workflow.saved (create or replace: a new version) and workflow.deleted in the audit log.';
+
 CREATE OR REPLACE FUNCTION kiln_private.tg_workflows__outbox()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -4965,6 +5730,58 @@ begin
 end;
 $function$;
 comment on function kiln_private.tg_workflows__outbox() is 'Trigger: a save (insert, or a new version) emits workflow.saved, a delete workflow.deleted, to the workflow''s scope; a run''s write-back (graph only) emits nothing.';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_workspace_members__audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if tg_op = 'INSERT' or (old.left_at is not null and new.left_at is null) then
+    perform kiln_private.audit(new.workspace_id, 'workspace.member_added', 'account', new.account_id::text,
+      jsonb_build_object('role', new.role));
+  elsif old.left_at is null and new.left_at is not null then
+    perform kiln_private.audit(new.workspace_id, 'workspace.member_removed', 'account', new.account_id::text,
+      jsonb_build_object('role', old.role));
+  elsif old.role is distinct from new.role then
+    perform kiln_private.audit(new.workspace_id, 'workspace.member_updated', 'account', new.account_id::text,
+      jsonb_build_object('role', jsonb_build_object('from', old.role, 'to', new.role)));
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_workspace_members__audit() is 'Trigger: workspace.member_added / member_removed / member_updated (role) in the audit log, in the workspace''s scope.';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_workspaces__audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if tg_op = 'INSERT' then
+    perform kiln_private.audit(new.id, 'workspace.created', 'workspace', new.id::text,
+      jsonb_build_object('name', new.name, 'ownerId', new.owner_id));
+  elsif (old.plan_status, old.plan_budget_micros, old.name) is distinct from (new.plan_status, new.plan_budget_micros, new.name) then
+    perform kiln_private.audit(new.id, 'workspace.updated', 'workspace', new.id::text, jsonb_build_object(
+      'name', new.name, 'planStatus', jsonb_build_object('from', old.plan_status, 'to', new.plan_status),
+      'budgetMicros', jsonb_build_object('from', old.plan_budget_micros, 'to', new.plan_budget_micros)));
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_workspaces__audit() is 'Trigger: workspace.created and workspace.updated (plan status, budget, name) in the audit log.';
+
+CREATE OR REPLACE FUNCTION kiln_private.touch_keys(p_ids uuid[], p_at timestamp with time zone)
+ RETURNS void
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  update kiln_private.api_keys k set last_used_at = p_at
+  where k.id in (select x.id from kiln_private.api_keys x
+                 where x.id = any (p_ids) and (x.last_used_at is null or x.last_used_at < p_at - interval '1 minute')
+                 for no key update skip locked);
+$function$;
+comment on function kiln_private.touch_keys(uuid[],timestamp with time zone) is 'Records the keys'' last use when the stored one is over a minute old: at most one write per key a minute, and never a wait (rows another transaction holds are skipped).';
 
 CREATE OR REPLACE FUNCTION kiln_private.trim_upstream_minutes()
  RETURNS void
@@ -5052,6 +5869,22 @@ AS $function$
 $function$;
 comment on function kiln_private.usage_rows(uuid,uuid) is 'The GET /usage body as one row (none when the account does not exist); inlined by the planner into callers.';
 
+CREATE OR REPLACE FUNCTION kiln_private.usage_rows(p_account_id uuid, p_workspace_id uuid, p_key_id uuid)
+ RETURNS TABLE(usage json)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  select (u.usage::jsonb || jsonb_build_object(
+    'key_budget_micros', k.budget_micros,
+    'key_used_micros', case when k.budget_micros is not null then coalesce(kb.held_micros + kb.settled_micros, 0) end,
+    'key_remaining_micros', case when k.budget_micros is not null then greatest(k.budget_micros - coalesce(kb.held_micros + kb.settled_micros, 0), 0) end))::json
+  from kiln_private.usage_rows(p_account_id, p_workspace_id) u
+  left join kiln_private.api_keys k on k.id = p_key_id
+  left join kiln_private.key_budget_periods kb
+    on kb.key_id = k.id and kb.period_start = kiln_private.key_period(k.account_id, k.workspace_id);
+$function$;
+comment on function kiln_private.usage_rows(uuid,uuid,uuid) is 'The GET /usage body with the calling key''s own budget (key_budget_micros, key_used_micros, key_remaining_micros; null when the key has none).';
+
 CREATE OR REPLACE FUNCTION kiln_private.uuid_v7(p_at timestamp with time zone DEFAULT clock_timestamp())
  RETURNS uuid
  LANGUAGE sql
@@ -5067,6 +5900,24 @@ AS $function$
            52, 1), 53, 1), 'hex')::uuid;
 $function$;
 comment on function kiln_private.uuid_v7(timestamp with time zone) is 'A version 7 UUID (RFC 9562) for the time p_at (now by default): ordered by time to the millisecond, random after that. Used for ledger ids, so the primary key is appended to at its right end. (Postgres 18''s uuidv7() does the same; this works on older servers too.)';
+
+CREATE OR REPLACE FUNCTION kiln_private.visible_key(p_account_id uuid, p_workspace_id uuid, p_key_id uuid)
+ RETURNS kiln_private.api_keys
+ LANGUAGE sql
+ STABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- Personal scope: the caller's own personal keys. A workspace: its keys; all of them for an
+  -- owner or admin, a member's own otherwise. Sessions are never keys.
+  select k.* from kiln_private.api_keys k
+  where k.id = p_key_id and k.kind = 'key'
+    and case when p_workspace_id is null then k.account_id = p_account_id and k.workspace_id is null
+             else k.workspace_id = p_workspace_id and (k.account_id = p_account_id or exists (
+               select 1 from kiln_private.workspace_members m
+               where m.workspace_id = p_workspace_id and m.account_id = p_account_id and m.left_at is null
+                 and m.role in ('owner', 'admin'))) end;
+$function$;
+comment on function kiln_private.visible_key(uuid,uuid,uuid) is 'The key with this id when the caller''s billing scope may manage it (else no row: a 404, never a hint).';
 
 CREATE OR REPLACE FUNCTION kiln_private.webhook_endpoint_json(e kiln_private.webhook_endpoints)
  RETURNS json

@@ -83,6 +83,37 @@ function eventRetention(name: string, def: number): number | undefined {
   return seconds;
 }
 
+/** KILN_AUDIT_RETENTION: a duration (at least a day) or `forever` (the default): undefined = kept forever. */
+function auditRetention(name: string): number | undefined {
+  const raw = opt(name);
+  if (raw === undefined || raw.trim().toLowerCase() === 'forever') return undefined;
+  const seconds = duration(name)!;
+  if (seconds < 86_400) throw new ConfigError(`${name} must be at least 1d, or forever`);
+  return seconds;
+}
+
+/** Single sign-on for the console (OpenID Connect); undefined when KILN_OIDC_ISSUER is unset. */
+function oidcConfig() {
+  const issuer = opt('KILN_OIDC_ISSUER');
+  if (!issuer) return undefined;
+  if (!/^https?:\/\/[^\s]+$/.test(issuer)) throw new ConfigError('KILN_OIDC_ISSUER must be an http(s) URL');
+  const clientId = opt('KILN_OIDC_CLIENT_ID');
+  if (!clientId) throw new ConfigError('KILN_OIDC_ISSUER needs KILN_OIDC_CLIENT_ID');
+  const scopes = str('KILN_OIDC_SCOPES', 'openid email profile').split(/\s+/).filter(Boolean);
+  if (!scopes.includes('openid')) throw new ConfigError('KILN_OIDC_SCOPES must include openid');
+  return {
+    issuer,
+    clientId,
+    /** Unset: a public client (PKCE alone). */
+    clientSecret: opt('KILN_OIDC_CLIENT_SECRET'),
+    scopes,
+    /** Email domains whose verified users are created on first sign-in (lower case). */
+    allowedDomains: (opt('KILN_OIDC_ALLOWED_DOMAINS') ?? '').split(',').map((d) => d.trim().toLowerCase()).filter(Boolean),
+    /** Members of this group (the ID token's `groups` claim) are admins. */
+    adminGroup: opt('KILN_OIDC_ADMIN_GROUP'),
+  };
+}
+
 /** A duration such as `30d`, `12h`, `15m` or `90s`, in seconds; unset = undefined. */
 function duration(name: string): number | undefined {
   const raw = opt(name);
@@ -225,6 +256,14 @@ export function loadConfig() {
     devIssuer: bool('KILN_DEV_ISSUER', false),
     devIssuerPort: int('KILN_DEV_ISSUER_PORT', 8788, 0, 65535),
     production: production(),
+    /** Use X-Forwarded-For for the client address the audit log records (only behind a proxy you run). */
+    trustProxy: bool('KILN_TRUST_PROXY', false),
+    /** Audit entries older than this are purged (seconds); undefined = kept forever (the default). */
+    auditRetentionSeconds: auditRetention('KILN_AUDIT_RETENTION'),
+    oidc: oidcConfig(),
+    /** A console session unused this long ends (seconds); it ends 7 days after sign-in whatever its use. */
+    sessionIdleSeconds: duration('KILN_SESSION_IDLE') ?? 12 * 3600,
+    sessionLifetimeSeconds: 7 * 86_400,
   };
 }
 

@@ -5,6 +5,7 @@ export type ErrorType =
   | 'invalid_request'
   | 'unauthorized'
   | 'insufficient_scope'
+  | 'forbidden'
   | 'rate_limited'
   | 'insufficient_quota'
   | 'payment_required'
@@ -21,6 +22,8 @@ const STATUS: Record<ErrorType, number> = {
   unauthorized: 401,
   payment_required: 402,
   insufficient_scope: 403,
+  /** A console request that is not the console's own (its session cookie without the public Origin). */
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -63,6 +66,8 @@ export const errors = {
   invalidBody: (message: string, details: ErrorDetail[]) => new ApiError('invalid_request', message, { details }),
   unauthorized: () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { headers: { 'www-authenticate': 'Bearer' } }),
   scope: (scope: string) => new ApiError('insufficient_scope', `This API key lacks the "${scope}" scope.`),
+  crossOrigin: () =>
+    new ApiError('forbidden', 'This request carries a console session cookie but does not come from the console (its Origin is not the public URL\'s). Use an API key from other sites and programs.'),
   notFound: (what = 'Resource') => new ApiError('not_found', `${what} not found.`),
   gone: (what: string, at: Date) => new ApiError('gone', `${what} expired on ${at.toISOString()} and was removed (retention).`),
   /** The resource is not in a state that allows this (e.g. canceling a job that already ended). */

@@ -10,7 +10,7 @@ export const ErrorEnvelope = v.pipe(
   v.object({
     error: v.object({
       type: v.pipe(
-        v.picklist(['invalid_request', 'unauthorized', 'insufficient_scope', 'rate_limited', 'insufficient_quota', 'payment_required', 'not_found', 'gone', 'conflict', 'precondition_failed', 'idempotency_conflict', 'server_error']),
+        v.picklist(['invalid_request', 'unauthorized', 'insufficient_scope', 'forbidden', 'rate_limited', 'insufficient_quota', 'payment_required', 'not_found', 'gone', 'conflict', 'precondition_failed', 'idempotency_conflict', 'server_error']),
         v.description('Stable machine-readable error type.'),
       ),
       message: v.pipe(v.string(), v.description('Human-readable message.')),

@@ -28,7 +28,10 @@ test('a personal key sees its personal budget and null workspace fields', async 
     workspace_remaining_micros: null,
     workspace_resets_at: null,
   });
-  assert.equal(Object.keys(res.body).length, 11);
+  assert.equal(Object.keys(res.body).length, 14);
+  assert.equal(res.body.key_budget_micros, null);
+  assert.equal(res.body.key_used_micros, null);
+  assert.equal(res.body.key_remaining_micros, null);
 });
 
 test('a workspace-bound key reports the Team pool, re-checked on every call', async () => {

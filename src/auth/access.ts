@@ -4,7 +4,7 @@
 // an MCP Caller. Services take a Caller — never a key hash or an HTTP event. The limiter's 503 is
 // produced here and nowhere else: a failed or timed-out authorizing call never lets a request pass.
 
-import type { H3Event } from 'h3';
+import { getRequestIP, type H3Event } from 'h3';
 import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type Batcher } from '../db/batch.ts';
 import type { Context } from '../context.ts';
 import { authorizeRequests as authorizeRequestsSql } from '../db/sql/authorize_requests.ts';
@@ -12,21 +12,35 @@ import { consumeAccountRateLimit } from '../db/sql/consume_account_rate_limit.ts
 import { ApiError, errors, isDataError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { withTimeout } from '../db/timeout.ts';
-import { bearerKey, hashKey } from './keys.ts';
+import { bearerKey, hashKey, sessionSecret } from './keys.ts';
 
-export type Scope = 'read' | 'write';
+/** read, write; keys: manage the keys (and read the audit log) of the billing scope; admin: the operator's routes (admins only). */
+export type Scope = 'read' | 'write' | 'keys' | 'admin';
 /** Endpoint bucket: per-key reads, per-account transforms, or none (starts are bounded by budgets and slots). */
 export type Bucket = 'read' | 'transform' | null;
 export type Origin = 'api' | 'mcp' | 'app' | 'workflow';
 
-/** Who is calling, resolved once per request: an API key (origin api) or an MCP identity (origin mcp). */
+/** Who is calling, resolved once per request: an API key or console session (origin api) or an MCP identity (origin mcp). */
 export interface Caller {
   accountId: string;
-  /** The API key, when the call came with one (null for MCP). */
+  /** The API key or console session, when the call came with one (null for MCP). */
   keyId: string | null;
   /** Team pool to bill; null = the personal budget. */
   workspaceId: string | null;
   origin: 'api' | 'mcp';
+  /** The credential: a bearer key, a console session cookie, or an MCP identity (default by origin). */
+  via?: 'key' | 'session' | 'identity';
+  /** The credential's scopes (admin only for admins); unknown for MCP identities. */
+  scopes?: string[];
+  /** For the audit log: the client's address and the request's X-Request-ID. */
+  ip?: string;
+  requestId?: string;
+}
+
+/** A request's credential: the hash of its bearer key or of its session cookie. */
+export interface Credential {
+  hash: Buffer;
+  via: 'key' | 'session';
 }
 
 /** What every authorizing SQL call returns for a request (kiln.authorize_requests' columns). */
@@ -36,6 +50,7 @@ export interface AuthRow {
   key_id: string | null;
   account_id: string | null;
   workspace_id: string | null;
+  scopes?: string[] | null;
   retry_after: number | null;
 }
 
@@ -99,10 +114,10 @@ export function limiterFailed(ctx: Context, e: unknown): ApiError {
 }
 
 /** The caller of an authorizing call's row, or the key's 401 / 403 / 429. */
-export function callerOf(row: AuthRow | null | undefined, scope: Scope): Caller {
+export function callerOf(row: AuthRow | null | undefined, scope: Scope, via: 'key' | 'session' = 'key'): Caller {
   switch (row?.status) {
     case 'ok':
-      return { accountId: row.account_id!, keyId: row.key_id, workspaceId: row.workspace_id, origin: 'api' };
+      return { accountId: row.account_id!, keyId: row.key_id, workspaceId: row.workspace_id, origin: 'api', via, scopes: row.scopes ?? [] };
     case 'insufficient_scope':
       throw errors.scope(scope);
     case 'rate_limited':
@@ -112,11 +127,36 @@ export function callerOf(row: AuthRow | null | undefined, scope: Scope): Caller 
   }
 }
 
-/** The bearer key of a request, or a 401 when it is missing or malformed. */
-function requireBearer(event: H3Event): Buffer {
-  const key = bearerKey(event.req.headers.get('authorization'));
-  if (!key) throw errors.unauthorized();
-  return hashKey(key);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The credential of a request: its bearer key, else its console session cookie, else a 401. A
+ * request authenticated by cookie must come from the console's own origin on every unsafe
+ * method (a cross-site form or fetch carries the cookie too): else 403. Keys are unaffected.
+ */
+export function requireCredential(ctx: Context, event: H3Event): Credential {
+  const authorization = event.req.headers.get('authorization');
+  if (authorization !== null) {
+    const key = bearerKey(authorization);
+    if (!key) throw errors.unauthorized();
+    return { hash: hashKey(key), via: 'key' };
+  }
+  const secret = sessionSecret(event.req.headers.get('cookie'));
+  if (!secret) throw errors.unauthorized();
+  if (!SAFE_METHODS.has(event.req.method) && event.req.headers.get('origin') !== publicOrigin(ctx)) {
+    throw errors.crossOrigin();
+  }
+  return { hash: hashKey(secret), via: 'session' };
+}
+
+/** The origin (scheme://host[:port]) of KILN_PUBLIC_URL. */
+export function publicOrigin(ctx: Context): string {
+  return new URL(ctx.config.publicUrl).origin;
+}
+
+/** The client's address for the audit log (X-Forwarded-For only when KILN_TRUST_PROXY is set). */
+export function clientIp(ctx: Context, event: H3Event): string | undefined {
+  return getRequestIP(event, { xForwardedFor: ctx.config.trustProxy }) ?? undefined;
 }
 
 /** kiln.authorize_requests alone: scope, the key's own rpm and the endpoint bucket. */
@@ -159,30 +199,33 @@ async function submit<P, X>(ctx: Context, call: AuthorizedCall<P, X>, req: KeyRe
  * error once the key checks out, or the limiter's 503.
  */
 export async function authorizeRequest<P, X>(ctx: Context, event: H3Event, access: Access<P, X>): Promise<Authorized<P, X>> {
-  const hash = requireBearer(event);
+  const { hash, via } = requireCredential(ctx, event);
   let payload: P | typeof ALONE = access.call ? (null as P) : ALONE;
   if (access.prepare) {
     try {
       payload = await access.prepare(ctx, event);
     } catch (e) {
-      callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope);
+      callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope, via);
       throw e;
     }
   }
-  return authorizeKey(ctx, hash, access, payload);
+  const auth = await authorizeKey(ctx, hash, access, payload, via);
+  auth.caller.ip = clientIp(ctx, event);
+  auth.caller.requestId = event.context.requestId;
+  return auth;
 }
 
 /**
  * The SQL call of an access rule for a hashed key and its prepared payload (ALONE: the
  * authorization alone). Throws the key's 401/403/429 or the limiter's 503.
  */
-export async function authorizeKey<P, X>(ctx: Context, hash: Buffer, access: Access<P, X>, payload: P | typeof ALONE): Promise<Authorized<P, X>> {
+export async function authorizeKey<P, X>(ctx: Context, hash: Buffer, access: Access<P, X>, payload: P | typeof ALONE, via: 'key' | 'session' = 'key'): Promise<Authorized<P, X>> {
   if (payload === ALONE || !access.call) {
-    const caller = callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope);
+    const caller = callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope, via);
     return { caller, row: null, payload: payload === ALONE ? null : payload };
   }
   const row = await submit(ctx, access.call, { hash, scope: access.scope, bucket: access.bucket, payload });
-  return { caller: callerOf(row, access.scope), row, payload };
+  return { caller: callerOf(row, access.scope, via), row, payload };
 }
 
 /**

@@ -13,6 +13,31 @@ export function generateKey(): { key: string; hash: Buffer; displayPrefix: strin
   return { key, hash: hashKey(key), displayPrefix: key.slice(0, KEY_PREFIX.length + 4) };
 }
 
+/** The console session cookie: an opaque secret made at SSO sign-in; only its SHA-256 is stored. */
+export const SESSION_COOKIE = 'kiln_session';
+export const SESSION_PREFIX = 'kiln_sess_';
+const SESSION_RE = /^kiln_sess_[0-9A-Za-z]{40}$/;
+
+/** A new session secret (the cookie's value), its hash and the prefix shown for it. */
+export function generateSessionSecret(): { secret: string; hash: Buffer; displayPrefix: string } {
+  let body = '';
+  for (let i = 0; i < 40; i++) body += ALPHABET[randomInt(ALPHABET.length)];
+  const secret = SESSION_PREFIX + body;
+  return { secret, hash: hashKey(secret), displayPrefix: secret.slice(0, SESSION_PREFIX.length + 4) };
+}
+
+/** The session secret of a Cookie header, or null when absent or malformed. */
+export function sessionSecret(cookieHeader: string | null | undefined): string | null {
+  if (!cookieHeader) return null;
+  for (const part of cookieHeader.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
+    const value = part.slice(eq + 1).trim();
+    return SESSION_RE.test(value) ? value : null;
+  }
+  return null;
+}
+
 export function hashKey(key: string): Buffer {
   return createHash('sha256').update(key).digest();
 }

@@ -23,6 +23,9 @@ export const Usage = v.object({
   workspace_used_micros: micros('Pool usage; null without an active Team plan.'),
   workspace_remaining_micros: micros('Pool remainder, at least 0; null when unlimited or unavailable.'),
   workspace_resets_at: dateTime('When the pool resets.'),
+  key_budget_micros: micros('The calling key\'s own budget per period (`budgetMicros` at creation); null when it has none (or for sessions and MCP identities).'),
+  key_used_micros: micros('What the key has spent or holds this period; null when it has no budget of its own.'),
+  key_remaining_micros: micros('The key\'s own budget left, at least 0; null when it has none. A generation needs room in both this and the pool.'),
 });
 registerSchemas({ Usage });
 

@@ -514,6 +514,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The keys of the caller's billing scope, newest first, revoked and expired ones included. Personal: the caller's own personal keys. A workspace: all keys billed to it for its owners and admins, a member's own otherwise. Needs the `keys` scope (a console session has it).
+         */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description The key bills the caller's scope (a workspace only for its owners and admins). Its `scopes` can never exceed the caller's own (403 `insufficient_scope`). `budgetMicros` caps what it may spend per billing period, below the pool's: past it, 429 `insufficient_quota`. The answer is the key's list entry plus `key`, the secret: store it, it is not shown again.
+         */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API key
+         * @description Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` (0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. 404 when the key is not the caller's scope's; 409 when it is revoked or expired.
+         */
+        post: operations["rotateKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Every secret of the key (a rotation's previous one too) gets 401 from the next request on. Idempotent: answers the key with `revokedAt`. 404 when it is not the caller's scope's.
+         */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Who changed what in the caller's billing scope: keys created, rotated, revoked and expired; webhooks; workflows saved and deleted; sign-ins; tier, budget and membership changes. Newest first, in pages (`cursor` = the previous page's `nextCursor`). Needs the `keys` scope.
+         */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -545,7 +629,7 @@ export interface components {
                  * @description Stable machine-readable error type.
                  * @enum {string}
                  */
-                type: "invalid_request" | "unauthorized" | "insufficient_scope" | "rate_limited" | "insufficient_quota" | "payment_required" | "not_found" | "gone" | "conflict" | "precondition_failed" | "idempotency_conflict" | "server_error";
+                type: "invalid_request" | "unauthorized" | "insufficient_scope" | "forbidden" | "rate_limited" | "insufficient_quota" | "payment_required" | "not_found" | "gone" | "conflict" | "precondition_failed" | "idempotency_conflict" | "server_error";
                 /** @description Human-readable message. */
                 message: string;
                 /** @description Every problem of a request body checked as a whole (workflow saves), in the order found; `message` names the first ones. */
@@ -1000,6 +1084,12 @@ export interface components {
             workspace_remaining_micros: number | null;
             /** @description When the pool resets. */
             workspace_resets_at: string | null;
+            /** @description The calling key's own budget per period (`budgetMicros` at creation); null when it has none (or for sessions and MCP identities). */
+            key_budget_micros: number | null;
+            /** @description What the key has spent or holds this period; null when it has no budget of its own. */
+            key_used_micros: number | null;
+            /** @description The key's own budget left, at least 0; null when it has none. A generation needs room in both this and the pool. */
+            key_remaining_micros: number | null;
         };
         DailyUsage: {
             /**
@@ -1103,6 +1193,92 @@ export interface components {
             /** @description `<tx>-<n>`: send it as `Last-Event-ID` to resume after this event. */
             id: string;
             data: components["schemas"]["EventMessage"];
+        };
+        Key: {
+            /**
+             * Format: uuid
+             * @description Stable across rotations.
+             */
+            id: string;
+            name: string | null;
+            /** @description The first characters of the current secret, to tell keys apart. */
+            prefix: string;
+            scopes: ("read" | "write" | "keys" | "admin")[];
+            rpm: number | null;
+            /** @description The Team workspace it bills; null = personal. */
+            workspaceId: string | null;
+            /** @description Its own budget per period; null = none. */
+            budgetMicros: number | null;
+            /** @description Spent and held this period of its scope. */
+            usedMicros: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Last authenticated use, to the minute. */
+            lastUsedAt: string | null;
+            expiresAt: string | null;
+            revokedAt: string | null;
+        };
+        KeyWithSecret: {
+            /**
+             * Format: uuid
+             * @description Stable across rotations.
+             */
+            id: string;
+            name: string | null;
+            /** @description The first characters of the current secret, to tell keys apart. */
+            prefix: string;
+            scopes: ("read" | "write" | "keys" | "admin")[];
+            rpm: number | null;
+            /** @description The Team workspace it bills; null = personal. */
+            workspaceId: string | null;
+            /** @description Its own budget per period; null = none. */
+            budgetMicros: number | null;
+            /** @description Spent and held this period of its scope. */
+            usedMicros: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Last authenticated use, to the minute. */
+            lastUsedAt: string | null;
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /** @description The secret, shown this once: store it now. Only its hash is kept. */
+            key: string;
+        };
+        KeyList: {
+            data: components["schemas"]["Key"][];
+        };
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /**
+                 * @description key: an API key; session: a console session; operator: the operator's CLI or SQL; identity: an MCP identity.
+                 * @enum {string}
+                 */
+                type: "key" | "session" | "operator" | "identity";
+                /** @description The key or session id, the identity's account, or the operator's database user. */
+                id: string | null;
+            };
+            /** @description Noun, then verb in the past tense: `key.created`, `key.rotated`, `key.revoked`, `key.expired`, `webhook.deleted`, `session.created`, `session.refused`, `account.updated`, … */
+            action: string;
+            target: {
+                type: string;
+                id: string | null;
+            };
+            ip: string | null;
+            /** @description The X-Request-ID of the request that made the change. */
+            requestId: string | null;
+            /** @description What changed (never a secret). */
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        AuditPage: {
+            data: components["schemas"]["AuditEntry"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last. */
+            nextCursor: string | null;
         };
     };
     responses: never;
@@ -4067,6 +4243,458 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": string;
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyList"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the key is for. */
+                    name: string;
+                    /** @description Any of `read`, `write` (implies read), `keys` (manage this scope's keys, read its audit log) and `admin` (admins only). Never more than the creator's own. */
+                    scopes: ("read" | "write" | "keys" | "admin")[];
+                    rpm?: number | null;
+                    budgetMicros?: number | null;
+                    expiresAt?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The key, with its secret. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyWithSecret"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long the previous secret keeps working (0 to 7 days; default 86400, a day). Then it gets the same 401 as an unknown key. */
+                    graceSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The key, with its new secret. */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyWithSecret"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: the resource is not in a state that allows this (`conflict`), e.g. the job already ended. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Key"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                limit?: string;
+                cursor?: string;
+                action?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Missing, malformed, revoked or unknown API key. */

@@ -29,6 +29,7 @@ const TAGS: Record<string, string> = {
   Usage: 'The budget of the key\'s billing scope, its usage this period, and usage by day.',
   Workflows: 'Saved workflows — create, read, replace (optimistic, with `If-Match`), delete — and their server-side runs: start, poll, stream, cancel, retry, and the run\'s graph.',
   Webhooks: 'Endpoints that receive the scope\'s events, signed the Standard Webhooks way, and their delivery log.',
+  Keys: 'API keys a billing scope manages itself (create, rotate with a grace period, revoke, cap with a budget), and its audit log. Needs the `keys` scope.',
   Events: 'Every event of the key\'s billing scope as one resumable server-sent event stream.',
   Meta: 'This document.',
 };

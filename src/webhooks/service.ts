@@ -2,6 +2,7 @@
 // and their delivery log. Callers are resolved (auth/access.ts) before any of this runs.
 
 import type { Caller } from '../auth/access.ts';
+import { audited } from '../auth/audit.ts';
 import type { Context } from '../context.ts';
 import { createWebhookEndpoint, type WebhookEndpointJson } from '../db/sql/create_webhook_endpoint.ts';
 import { deleteWebhookEndpoint } from '../db/sql/delete_webhook_endpoint.ts';
@@ -51,8 +52,9 @@ export async function createEndpoint(ctx: Context, caller: Caller, input: unknow
   const body = parseWith(CreateWebhookRequest, input);
   const url = await checkedUrl(ctx, body.url);
   const secret = generateSecret();
-  const [row] = await createWebhookEndpoint(ctx.sql, caller.accountId, caller.workspaceId, url, uniq(body.events) ?? null,
-    body.description ?? null, await encryptSecret(ctx, secret.raw));
+  const secretEnc = await encryptSecret(ctx, secret.raw);
+  const [row] = await audited(ctx, caller, (tx) => createWebhookEndpoint(tx, caller.accountId, caller.workspaceId, url, uniq(body.events) ?? null,
+    body.description ?? null, secretEnc));
   return { ...endpointBody(row!.e), secret: secret.text };
 }
 
@@ -74,19 +76,20 @@ export async function updateEndpoint(ctx: Context, caller: Caller, id: string, i
   if (body.events !== undefined) patch.events = uniq(body.events) ?? null;
   if (body.description !== undefined) patch.description = body.description;
   if (body.enabled !== undefined) patch.enabled = body.enabled;
-  const [row] = await updateWebhookEndpoint(ctx.sql, scopeOf(caller), id, patch);
+  const [row] = await audited(ctx, caller, (tx) => updateWebhookEndpoint(tx, scopeOf(caller), id, patch));
   if (!row?.e) throw errors.notFound('Webhook endpoint');
   return endpointBody(row.e);
 }
 
 export async function deleteEndpoint(ctx: Context, caller: Caller, id: string) {
-  const [row] = await deleteWebhookEndpoint(ctx.sql, scopeOf(caller), id);
+  const [row] = await audited(ctx, caller, (tx) => deleteWebhookEndpoint(tx, scopeOf(caller), id));
   if (!row?.ok) throw errors.notFound('Webhook endpoint');
 }
 
 export async function rotateSecret(ctx: Context, caller: Caller, id: string) {
   const secret = generateSecret();
-  const [row] = await rotateWebhookSecret(ctx.sql, scopeOf(caller), id, await encryptSecret(ctx, secret.raw), ROTATION_OVERLAP_SECONDS);
+  const secretEnc = await encryptSecret(ctx, secret.raw);
+  const [row] = await audited(ctx, caller, (tx) => rotateWebhookSecret(tx, scopeOf(caller), id, secretEnc, ROTATION_OVERLAP_SECONDS));
   if (!row?.ok) throw errors.notFound('Webhook endpoint');
   return { secret: secret.text };
 }

@@ -4,6 +4,8 @@
 
 import type { Context } from '../context.ts';
 import type { Queryable } from '../db/pool.ts';
+import { purgeAuditLog } from '../db/sql/audit.ts';
+import { recordKeyExpiries } from '../db/sql/keys.ts';
 import { purgeEvents } from '../db/sql/purge_events.ts';
 import { purgeIdempotencyKeys } from '../db/sql/purge_idempotency_keys.ts';
 import { sweepWorkers } from '../db/sql/sweep_workers.ts';
@@ -50,4 +52,16 @@ export async function purgeOldEvents(ctx: Context, conn: Queryable, stopping: ()
     const [{ n }] = await purgeEvents(conn, age, EVENT_PURGE_LIMIT);
     if (n < EVENT_PURGE_LIMIT) break;
   }
+}
+
+/** key.expired in the audit log for keys whose expiry passed (expiry itself needs no sweep: such a key already gets 401). */
+export async function recordExpiredKeys(conn: Queryable): Promise<void> {
+  await recordKeyExpiries(conn);
+}
+
+/** Audit entries past KILN_AUDIT_RETENTION (none when unset: kept forever). */
+export async function purgeOldAuditEntries(ctx: Context, conn: Queryable): Promise<void> {
+  const age = ctx.config.auditRetentionSeconds;
+  if (age === undefined) return;
+  await purgeAuditLog(conn, new Date(Date.now() - age * 1000));
 }

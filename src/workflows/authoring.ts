@@ -3,6 +3,7 @@
 // optimistic — each save bumps `version`, the ETag, and a stale If-Match is refused, never merged.
 
 import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
+import { actAs, audited } from '../auth/audit.ts';
 import { listModels } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
 import { claimIdempotencyKey } from '../db/sql/claim_idempotency_key.ts';
@@ -85,6 +86,7 @@ export async function createWorkflowFor(ctx: Context, caller: Caller, body: unkn
   // A key is the account's, per operation: a workspace's saves and the personal ones apart.
   const operation = `POST /workflows ${caller.workspaceId ?? caller.accountId}`;
   return withDbErrors(() => ctx.sql.begin(async (tx) => {
+    await actAs(tx, caller);
     if (idempotencyKey !== null) {
       const [c] = await claimIdempotencyKey(tx, caller.accountId, operation, idempotencyKey, fingerprint(body), ctx.config.idempotencyTtlSeconds);
       if (c!.replayed) return { body: c!.response_body as WorkflowBody, replayed: true };
@@ -119,6 +121,7 @@ export async function replaceWorkflowFor(ctx: Context, caller: Caller, id: unkno
   checkDepth(body);
   const models = await listModels(ctx.sql, ctx.config.defaultMarkup);
   return withDbErrors(() => ctx.sql.begin(async (tx) => {
+    await actAs(tx, caller);
     const [current] = await lockWorkflow(tx, caller.accountId, caller.workspaceId, wid, ifVersions);
     const checked = checkSave(ctx.config, models, caller.accountId, body, { stored: current!.graph });
     if (!checked.ok) refuse(checked.details);
@@ -134,6 +137,6 @@ export async function replaceWorkflowFor(ctx: Context, caller: Caller, id: unkno
  */
 export async function deleteWorkflowFor(ctx: Context, caller: Caller, id: unknown, ifVersions: number[] | null): Promise<WorkflowBody> {
   const wid = workflowId(id);
-  const [row] = await withDbErrors(() => deleteWorkflow(ctx.sql, caller.accountId, caller.workspaceId, wid, ifVersions));
+  const [row] = await withDbErrors(() => audited(ctx, caller, (tx) => deleteWorkflow(tx, caller.accountId, caller.workspaceId, wid, ifVersions)));
   return workflowBody(row!);
 }

@@ -33,10 +33,16 @@ import redeliverWebhook from './webhooks/redeliver.ts';
 import rotateWebhookSecret from './webhooks/rotate-secret.ts';
 import testWebhook from './webhooks/test.ts';
 import updateWebhook from './webhooks/update.ts';
+import listKeys from './keys/list.ts';
+import createKey from './keys/create.ts';
+import rotateKey from './keys/rotate.ts';
+import revokeKey from './keys/delete.ts';
+import listAudit from './audit/list.ts';
 
 export const apiRoutes: RouteDef[] = [
   listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
   listWorkflows, createWorkflow, getWorkflow, replaceWorkflow, deleteWorkflow, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
+  listKeys, createKey, rotateKey, revokeKey, listAudit,
 ];
