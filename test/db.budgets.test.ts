@@ -140,6 +140,7 @@ test('personal usage has every field and null workspace fields', async () => {
   const a = await createAccount(db.sql, { tier: 'legacy_free' });
   const u = await usage(a.id);
   assert.deepEqual(Object.keys(u).sort(), [
+    'key_budget_micros', 'key_remaining_micros', 'key_used_micros',
     'remaining_micros', 'resets_at', 'scope', 'tier', 'token_budget_micros', 'used_micros', 'workspace_budget_micros',
     'workspace_id', 'workspace_remaining_micros', 'workspace_resets_at', 'workspace_used_micros',
   ]);
@@ -148,7 +149,8 @@ test('personal usage has every field and null workspace fields', async () => {
   assert.equal(u.token_budget_micros, 1_000_000, 'tier default');
   assert.match(u.resets_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   assert.ok(new Date(u.resets_at) > new Date());
-  for (const k of ['workspace_id', 'workspace_budget_micros', 'workspace_used_micros', 'workspace_remaining_micros', 'workspace_resets_at']) {
+  for (const k of ['workspace_id', 'workspace_budget_micros', 'workspace_used_micros', 'workspace_remaining_micros', 'workspace_resets_at',
+    'key_budget_micros', 'key_used_micros', 'key_remaining_micros']) {
     assert.equal(u[k], null, k);
   }
 });
