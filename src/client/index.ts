@@ -49,6 +49,11 @@ export type DeliveryListQuery = NonNullable<operations['listWebhookDeliveries'][
 export type RunListQuery = NonNullable<operations['listWorkflowRuns']['parameters']['query']>;
 export type GenerationListQuery = NonNullable<operations['listGenerations']['parameters']['query']>;
 export type DailyUsageQuery = NonNullable<operations['getDailyUsage']['parameters']['query']>;
+export type Key = Schemas['Key'];
+export type KeyWithSecret = Schemas['KeyWithSecret'];
+export type CreateKeyRequest = NonNullable<operations['createKey']['requestBody']>['content']['application/json'];
+export type AuditEntry = Schemas['AuditEntry'];
+export type AuditQuery = NonNullable<operations['listAudit']['parameters']['query']>;
 
 export interface KilnClientOptions {
   /** The service's URL, e.g. `http://127.0.0.1:8787`; a trailing `/api/v1` is accepted too. */
@@ -318,6 +323,23 @@ export function createKilnClient(options: KilnClientOptions) {
     test: (id: string, opts: CallOptions = {}) => unwrap(raw.POST('/webhooks/{id}/test', { params: { path: { id } }, signal: opts.signal })),
   };
 
+  const keys = {
+    /** GET /keys: the keys of the caller's billing scope (needs the `keys` scope). */
+    list: (opts: CallOptions = {}) => unwrap(raw.GET('/keys', { signal: opts.signal })),
+    /** POST /keys: the key's entry plus `key`, its secret, shown only here (no Idempotency-Key: retried on 503 only). */
+    create: (body: CreateKeyRequest, opts: CallOptions = {}) => unwrap(raw.POST('/keys', { body, signal: opts.signal })),
+    /** A new secret under the same id; the previous one keeps working for `graceSeconds` (default a day, at most 7 days). */
+    rotate: (id: string, body: { graceSeconds?: number } = {}, opts: CallOptions = {}) =>
+      unwrap(raw.POST('/keys/{id}/rotate', { params: { path: { id } }, body, signal: opts.signal })),
+    /** Revokes every secret of the key at once; answers the key with `revokedAt`. */
+    revoke: (id: string, opts: CallOptions = {}) => unwrap(raw.DELETE('/keys/{id}', { params: { path: { id } }, signal: opts.signal })),
+  };
+
+  const audit = {
+    /** One page of the scope's audit log, newest first; pass `nextCursor` as `cursor` for the next. */
+    list: (query: AuditQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/audit', { params: { query }, signal: opts.signal })),
+  };
+
   const events = {
     /**
      * Every event of the key's scope (GET /events) as an async iterator that does not end by
@@ -341,6 +363,8 @@ export function createKilnClient(options: KilnClientOptions) {
     generations,
     runs,
     webhooks,
+    keys,
+    audit,
     events,
     usage: {
       get: (opts: CallOptions = {}) => unwrap(raw.GET('/usage', { signal: opts.signal })),
