@@ -1,0 +1,165 @@
+// The audit log: every change to who may do what leaves exactly one entry, in the transaction that
+// makes it, naming the actor (key, session or operator), the request id and the address; GET /audit
+// pages a scope's entries; the table refuses UPDATE and DELETE except the retention purge.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startReceiver } from './_webhooks.ts';
+import { api, createAccount, createKey, startServer } from './_setup.ts';
+
+const srv = await startServer({ config: { webhookAllowPrivate: true } });
+const rcv = await startReceiver();
+
+async function owner() {
+  const a = await createAccount(srv.db.sql);
+  const { id, key } = await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys'] });
+  return { account: a, keyId: id, key };
+}
+
+/** Entries of a scope, oldest first, as SQL sees them. */
+async function entries(scope: string) {
+  return srv.db.sql`select action, actor_type, actor_id, target_type, target_id, host(ip) as ip, request_id, details
+                    from kiln_private.audit_log where scope_id = ${scope} order by id`;
+}
+
+const graph = (step: string) => ({
+  nodes: [{ id: 'brief', kind: 'text', text: 'brief' }, { id: 'p1', kind: 'prompt', output: 'code', model: 'local/coder', prompt: `STEP ${step}` }, { id: 'o1', kind: 'output' }],
+  edges: [{ from: 'brief', to: 'p1' }, { from: 'p1', to: 'o1' }],
+});
+
+test('each action through the API leaves exactly one entry, naming the key, the request id and the address', async () => {
+  const o = await owner();
+  const scope = o.account.id;
+  const base = (await entries(scope)).length;
+  let n = 0;
+  const call = async (path: string, init: Parameters<typeof api>[3] = {}) => {
+    const rid = `audit-test-${++n}`;
+    const res = await api(srv.base, o.key, path, { ...init, headers: { ...init.headers, 'x-request-id': rid } });
+    assert.ok(res.status < 300, `${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return { res, rid };
+  };
+  const steps: Array<{ rid: string; action: string; target: string }> = [];
+  const k = await call('/keys', { body: { name: 'audited', scopes: ['read'] } });
+  steps.push({ rid: k.rid, action: 'key.created', target: k.res.body.id });
+  const r = await call(`/keys/${k.res.body.id}/rotate`, { body: { graceSeconds: 60 } });
+  steps.push({ rid: r.rid, action: 'key.rotated', target: k.res.body.id });
+  const d = await call(`/keys/${k.res.body.id}`, { method: 'DELETE' });
+  steps.push({ rid: d.rid, action: 'key.revoked', target: k.res.body.id });
+  const w = await call('/webhooks', { body: { url: rcv.url } });
+  steps.push({ rid: w.rid, action: 'webhook.created', target: w.res.body.id });
+  const wu = await call(`/webhooks/${w.res.body.id}`, { method: 'PATCH', body: { description: 'ops' } });
+  steps.push({ rid: wu.rid, action: 'webhook.updated', target: w.res.body.id });
+  const ws = await call(`/webhooks/${w.res.body.id}/rotate-secret`, { method: 'POST' });
+  steps.push({ rid: ws.rid, action: 'webhook.secret_rotated', target: w.res.body.id });
+  const wd = await call(`/webhooks/${w.res.body.id}`, { method: 'DELETE' });
+  steps.push({ rid: wd.rid, action: 'webhook.deleted', target: w.res.body.id });
+  const f = await call('/workflows', { body: { name: 'Audited', graph: graph('1') } });
+  steps.push({ rid: f.rid, action: 'workflow.saved', target: f.res.body.id });
+  const fr = await call(`/workflows/${f.res.body.id}`, { method: 'PUT', body: { name: 'Audited', graph: graph('2') } });
+  steps.push({ rid: fr.rid, action: 'workflow.saved', target: f.res.body.id });
+  const fd = await call(`/workflows/${f.res.body.id}`, { method: 'DELETE' });
+  steps.push({ rid: fd.rid, action: 'workflow.deleted', target: f.res.body.id });
+  // Reads and uses change nothing that is audited.
+  await call('/usage');
+  await call('/keys');
+
+  const got = (await entries(scope)).slice(base);
+  assert.deepEqual(got.map((e) => [e.action, e.request_id, e.target_id]), steps.map((s) => [s.action, s.rid, s.target]), 'one entry per action, in order');
+  for (const e of got) {
+    assert.equal(e.actor_type, 'key');
+    assert.equal(e.actor_id, o.keyId);
+    assert.equal(e.ip, '127.0.0.1');
+  }
+  // No secret anywhere: not the key's, not the webhook's.
+  const all = JSON.stringify(got);
+  assert.ok(!all.includes(k.res.body.key) && !all.includes(r.res.body.key), 'no key secret');
+  assert.ok(!all.includes(w.res.body.secret) && !all.includes(ws.res.body.secret), 'no webhook secret');
+  assert.ok(!/kiln_live_[0-9A-Za-z]{40}|whsec_/.test(all));
+});
+
+test('GET /audit: the scope\'s entries newest first, in pages, filtered by action; other scopes never', async () => {
+  const o = await owner();
+  const other = await owner();
+  for (let i = 0; i < 5; i++) await api(srv.base, o.key, '/keys', { body: { name: `k${i}`, scopes: ['read'] } });
+  await api(srv.base, other.key, '/keys', { body: { name: 'theirs', scopes: ['read'] } });
+  const first = await api(srv.base, o.key, '/audit?limit=3');
+  assert.equal(first.status, 200);
+  assert.equal(first.body.data.length, 3);
+  assert.deepEqual(Object.keys(first.body.data[0]).sort(), ['action', 'actor', 'at', 'details', 'id', 'ip', 'requestId', 'target']);
+  assert.equal(first.body.data[0].details.name, 'k4', 'newest first');
+  const second = await api(srv.base, o.key, `/audit?limit=3&cursor=${first.body.nextCursor}`);
+  const ids = [...first.body.data, ...second.body.data].map((e: any) => e.id);
+  assert.equal(new Set(ids).size, ids.length, 'no repeats across pages');
+  assert.ok(second.body.data.length >= 2);
+  const filtered = await api(srv.base, o.key, '/audit?action=key.created&limit=100');
+  assert.ok(filtered.body.data.every((e: any) => e.action === 'key.created'));
+  assert.equal(filtered.body.data.length, 6, 'five by the API, and the fixture\'s key made by the operator');
+  assert.equal(filtered.body.data.filter((e: any) => e.actor.type === 'operator').length, 1);
+  assert.ok(!JSON.stringify(filtered.body).includes('theirs'), 'another scope\'s entries never show');
+  for (const q of ['limit=0', 'limit=101', 'cursor=nope', 'action=DROP%20TABLE']) {
+    assert.equal((await api(srv.base, o.key, `/audit?${q}`)).status, 400, q);
+  }
+  const ro = await createKey(srv.db.sql, o.account.id, { scopes: ['read', 'write'] });
+  assert.equal((await api(srv.base, ro.key, '/audit')).status, 403);
+});
+
+test('operator changes are audited as the operator: tier and budget, membership, catalog; key expiry once', async () => {
+  const a = await createAccount(srv.db.sql);
+  const b = await createAccount(srv.db.sql);
+  const before = (await entries(a.id)).length;
+  await srv.db.sql`select kiln.update_account(${a.id}, 'enterprise', 123, true)`;
+  const acct = (await entries(a.id)).slice(before);
+  assert.equal(acct.length, 1);
+  assert.equal(acct[0].action, 'account.updated');
+  assert.equal(acct[0].actor_type, 'operator');
+  assert.deepEqual(acct[0].details.tier, { from: 'pro', to: 'enterprise' });
+  assert.deepEqual(acct[0].details.budgetMicros.to, 123);
+
+  const [ws] = await srv.db.sql`select * from kiln.create_workspace('Audit', ${a.id})`;
+  await srv.db.sql`select kiln.add_workspace_member(${ws.id}, ${b.id}, 'member')`;
+  await srv.db.sql`select kiln.remove_workspace_member(${ws.id}, ${b.id})`;
+  const wsEntries = (await entries(ws.id)).map((e) => [e.action, e.target_id]);
+  assert.deepEqual(wsEntries.filter(([x]) => String(x).startsWith('workspace.member')), [
+    ['workspace.member_added', a.id], ['workspace.member_added', b.id], ['workspace.member_removed', b.id],
+  ]);
+
+  const [m] = await srv.db.sql`select id from kiln_private.models where enabled order by id limit 1`;
+  const count = async () => (await srv.db.sql`select count(*)::int as n from kiln_private.audit_log where target_type = 'model' and target_id = ${m.id}`)[0].n;
+  const c0 = await count();
+  await srv.db.sql`update kiln_private.models set enabled = false where id = ${m.id}`;
+  await srv.db.sql`update kiln_private.models set enabled = true, updated_at = now() where id = ${m.id}`;
+  await srv.db.sql`update kiln_private.models set updated_at = now() where id = ${m.id}`; // no change: no entry
+  assert.equal(await count(), c0 + 2);
+  const [last] = await srv.db.sql`select action from kiln_private.audit_log where target_id = ${m.id} order by id desc limit 1`;
+  assert.equal(last.action, 'model.enabled');
+
+  const { id: keyId } = await createKey(srv.db.sql, a.id);
+  await srv.db.sql`update kiln_private.api_keys set expires_at = now() - interval '1 second' where id = ${keyId}`;
+  await srv.db.sql`select kiln.record_key_expiries()`;
+  await srv.db.sql`select kiln.record_key_expiries()`;
+  const expired = await srv.db.sql`select action from kiln_private.audit_log where target_id = ${keyId} and action = 'key.expired'`;
+  assert.equal(expired.length, 1, 'key.expired once');
+});
+
+test('append-only: UPDATE, DELETE and TRUNCATE as the application role are refused; the purge deletes old entries', async () => {
+  const a = await createAccount(srv.db.sql);
+  const [e] = await srv.db.sql`select id from kiln_private.audit_log where scope_id = ${a.id} limit 1`;
+  for (const q of [
+    srv.db.sql`update kiln_private.audit_log set action = 'x.y' where id = ${e.id}`,
+    srv.db.sql`delete from kiln_private.audit_log where id = ${e.id}`,
+    srv.db.sql`truncate kiln_private.audit_log`,
+  ]) {
+    await assert.rejects(q, (err: any) => err.code === 'KF001' && /append-only/.test(err.message));
+  }
+  const [{ n0 }] = await srv.db.sql`select count(*)::int as n0 from kiln_private.audit_log where id = ${e.id}`;
+  assert.equal(n0, 1);
+  // The purge (KILN_AUDIT_RETENTION) is the one delete allowed, and only of entries older than asked.
+  const [{ purged }] = await srv.db.sql`select kiln.purge_audit_log(now() - interval '1 day') as purged`;
+  assert.equal(purged, 0);
+  const [{ gone }] = await srv.db.sql`select kiln.purge_audit_log(now() + interval '1 second', 1000000) as gone`;
+  assert.ok(gone >= 1);
+  const [{ n1 }] = await srv.db.sql`select count(*)::int as n1 from kiln_private.audit_log where id = ${e.id}`;
+  assert.equal(n1, 0);
+  await createAccount(srv.db.sql);
+  await assert.rejects(srv.db.sql`delete from kiln_private.audit_log`, /append-only/);
+});
