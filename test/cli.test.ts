@@ -70,6 +70,24 @@ test('users, keys, workspaces, plans and usage through the CLI', async () => {
 
   const revoke = await kiln(['key', 'revoke', '--key-id', key.json.id]);
   assert.ok(revoke.json.revoked_at);
+
+  // Any set of the four scopes, a key budget and an expiry; a bad scope or a past expiry is a usage error.
+  const full = await kiln(['key', 'create', '--user', user.json.id, '--scopes', 'read,write,keys,admin', '--budget-micros', '2500', '--expires-at', '2099-01-01T00:00:00Z']);
+  assert.equal(full.code, 0, full.stderr);
+  assert.deepEqual(full.json.scopes, ['read', 'write', 'keys', 'admin']);
+  assert.equal(full.json.budget_micros, 2500);
+  assert.equal(full.json.expires_at, '2099-01-01T00:00:00Z');
+  assert.equal((await kiln(['key', 'create', '--user', user.json.id, '--scopes', 'read,root'])).code, 2);
+  assert.equal((await kiln(['key', 'create', '--user', user.json.id, '--expires-at', '2001-01-01T00:00:00Z'])).code, 2);
+
+  // The operator's audit log: what the commands above did, newest first, as the operator.
+  const audit = await kiln(['audit', '--user', user.json.id]);
+  assert.equal(audit.code, 0, audit.stderr);
+  const actions = audit.json.data.map((e: any) => e.action);
+  assert.deepEqual(actions.slice(0, 3), ['key.created', 'key.revoked', 'key.created']);
+  assert.ok(audit.json.data.every((e: any) => e.actor_type === 'operator'));
+  const keysOnly = await kiln(['audit', '--action', 'key.revoked', '--limit', '5']);
+  assert.ok(keysOnly.json.data.length >= 1 && keysOnly.json.data.every((e: any) => e.action === 'key.revoked'));
 });
 
 test('model upsert validates the file and the entry shows up in model list', async () => {

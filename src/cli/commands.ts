@@ -18,7 +18,9 @@ import { addWorkspaceMember, type MemberRow } from '../db/sql/add_workspace_memb
 import { allModels } from '../db/sql/all_models.ts';
 import { countMigrations } from '../db/sql/count_migrations.ts';
 import { createAccount, type AccountRow } from '../db/sql/create_account.ts';
-import { createApiKey } from '../db/sql/create_api_key.ts';
+import { listAuditLog } from '../db/sql/audit.ts';
+import { createKey } from '../db/sql/keys.ts';
+import { KEY_SCOPES } from '../keys/schemas.ts';
 import { createWorkspace } from '../db/sql/create_workspace.ts';
 import { getUsage } from '../db/sql/get_usage.ts';
 import { removeWorkspaceMember } from '../db/sql/remove_workspace_member.ts';
@@ -109,25 +111,43 @@ export const commands: Record<string, Command> = {
   },
 
   'key create': {
-    help: '--user ID [--scopes read|read,write] [--rpm N] [--workspace ID] [--name N]',
+    help: '--user ID [--scopes read,write,keys,admin] [--rpm N] [--workspace ID] [--name N] [--budget-micros N] [--expires-at ISO-8601]',
     async run(argv, config) {
       const f = parseArgs(argv, {
-        options: { user: { type: 'string' }, scopes: { type: 'string' }, rpm: { type: 'string' }, workspace: { type: 'string' }, name: { type: 'string', allowEmpty: true } },
+        options: {
+          user: { type: 'string' }, scopes: { type: 'string' }, rpm: { type: 'string' }, workspace: { type: 'string' }, name: { type: 'string', allowEmpty: true },
+          'budget-micros': { type: 'string' }, 'expires-at': { type: 'string' },
+        },
       }).values;
       const user = uuidFlag(f, 'user')!;
       const workspace = uuidFlag(f, 'workspace', true);
       const scopes = String(f.scopes ?? 'read,write').split(',').map((s) => s.trim()).filter(Boolean);
-      if (!scopes.length || scopes.some((s) => s !== 'read' && s !== 'write')) throw new UsageError('--scopes must be read or read,write');
+      if (!scopes.length || scopes.some((s) => !(KEY_SCOPES as readonly string[]).includes(s))) {
+        throw new UsageError(`--scopes must be a comma-separated set of ${KEY_SCOPES.join(', ')}`);
+      }
       let rpm: number | null = null;
       if (f.rpm !== undefined) {
         if (typeof f.rpm !== 'string' || !/^\d{1,9}$/.test(f.rpm) || Number(f.rpm) < 1) throw new UsageError('--rpm must be a positive whole number');
         rpm = Number(f.rpm);
       }
+      const budget = microsFlag(f['budget-micros'], 'budget-micros', false);
+      let expiresAt: string | null = null;
+      if (f['expires-at'] !== undefined) {
+        const at = new Date(String(f['expires-at']));
+        if (!/^\d{4}-\d\d-\d\d/.test(String(f['expires-at'])) || Number.isNaN(at.getTime())) throw new UsageError('--expires-at must be an ISO 8601 date-time, e.g. 2027-01-31T00:00:00Z');
+        if (at.getTime() <= Date.now()) throw new UsageError('--expires-at must be in the future');
+        expiresAt = at.toISOString();
+      }
       const { key, hash, displayPrefix } = generateKey();
       return withDb(config, async (sql) => {
-        const [k] = await createApiKey(sql, user, hash, displayPrefix, [...new Set(scopes)], rpm, workspace ?? null, f.name ?? null);
-        if (!k) throw new Error('key not created');
-        return { id: k.id, key, prefix: k.display_prefix, user: k.account_id, scopes: k.scopes, rpm: k.rpm, workspace: k.workspace_id, created_at: k.created_at };
+        // The operator may give any scope; `admin` counts only while the user is an admin.
+        const [row] = await createKey(sql, user, workspace ?? null, [...KEY_SCOPES], hash, displayPrefix, f.name ?? null, [...new Set(scopes)], rpm,
+          budget == null ? null : budget.toString(), expiresAt);
+        const k = row!.k;
+        return {
+          id: k.id, key, prefix: k.prefix, user, scopes: k.scopes, rpm: k.rpm, workspace: k.workspaceId,
+          budget_micros: k.budgetMicros, expires_at: k.expiresAt, created_at: k.createdAt,
+        };
       });
     },
   },
@@ -139,6 +159,29 @@ export const commands: Record<string, Command> = {
       return withDb(config, async (sql) => {
         const [k] = await revokeApiKey(sql, id);
         return { id: k!.id, revoked_at: k!.revoked_at };
+      });
+    },
+  },
+
+  audit: {
+    help: '[--user ID | --workspace ID] [--action A] [--limit N] [--before ID] — the audit log, newest first (every scope and the service-wide entries unless --user or --workspace)',
+    async run(argv, config) {
+      const f = parseArgs(argv, {
+        options: { user: { type: 'string' }, workspace: { type: 'string' }, action: { type: 'string' }, limit: { type: 'string' }, before: { type: 'string' } },
+      }).values;
+      const user = uuidFlag(f, 'user', true);
+      const workspace = uuidFlag(f, 'workspace', true);
+      if (user && workspace) throw new UsageError('give --user or --workspace, not both');
+      const before = uuidFlag(f, 'before', true);
+      let limit = 50;
+      if (f.limit !== undefined) {
+        if (!/^\d{1,5}$/.test(String(f.limit)) || Number(f.limit) < 1 || Number(f.limit) > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
+        limit = Number(f.limit);
+      }
+      if (f.action !== undefined && !/^[a-z_]{1,40}\.[a-z_]{1,40}$/.test(String(f.action))) throw new UsageError('--action must be an action name such as key.created');
+      return withDb(config, async (sql) => {
+        const rows = await listAuditLog(sql, user ?? workspace ?? null, limit, before ?? null, f.action ?? null);
+        return { data: rows, next_before: rows.length === limit ? rows[rows.length - 1]!.id : null };
       });
     },
   },

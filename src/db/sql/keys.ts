@@ -24,7 +24,7 @@ export function listKeys(sql: Queryable, accountId: string, workspaceId: string 
 }
 
 export function createKey(sql: Queryable, accountId: string, workspaceId: string | null, callerScopes: string[], hash: Buffer, prefix: string,
-  name: string | null, scopes: string[], rpm: number | null, budgetMicros: number | null, expiresAt: string | null) {
+  name: string | null, scopes: string[], rpm: number | null, budgetMicros: number | string | null, expiresAt: string | null) {
   return sql<Array<{ k: KeyJson }>>`select kiln.create_key(${accountId}::uuid, ${workspaceId}::uuid,
     ${pgArray(sql, callerScopes, ARRAY_OID.text)}, ${hash}::bytea, ${prefix}::text, ${name}::text,
     ${pgArray(sql, scopes, ARRAY_OID.text)}, ${rpm}::int, ${budgetMicros}::bigint, ${expiresAt}::timestamptz) as k`;
