@@ -193,3 +193,27 @@ test('models, me and transform: JSON lines; transform --out writes the converted
   assert.match(noOp.stderr, /--op is required/);
   assert.deepEqual(entries(dir), ['fox.png', 'fox.webp']);
 });
+
+test('kiln keys: create prints the secret once, list shows it, rotate keeps the id, revoke ends it; exit codes say why', async () => {
+  const a = await createAccount(srv.db.sql, { tier: 'pro' });
+  const manager = { ...env, KILN_API_KEY: (await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys'] })).key };
+  const made = await cli(['keys', 'create', 'deploy bot', '--scopes', 'read', '--budget-micros', '5000'], manager);
+  assert.equal(made.code, 0, made.stderr);
+  const created = made.lines.at(-1);
+  assert.equal(created.event, 'created');
+  assert.match(created.key, /^kiln_live_/);
+  assert.equal(created.budgetMicros, 5000);
+  const listed = await cli(['keys'], manager);
+  assert.ok(listed.lines.some((k: any) => k.id === created.id && !('key' in k)), 'listed, without its secret');
+  const rotated = (await cli(['keys', 'rotate', created.id, '--grace', '0'], manager)).lines.at(-1);
+  assert.equal(rotated.id, created.id);
+  assert.equal((await api(srv.base, created.key, '/usage')).status, 401, 'grace 0: the old secret ends');
+  assert.equal((await api(srv.base, rotated.key, '/usage')).status, 200);
+  const revoked = await cli(['keys', 'revoke', created.id], manager);
+  assert.equal(revoked.code, 0);
+  assert.equal((await api(srv.base, rotated.key, '/usage')).status, 401);
+  // A key without the keys scope: exit 3 (auth); a bad flag: exit 2 before any request.
+  assert.equal((await cli(['keys', 'list'], env)).code, 3);
+  assert.equal((await cli(['keys', 'create', 'x', '--scopes', 'root'], manager)).code, 2);
+  assert.equal((await cli(['keys', 'rotate', created.id, '--grace', '8d'], manager)).code, 2);
+});

@@ -6,6 +6,7 @@ import { describe, exitCodeOf } from './exit.ts';
 import { generate, GENERATE_HELP } from './generate.ts';
 import { ls, LS_HELP, usage, USAGE_HELP } from './history.ts';
 import { me, ME_HELP, models, MODELS_HELP, transform, TRANSFORM_HELP } from './info.ts';
+import { keys, KEYS_HELP } from './keys.ts';
 import { listen, LISTEN_HELP } from './listen.ts';
 import { run, RUN_HELP } from './run.ts';
 import { workflow, WORKFLOW_HELP } from './workflow.ts';
@@ -26,6 +27,7 @@ export const userCommands: Record<string, UserCommand> = {
   listen: { help: LISTEN_HELP, run: listen },
   ls: { help: LS_HELP, run: ls },
   usage: { help: USAGE_HELP, run: usage },
+  keys: { help: KEYS_HELP, run: keys },
 };
 
 export async function runUserCommand(name: string, argv: string[]): Promise<number> {
