@@ -225,6 +225,12 @@ export function loadConfig() {
     /** When an account's parallel slots are all busy, look again after this long (a freed slot wakes it sooner), ms. */
     slotRetryMs: int('KILN_SLOT_RETRY_MS', 2000, 10),
     workerConcurrency: int('KILN_WORKER_CONCURRENCY', 8, 1, 1000),
+    /**
+     * graphile-worker's own connections per worker process (direct: it LISTENs and locks jobs).
+     * Tasks run their queries on KILN_DB_POOL_SIZE's pool (pooled behind PgBouncer), so this pool
+     * only fetches and completes jobs; see docs/operators.md for the arithmetic.
+     */
+    workerDbPoolSize: int('KILN_WORKER_DB_POOL_SIZE', 10, 2, 1000),
     /** How often a worker records that it is alive (and checks that it still holds its lease). */
     workerHeartbeatSeconds: int('KILN_WORKER_HEARTBEAT_SECONDS', 5, 1),
     /** How often a worker looks for dead workers (lease session gone) and unlocks their jobs, ms. */

@@ -8,9 +8,18 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { onCleanup } from './_setup.ts';
 
 const run = promisify(execFile);
+
+// What these helpers start is stopped by cleanupServers(): a test file registers it with
+// _setup.ts's onCleanup, the soak benchmark calls it itself (it runs outside node:test).
+const stops: Array<() => Promise<unknown>> = [];
+export function onCleanup(fn: () => Promise<unknown>): void {
+  stops.push(fn);
+}
+export async function cleanupServers(): Promise<void> {
+  for (const fn of stops.splice(0).reverse()) await fn().catch(() => {});
+}
 
 export const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => fs.existsSync(p)) ?? null;
 /** Debian's PostgreSQL client/server binaries (psql, initdb, pg_basebackup, …), when installed. */

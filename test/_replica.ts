@@ -5,8 +5,7 @@
 import path from 'node:path';
 import postgres from 'postgres';
 import { migrateAndSeed } from '../src/cli/boot.ts';
-import { freePort, PG_BIN, runAs, serverDir } from './_pgbouncer.ts';
-import { onCleanup } from './_setup.ts';
+import { freePort, onCleanup, PG_BIN, runAs, serverDir } from './_pgbouncer.ts';
 
 export interface Cluster {
   port: number;

@@ -8,12 +8,15 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { PGBOUNCER, PG_BIN, startPgBouncer, type Bouncer } from './_pgbouncer.ts';
+import { cleanupServers, PGBOUNCER, PG_BIN, startPgBouncer, type Bouncer } from './_pgbouncer.ts';
 import { openSse, spawnKiln, type Spawned } from './_live.ts';
-import { api, createAccount, createKey, createTestDb, type TestDb } from './_setup.ts';
+import { api, createAccount, createKey, createTestDb, onCleanup, type TestDb } from './_setup.ts';
 
 const skip = !PGBOUNCER || !PG_BIN ? 'pgbouncer or psql is not installed (apt-get install -y pgbouncer; .ci/run does)' : false;
 const POOL = 3;
+
+// Registered first, so it runs last: PgBouncer and the clusters outlive the processes using them.
+onCleanup(cleanupServers);
 
 let db: TestDb;
 let bouncer: Bouncer;

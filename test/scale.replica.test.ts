@@ -9,13 +9,16 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import postgres from 'postgres';
-import { PG_BIN } from './_pgbouncer.ts';
+import { cleanupServers, PG_BIN } from './_pgbouncer.ts';
 import { startPrimary, startStandby, type Cluster } from './_replica.ts';
 import { spawnKiln, type Spawned } from './_live.ts';
 import { api, createAccount, createKey, onCleanup } from './_setup.ts';
 
 const skip = PG_BIN ? false : 'Debian\'s PostgreSQL tools (pg_basebackup) are not installed';
 const MAX_LAG_MS = 3000;
+
+// Registered first, so it runs last: PgBouncer and the clusters outlive the processes using them.
+onCleanup(cleanupServers);
 
 let primary: Cluster;
 let standby: Cluster;

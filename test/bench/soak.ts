@@ -1,0 +1,146 @@
+// Benchmark (issue 31): a soak of the scale-out shape. Two `kiln api` and two `kiln worker`
+// processes, first behind PgBouncer in transaction mode (KILN_DATABASE_POOLER_URL), then with
+// direct connections only, each under the same steady mix of POST /generations and GETs for
+// KILN_SOAK_SECONDS (default 300) per mode. Reports throughput, p50/p99 latency, the server
+// connections in use (pg_stat_activity, sampled once a second) and the queue's oldest job.
+// `KILN_BENCH_ONLY=soak npm run bench` runs it (after the foundation); not part of `npm test`.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import autocannon from 'autocannon';
+import { cleanupServers, PGBOUNCER, startPgBouncer } from '../_pgbouncer.ts';
+import type { BenchContext } from './run.ts';
+
+const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'kiln.js');
+
+interface Proc { child: ChildProcess; base: string }
+
+function spawnKiln(command: 'api' | 'worker', dbUrl: string, env: Record<string, string>): Promise<Proc> {
+  const child = spawn(process.execPath, [BIN, command], {
+    env: { ...process.env, DATABASE_URL: dbUrl, PORT: '0', KILN_LOG: 'error', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    readline.createInterface({ input: child.stdout! }).on('line', (l) => {
+      const m = /listening on (http:\S+)/.exec(l);
+      if (m) resolve({ child, base: m[1]! });
+      else if (/worker started/i.test(l)) resolve({ child, base: '' });
+    });
+    child.once('exit', (c) => reject(new Error(`kiln ${command} exited (${c})`)));
+  });
+}
+
+async function stop(p: Proc) {
+  if (p.child.exitCode !== null) return;
+  const done = new Promise((r) => p.child.once('exit', r));
+  p.child.kill('SIGTERM');
+  await done;
+}
+
+export interface SoakFigures {
+  seconds: number;
+  rps: number;
+  postRps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  /** Server connections to the database (pg_stat_activity), sampled once a second. */
+  connections: { max: number; mean: number; byApp: Record<string, number> };
+  /** PgBouncer's server pool size (pooled mode). */
+  poolSize?: number;
+  /** Age of the oldest job waiting in the queue, ms, sampled once a second. */
+  oldestJobMs: { max: number; mean: number };
+  /** Connections open before the soak's processes started (excluded from `connections`; byApp includes them). */
+  baseline: number;
+  generations: number;
+}
+
+async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: number): Promise<SoakFigures> {
+  const { sql } = ctx;
+  const poolSize = Number(process.env.KILN_SOAK_PGBOUNCER_POOL ?? 10);
+  // The same settings in both modes; graphile-worker's own (direct) pool sized for job fetches only.
+  const env: Record<string, string> = { KILN_READ_RPM: '10000000', KILN_DB_POOL_SIZE: '10', KILN_WORKER_DB_POOL_SIZE: process.env.KILN_SOAK_WORKER_POOL ?? '4' };
+  if (mode === 'pooled') {
+    const bouncer = await startPgBouncer(ctx.dbUrl, { poolSize });
+    env.KILN_DATABASE_POOLER_URL = bouncer.url;
+  }
+  // Connections already there (the bench's own server and pool) are not the soak's.
+  const [{ db: dbName }] = await sql`select current_database() as db`;
+  const [base0] = await sql`select count(*)::int as n from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
+  const baseline = base0!.n;
+  const procs = await Promise.all([
+    spawnKiln('api', ctx.dbUrl, env), spawnKiln('api', ctx.dbUrl, env), spawnKiln('worker', ctx.dbUrl, env), spawnKiln('worker', ctx.dbUrl, env),
+  ]);
+  const apis = procs.filter((p) => p.base);
+  const [{ db }] = await sql`select current_database() as db`;
+  const [before] = await sql`select count(*)::int as n from kiln_private.generations`;
+  const conns: number[] = [];
+  const apps: Record<string, number> = {};
+  const oldest: number[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const rows = await sql`select coalesce(nullif(application_name, ''), backend_type) as app, count(*)::int as n from pg_stat_activity
+        where datname = ${db} and pid <> pg_backend_pid() group by 1`;
+      conns.push(rows.reduce((n, r) => n + r.n, 0) - baseline);
+      for (const r of rows) apps[r.app] = Math.max(apps[r.app] ?? 0, r.n);
+      const [q] = await sql`select coalesce(extract(epoch from now() - min(run_at)) * 1000, 0)::float8 as ms from graphile_worker.jobs
+        where locked_at is null and run_at <= now() and attempts < max_attempts`;
+      oldest.push(q!.ms);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  })();
+  // One POST to three GETs per connection, keys rotating: the list, a usage read and the models.
+  let k = 0;
+  const auth = () => ({ authorization: `Bearer ${ctx.keys[k++ % ctx.keys.length]}`, 'content-type': 'application/json' });
+  const run = (base: string) => autocannon({
+    url: base.replace(/\/api\/v1$/, ''),
+    connections: 16,
+    duration: seconds,
+    requests: [
+      { method: 'POST', path: '/api/v1/generations', body: JSON.stringify({ type: 'code', model: 'local/coder', prompt: 'soak' }), setupRequest: (r: any) => ({ ...r, headers: { ...r.headers, ...auth() } }) },
+      { method: 'GET', path: '/api/v1/generations?limit=10', setupRequest: (r: any) => ({ ...r, headers: { ...r.headers, ...auth() } }) },
+      { method: 'GET', path: '/api/v1/usage', setupRequest: (r: any) => ({ ...r, headers: { ...r.headers, ...auth() } }) },
+      { method: 'GET', path: '/api/v1/generations?limit=1&status=completed', setupRequest: (r: any) => ({ ...r, headers: { ...r.headers, ...auth() } }) },
+    ],
+  } as any) as Promise<any>;
+  const results = await Promise.all(apis.map((a) => run(a.base)));
+  sampling = false;
+  await sampler;
+  const [after] = await sql`select count(*)::int as n from kiln_private.generations`;
+  await Promise.all(procs.map(stop));
+  await cleanupServers();
+  const total = results.reduce((n, r) => n + r.requests.total, 0);
+  const weighted = (f: (r: any) => number) => results.reduce((n, r) => n + f(r) * r.requests.total, 0) / Math.max(1, total);
+  const generations = after!.n - before!.n;
+  return {
+    seconds,
+    rps: Math.round(total / seconds),
+    postRps: Math.round(generations / seconds),
+    p50: Math.round(weighted((r) => r.latency.p50) * 10) / 10,
+    p99: Math.round(weighted((r) => r.latency.p99) * 10) / 10,
+    non2xx: results.reduce((n, r) => n + r.non2xx, 0),
+    errors: results.reduce((n, r) => n + r.errors + r.timeouts, 0),
+    connections: { max: Math.max(...conns), mean: Math.round(conns.reduce((a, b) => a + b, 0) / conns.length), byApp: apps },
+    ...(mode === 'pooled' ? { poolSize } : {}),
+    oldestJobMs: { max: Math.round(Math.max(...oldest)), mean: Math.round(oldest.reduce((a, b) => a + b, 0) / oldest.length) },
+    generations,
+    baseline,
+  };
+}
+
+export async function benchSoak(ctx: BenchContext) {
+  if (!PGBOUNCER) throw new Error('soak: pgbouncer is not installed (apt-get install -y pgbouncer)');
+  const seconds = Number(process.env.KILN_SOAK_SECONDS ?? 300);
+  console.log(`\n## Soak: two kiln api and two kiln worker, ${seconds} s per mode`);
+  const pooled = await soak(ctx, 'pooled', seconds);
+  console.log('pooled', JSON.stringify(pooled));
+  const direct = await soak(ctx, 'direct', seconds);
+  console.log('direct', JSON.stringify(direct));
+  const throughputRatio = Math.round((pooled.rps / direct.rps) * 1000) / 1000;
+  const connectionRatio = Math.round((pooled.connections.max / direct.connections.max) * 1000) / 1000;
+  console.log(`pooled/direct throughput ${throughputRatio} (goal ≥ 0.9), server connections ${connectionRatio} (goal ≤ 0.333)`);
+  return { pooled, direct, throughputRatio, connectionRatio };
+}
