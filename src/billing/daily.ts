@@ -81,7 +81,7 @@ export const dailyUsageReplica: CallerRead<DailyRange, { body: DailyUsageJson | 
 
 /** The daily usage of a caller already authorized (MCP): its billing scope's days over `range`. */
 export async function dailyUsageOf(ctx: Context, caller: Caller, range: DailyRange): Promise<DailyUsageJson> {
-  const [row] = await readTolerant(ctx, (sql) => getDailyUsage(sql, caller.accountId, caller.workspaceId, range.from, range.to), ctx.config.limiterTimeoutMs);
+  const [row] = await readTolerant(ctx, (sql) => getDailyUsage(sql, caller.accountId, caller.workspaceId, range.from, range.to));
   if (!row?.body) throw errors.notFound('Account');
   return row.body;
 }

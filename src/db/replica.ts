@@ -21,6 +21,8 @@ import { withTimeout } from './timeout.ts';
 export const SAMPLE_MS = 1000;
 /** A sample's queries give up after this long (the replica then counts as unreachable). */
 const SAMPLE_TIMEOUT_MS = 1000;
+/** A read on the replica gives up after this long at most (then it is read on the primary). */
+const REPLICA_READ_TIMEOUT_MS = 2000;
 
 /** `16/B374D848` → a comparable number. */
 export function parseLsn(lsn: string): bigint {
@@ -144,7 +146,8 @@ function retryOnPrimary(e: unknown): boolean {
 /**
  * A read that tolerates the replica's bounded lag: on the replica while it is fresh, else — and
  * when the replica fails it — on the primary, so a read never fails because the replica is down.
- * `timeoutMs` bounds the whole read; the replica gets half of it.
+ * `timeoutMs` bounds the whole read (Infinity: the primary's read is not bounded, as before a
+ * replica); the replica's attempt gets half of it, at most REPLICA_READ_TIMEOUT_MS.
  */
 export async function readTolerant<T>(
   ctx: { sql: Sql; replica?: Replica | null },
@@ -155,7 +158,7 @@ export async function readTolerant<T>(
   const start = performance.now();
   if (replica?.fresh()) {
     try {
-      const out = await withTimeout(read(replica.sql), timeoutMs / 2);
+      const out = await withTimeout(read(replica.sql), Math.min(timeoutMs / 2, REPLICA_READ_TIMEOUT_MS));
       replica.stats.replicaReads++;
       return out;
     } catch (e) {

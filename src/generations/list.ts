@@ -184,6 +184,6 @@ export async function listGenerationsOf(ctx: Context, caller: Caller, q: ListQue
   const [row] = await readTolerant(ctx, (sql) => listGenerations(
     sql, caller.accountId, caller.workspaceId, caller.origin, q.limit, q.before?.at ?? null, q.before?.id ?? null,
     q.statuses, q.types, q.model, q.since,
-  ), ctx.config.limiterTimeoutMs);
+  ));
   return renderPage(ctx, row?.body ?? { data: [], next: null });
 }

@@ -54,7 +54,7 @@ export function parsePage(input: { limit?: unknown; offset?: unknown }): Page {
 /** The workflows of the caller's scope (its workspace, else its account), most recently updated first. Throws ApiError invalid_request for a bad page. */
 export async function listWorkflows(ctx: Context, caller: Caller, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowSummaryBody[] }> {
   const { limit, offset } = parsePage(page);
-  const [row] = await readTolerant(ctx, (sql) => listWorkflowsSql(sql, caller.accountId, caller.workspaceId, limit, offset), ctx.config.limiterTimeoutMs);
+  const [row] = await readTolerant(ctx, (sql) => listWorkflowsSql(sql, caller.accountId, caller.workspaceId, limit, offset));
   return { data: row!.data };
 }
 
@@ -265,7 +265,7 @@ export const listRunsReplica: CallerRead<RunPage, { body: WorkflowRunSummaryRow[
 export async function listRuns(ctx: Context, caller: Caller, workflowId: string, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowRunSummaryBody[] }> {
   if (!isUuid(workflowId)) throw errors.invalid('id: must be a uuid');
   const { limit, offset } = parsePage(page);
-  const [row] = await readTolerant(ctx, (sql) => listWorkflowRuns(sql, caller.accountId, caller.workspaceId, workflowId.toLowerCase(), limit, offset), ctx.config.limiterTimeoutMs);
+  const [row] = await readTolerant(ctx, (sql) => listWorkflowRuns(sql, caller.accountId, caller.workspaceId, workflowId.toLowerCase(), limit, offset));
   if (!row?.data) throw errors.notFound('Workflow');
   return { data: row.data };
 }
