@@ -89,6 +89,8 @@ export interface Bouncer {
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   start(): Promise<void>;
+  /** The running process's pid (CPU accounting), null while stopped. */
+  pid(): number | null;
   /** `SHOW <what>` on the admin console, as rows of column → text. */
   show(what: 'STATS' | 'POOLS' | 'SERVERS' | 'CLIENTS'): Promise<Array<Record<string, string>>>;
 }
@@ -151,6 +153,7 @@ export async function startPgBouncer(dbUrl: string, opts: { poolSize: number }):
     url: `postgres://kiln:kiln@127.0.0.1:${port}/kiln`,
     stop,
     start,
+    pid: () => (child as ChildProcess | null)?.pid ?? null,
     async show(what) {
       if (!PG_BIN) throw new Error('psql is not installed');
       // The console speaks only the simple query protocol: psql rather than postgres.js.

@@ -12,7 +12,14 @@ import postgres from 'postgres';
 import { cleanupServers, PG_BIN } from './_pgbouncer.ts';
 import { startPrimary, startStandby, type Cluster } from './_replica.ts';
 import { spawnKiln, type Spawned } from './_live.ts';
-import { api, createAccount, createKey, onCleanup } from './_setup.ts';
+import { api, createAccount, createKey, onCleanup, testConfig } from './_setup.ts';
+import { createContext, type Context } from '../src/context.ts';
+import { Replica } from '../src/db/replica.ts';
+import { createLogger } from '../src/log.ts';
+import { listGenerationsOf, parseListQuery } from '../src/generations/list.ts';
+import { dailyUsageOf } from '../src/billing/daily.ts';
+import { listWorkflows } from '../src/workflows/service.ts';
+import type { Caller } from '../src/auth/access.ts';
 
 const skip = PG_BIN ? false : 'Debian\'s PostgreSQL tools (pg_basebackup) are not installed';
 const MAX_LAG_MS = 3000;
@@ -27,6 +34,9 @@ let replicaSql: postgres.Sql;
 let kiln: Spawned;
 let key: string;
 let accountId: string;
+/** An in-process context with the same replica settings: what the MCP tools call. */
+let mcpCtx: Context;
+let replica: Replica;
 
 before(async () => {
   if (skip) return;
@@ -39,7 +49,18 @@ before(async () => {
   const a = await createAccount(sql as any);
   accountId = a.id;
   key = (await createKey(sql as any, a.id)).key;
+  replica = new Replica(replicaSql as any, sql as any, MAX_LAG_MS, createLogger('silent'));
+  onCleanup(async () => replica.close());
+  await replica.start();
+  mcpCtx = createContext(testConfig({ databaseUrl: primary.url }), sql as any, undefined, { replica });
 });
+
+/** What the MCP tool list_generations answers (the caller's own origin: api here, to see the REST-made jobs). */
+async function mcpIds() {
+  const caller: Caller = { accountId, keyId: null, workspaceId: null, origin: 'api' };
+  const page = await listGenerationsOf(mcpCtx, caller, await parseListQuery(mcpCtx, { limit: '100' }));
+  return page.data.map((g) => g.id);
+}
 
 const ids = async () => {
   const res = await api(kiln.base, key, '/generations?limit=100');
@@ -61,6 +82,8 @@ test('a generation made while replay is paused: absent from the list until the l
   await eventually('the replica to have the first generation', async () => (await ids()).includes(first.body.id));
 
   await replicaSql`select pg_wal_replay_pause()`;
+  // Whatever fails below, replay goes on for the tests after this one.
+  t.after(() => replicaSql`select pg_wal_replay_resume()`.then(() => {}, () => {}));
   const made = await api(kiln.base, key, '/generations', { body: { type: 'code', model: 'local/coder', prompt: 'after the pause' } });
   const madeAt = Date.now();
   assert.equal(made.status, 202);
@@ -72,11 +95,20 @@ test('a generation made while replay is paused: absent from the list until the l
   assert.ok(!(await ids()).includes(made.body.id), 'the list reads the replica, which has not replayed it');
   // Daily usage and workflows answer there too.
   for (const path of ['/usage/daily', '/workflows']) assert.equal((await api(kiln.base, key, path)).status, 200, path);
+  // The MCP twins read the replica the same way.
+  const reads = replica.stats.replicaReads;
+  assert.ok(!(await mcpIds()).includes(made.body.id), 'MCP list_generations reads the replica');
+  const mcpCaller: Caller = { accountId, keyId: null, workspaceId: null, origin: 'mcp' };
+  assert.ok((await dailyUsageOf(mcpCtx, mcpCaller, { from: null, to: null })).days);
+  assert.ok(Array.isArray((await listWorkflows(mcpCtx, mcpCaller)).data));
+  assert.equal(replica.stats.replicaReads, reads + 3);
   await eventually('the list to read the primary once the lag passes KILN_REPLICA_MAX_LAG', async () => (await ids()).includes(made.body.id), MAX_LAG_MS + 5000);
   const after = Date.now() - madeAt;
   t.diagnostic(`present ${after} ms after it was made (bound ${MAX_LAG_MS} ms, sampled once a second)`);
   // Lag is counted from the last sample the replica had replayed, up to a second before the write.
   assert.ok(after >= MAX_LAG_MS - 1200, `not before the lag passed the bound: ${after} ms`);
+  // Its own sampler (another process's, here the test's) crosses the bound within a second of the API's.
+  await eventually('MCP list_generations to read the primary past the bound', async () => (await mcpIds()).includes(made.body.id), 2500);
   await replicaSql`select pg_wal_replay_resume()`;
   // Caught up again: the replica serves the list (and has the generation).
   await eventually('the replica to catch up', async () => {

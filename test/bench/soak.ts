@@ -9,7 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
-import { cleanupServers, PGBOUNCER, startPgBouncer } from '../_pgbouncer.ts';
+import { cleanupServers, PGBOUNCER, startPgBouncer, type Bouncer } from '../_pgbouncer.ts';
+import { clusterTicks, cpuTicks, TICKS_PER_SECOND } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', '..', 'bin', 'kiln.js');
@@ -55,6 +56,10 @@ export interface SoakFigures {
   /** Connections open before the soak's processes started (excluded from `connections`; byApp includes them). */
   baseline: number;
   generations: number;
+  /** CPU time per request (µs) of each kind of process over the soak: where a 2-core machine's time went. */
+  cpuPerRequest: { apis: number; workers: number; pgbouncer: number | null; postgres: number | null; loadGenerator: number };
+  /** PgBouncer's clients waiting for a server connection (SHOW POOLS cl_waiting), the most seen at once. */
+  pgbouncerWaitingMax?: number;
 }
 
 async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: number): Promise<SoakFigures> {
@@ -62,8 +67,9 @@ async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: numbe
   const poolSize = Number(process.env.KILN_SOAK_PGBOUNCER_POOL ?? 10);
   // The same settings in both modes; graphile-worker's own (direct) pool sized for job fetches only.
   const env: Record<string, string> = { KILN_READ_RPM: '10000000', KILN_DB_POOL_SIZE: '10', KILN_WORKER_DB_POOL_SIZE: process.env.KILN_SOAK_WORKER_POOL ?? '4' };
+  let bouncer: Bouncer | null = null;
   if (mode === 'pooled') {
-    const bouncer = await startPgBouncer(ctx.dbUrl, { poolSize });
+    bouncer = await startPgBouncer(ctx.dbUrl, { poolSize });
     env.KILN_DATABASE_POOLER_URL = bouncer.url;
   }
   // Connections already there (the bench's own server and pool) are not the soak's.
@@ -76,6 +82,14 @@ async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: numbe
   const apis = procs.filter((p) => p.base);
   const [{ db }] = await sql`select current_database() as db`;
   const [before] = await sql`select count(*)::int as n from kiln_private.generations`;
+  const ticks = () => ({
+    apis: apis.reduce((n, p) => n + cpuTicks(p.child.pid!), 0),
+    workers: procs.filter((p) => !p.base).reduce((n, p) => n + cpuTicks(p.child.pid!), 0),
+    pgbouncer: bouncer?.pid() ? cpuTicks(bouncer.pid()!) : 0,
+    postgres: ctx.meter.postmasterPid ? clusterTicks(ctx.meter.postmasterPid) : 0,
+    self: cpuTicks(process.pid),
+  });
+  let waiting = 0;
   const conns: number[] = [];
   const apps: Record<string, number> = {};
   const oldest: number[] = [];
@@ -89,6 +103,10 @@ async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: numbe
       const [q] = await sql`select coalesce(extract(epoch from now() - min(run_at)) * 1000, 0)::float8 as ms from graphile_worker.jobs
         where locked_at is null and run_at <= now() and attempts < max_attempts`;
       oldest.push(q!.ms);
+      if (bouncer) {
+        const pools = await bouncer.show('POOLS').catch(() => []);
+        waiting = Math.max(waiting, pools.filter((p) => p.database === 'kiln').reduce((n, p) => n + Number(p.cl_waiting), 0));
+      }
       await new Promise((r) => setTimeout(r, 1000));
     }
   })();
@@ -106,7 +124,9 @@ async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: numbe
       { method: 'GET', path: '/api/v1/generations?limit=1&status=completed', setupRequest: (r: any) => ({ ...r, headers: { ...r.headers, ...auth() } }) },
     ],
   } as any) as Promise<any>;
+  const t0 = ticks();
   const results = await Promise.all(apis.map((a) => run(a.base)));
+  const t1 = ticks();
   sampling = false;
   await sampler;
   const [after] = await sql`select count(*)::int as n from kiln_private.generations`;
@@ -115,6 +135,7 @@ async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: numbe
   const total = results.reduce((n, r) => n + r.requests.total, 0);
   const weighted = (f: (r: any) => number) => results.reduce((n, r) => n + f(r) * r.requests.total, 0) / Math.max(1, total);
   const generations = after!.n - before!.n;
+  const per = (k: keyof typeof t0) => Math.round(((t1[k] - t0[k]) * 1e6) / TICKS_PER_SECOND / Math.max(1, total));
   return {
     seconds,
     rps: Math.round(total / seconds),
@@ -128,19 +149,34 @@ async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: numbe
     oldestJobMs: { max: Math.round(Math.max(...oldest)), mean: Math.round(oldest.reduce((a, b) => a + b, 0) / oldest.length) },
     generations,
     baseline,
+    cpuPerRequest: {
+      apis: per('apis'), workers: per('workers'), pgbouncer: bouncer ? per('pgbouncer') : null,
+      postgres: ctx.meter.postmasterPid ? per('postgres') : null, loadGenerator: per('self'),
+    },
+    ...(bouncer ? { pgbouncerWaitingMax: waiting } : {}),
   };
 }
 
 export async function benchSoak(ctx: BenchContext) {
   if (!PGBOUNCER) throw new Error('soak: pgbouncer is not installed (apt-get install -y pgbouncer)');
   const seconds = Number(process.env.KILN_SOAK_SECONDS ?? 300);
-  console.log(`\n## Soak: two kiln api and two kiln worker, ${seconds} s per mode`);
-  const pooled = await soak(ctx, 'pooled', seconds);
-  console.log('pooled', JSON.stringify(pooled));
-  const direct = await soak(ctx, 'direct', seconds);
-  console.log('direct', JSON.stringify(direct));
-  const throughputRatio = Math.round((pooled.rps / direct.rps) * 1000) / 1000;
-  const connectionRatio = Math.round((pooled.connections.max / direct.connections.max) * 1000) / 1000;
+  // On a shared machine, load from elsewhere drifts over minutes: KILN_SOAK_PHASES=pooled,direct,direct,pooled
+  // (ABBA) cancels a linear drift; each phase is a soak of its own with fresh processes.
+  const phases = (process.env.KILN_SOAK_PHASES ?? 'pooled,direct').split(',').map((x) => x.trim());
+  if (!phases.every((p) => p === 'pooled' || p === 'direct')) throw new Error('KILN_SOAK_PHASES: pooled and direct, comma-separated');
+  console.log(`\n## Soak: two kiln api and two kiln worker, ${seconds} s per phase: ${phases.join(', ')}`);
+  const runs: Array<{ mode: string } & SoakFigures> = [];
+  for (const mode of phases as Array<'pooled' | 'direct'>) {
+    const f = await soak(ctx, mode, seconds);
+    console.log(mode, JSON.stringify(f));
+    runs.push({ mode, ...f });
+  }
+  const mean = (mode: string, f: (r: SoakFigures) => number) => {
+    const xs = runs.filter((r) => r.mode === mode).map(f);
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  const throughputRatio = Math.round((mean('pooled', (r) => r.rps) / mean('direct', (r) => r.rps)) * 1000) / 1000;
+  const connectionRatio = Math.round((mean('pooled', (r) => r.connections.max) / mean('direct', (r) => r.connections.max)) * 1000) / 1000;
   console.log(`pooled/direct throughput ${throughputRatio} (goal ≥ 0.9), server connections ${connectionRatio} (goal ≤ 0.333)`);
-  return { pooled, direct, throughputRatio, connectionRatio };
+  return { seconds, phases: runs, throughputRatio, connectionRatio };
 }
