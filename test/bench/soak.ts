@@ -53,7 +53,7 @@ export interface SoakFigures {
   poolSize?: number;
   /** Age of the oldest job waiting in the queue, ms, sampled once a second. */
   oldestJobMs: { max: number; mean: number };
-  /** Connections open before the soak's processes started (excluded from `connections`; byApp includes them). */
+  /** Connections open before the soak's processes started (left out of `connections` and `byApp`). */
   baseline: number;
   generations: number;
   /** CPU time per request (µs) of each kind of process over the soak: where a 2-core machine's time went. */
@@ -72,10 +72,12 @@ async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: numbe
     bouncer = await startPgBouncer(ctx.dbUrl, { poolSize });
     env.KILN_DATABASE_POOLER_URL = bouncer.url;
   }
-  // Connections already there (the bench's own server and pool) are not the soak's.
+  // Connections already there (the bench's own server and pool) are not the soak's: their
+  // backends are left out by pid (a count would go wrong as they time out during the soak).
   const [{ db: dbName }] = await sql`select current_database() as db`;
-  const [base0] = await sql`select count(*)::int as n from pg_stat_activity where datname = ${dbName} and pid <> pg_backend_pid()`;
-  const baseline = base0!.n;
+  const before0 = await sql`select pid from pg_stat_activity where datname = ${dbName}`;
+  const baselinePids = before0.map((r) => r.pid as number);
+  const baseline = baselinePids.length;
   const procs = await Promise.all([
     spawnKiln('api', ctx.dbUrl, env), spawnKiln('api', ctx.dbUrl, env), spawnKiln('worker', ctx.dbUrl, env), spawnKiln('worker', ctx.dbUrl, env),
   ]);
@@ -97,8 +99,8 @@ async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: numbe
   const sampler = (async () => {
     while (sampling) {
       const rows = await sql`select coalesce(nullif(application_name, ''), backend_type) as app, count(*)::int as n from pg_stat_activity
-        where datname = ${db} and pid <> pg_backend_pid() group by 1`;
-      conns.push(rows.reduce((n, r) => n + r.n, 0) - baseline);
+        where datname = ${db} and pid <> pg_backend_pid() and pid <> all (${baselinePids}::int[]) group by 1`;
+      conns.push(rows.reduce((n, r) => n + r.n, 0));
       for (const r of rows) apps[r.app] = Math.max(apps[r.app] ?? 0, r.n);
       const [q] = await sql`select coalesce(extract(epoch from now() - min(run_at)) * 1000, 0)::float8 as ms from graphile_worker.jobs
         where locked_at is null and run_at <= now() and attempts < max_attempts`;
