@@ -123,6 +123,22 @@ function duration(name: string): number | undefined {
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86_400 }[m[2] as 's' | 'm' | 'h' | 'd'];
 }
 
+/** A duration such as `3s`, `500ms` or `1m`, in milliseconds; unset = `def`. */
+function millis(name: string, def: number): number {
+  const raw = opt(name);
+  if (raw === undefined) return def;
+  const m = /^(\d{1,7})(ms|s|m)$/.exec(raw.trim());
+  if (!m) throw new ConfigError(`${name} must be a duration such as 3s, 500ms or 1m, got ${JSON.stringify(raw)}`);
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm'];
+}
+
+/** A postgres:// URL, or undefined; anything else fails at start. */
+function dbUrl(name: string): string | undefined {
+  const v = opt(name);
+  if (v !== undefined && !/^postgres(ql)?:\/\/\S+$/.test(v)) throw new ConfigError(`${name} must be a postgres:// URL`);
+  return v;
+}
+
 /** The image store's backend (KILN_STORE) and, for s3, its bucket settings; see docs/storage.md. */
 function storeConfig() {
   const backend = str('KILN_STORE', 'postgres');
@@ -168,9 +184,24 @@ export type StoreConfig = ReturnType<typeof storeConfig>;
 export function loadConfig() {
   const port = int('PORT', 8787, 0, 65535);
   const host = str('HOST', '127.0.0.1');
+  const databaseUrl = opt('DATABASE_URL');
+  for (const name of ['KILN_DATABASE_POOLER_URL', 'KILN_DATABASE_REPLICA_URL']) {
+    if (opt(name) && !databaseUrl) throw new ConfigError(`${name} needs DATABASE_URL (the primary, direct)`);
+  }
   const publicUrl = str('KILN_PUBLIC_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return {
-    databaseUrl: opt('DATABASE_URL'),
+    databaseUrl,
+    /**
+     * PgBouncer in transaction mode (docs/operators.md, "Scale-out"): the queries and SQL
+     * functions of every process go through it (no prepared statements, no session state);
+     * LISTEN, session advisory locks, graphile-worker and migrations stay on DATABASE_URL.
+     * Needs DATABASE_URL (the embedded cluster has no pooler).
+     */
+    poolerUrl: dbUrl('KILN_DATABASE_POOLER_URL'),
+    /** A streaming replica for the reads that tolerate a bounded lag (lists, daily usage, run history). */
+    replicaUrl: dbUrl('KILN_DATABASE_REPLICA_URL'),
+    /** Past this lag (replayed WAL position, in time) or while unreachable, the replica's reads go to the primary, ms. */
+    replicaMaxLagMs: millis('KILN_REPLICA_MAX_LAG', 5000),
     dataDir: path.resolve(str('KILN_DATA_DIR', '.kiln')),
     embeddedPort: int('KILN_EMBEDDED_PG_PORT', 0, 0, 65535),
     port,
@@ -225,6 +256,12 @@ export function loadConfig() {
     /** When an account's parallel slots are all busy, look again after this long (a freed slot wakes it sooner), ms. */
     slotRetryMs: int('KILN_SLOT_RETRY_MS', 2000, 10),
     workerConcurrency: int('KILN_WORKER_CONCURRENCY', 8, 1, 1000),
+    /**
+     * graphile-worker's own connections per worker process (direct: it LISTENs and locks jobs).
+     * Tasks run their queries on KILN_DB_POOL_SIZE's pool (pooled behind PgBouncer), so this pool
+     * only fetches and completes jobs; see docs/operators.md for the arithmetic.
+     */
+    workerDbPoolSize: int('KILN_WORKER_DB_POOL_SIZE', 10, 2, 1000),
     /** How often a worker records that it is alive (and checks that it still holds its lease). */
     workerHeartbeatSeconds: int('KILN_WORKER_HEARTBEAT_SECONDS', 5, 1),
     /** How often a worker looks for dead workers (lease session gone) and unlocks their jobs, ms. */

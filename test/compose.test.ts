@@ -130,3 +130,49 @@ test('the api service\'s healthcheck passes against a ready server and fails aga
   const down = await startServer({ db: { url: 'postgres://127.0.0.1:1/kiln', sql } as any });
   assert.equal(await exitCode(Number(new URL(down.origin).port)), 1);
 });
+
+// ---------------------------------------------------------------- the scale-out shape (issue 31)
+
+const scale = parse(fs.readFileSync(path.join(root, 'docker-compose.scale.yml'), 'utf8'), { merge: true });
+
+test('docker-compose.scale.yml: a primary, a streaming replica, PgBouncer, two api, two worker, MinIO — each with a healthcheck where it serves', () => {
+  assert.deepEqual(Object.keys(scale.services).sort(),
+    ['api-1', 'api-2', 'migrate', 'minio', 'minio-init', 'pgbouncer', 'postgres', 'postgres-replica', 'worker-1', 'worker-2']);
+  for (const name of ['postgres', 'postgres-replica', 'pgbouncer', 'api-1', 'api-2', 'minio']) assert.ok(scale.services[name].healthcheck, `${name} has a healthcheck`);
+  assert.match(scale.services['postgres-replica'].command.join('\n'), /pg_basebackup -h postgres .* -R /);
+  assert.match(scale.services['postgres-replica'].healthcheck.test.join(' '), /pg_is_in_recovery/);
+  const ini = scale.services.pgbouncer.command.join('\n');
+  assert.match(ini, /pool_mode = transaction/);
+  assert.match(scale.services.pgbouncer.build.dockerfile_inline, /FROM debian:bookworm-slim[\s\S]*apt-get install .*pgbouncer/);
+  for (const name of ['api-1', 'api-2', 'worker-1', 'worker-2']) {
+    const svc = scale.services[name];
+    assert.equal(svc.command.join(' '), name.replace(/-\d$/, ''));
+    assert.ok(commands[svc.command.join(' ')]);
+    assert.match(svc.environment.DATABASE_URL, /@postgres:5432\//, `${name}: direct to the primary`);
+    assert.match(svc.environment.KILN_DATABASE_POOLER_URL, /@pgbouncer:6432\//, `${name}: queries through PgBouncer`);
+    assert.equal(svc.depends_on.pgbouncer.condition, 'service_healthy');
+    for (const key of Object.keys(svc.environment)) {
+      if (!key.startsWith('AWS_')) assert.ok(configSource.includes(`'${key}'`), `${name}: ${key} is read in src/config.ts`);
+    }
+  }
+  for (const name of ['api-1', 'api-2']) assert.match(scale.services[name].environment.KILN_DATABASE_REPLICA_URL, /@postgres-replica:5432\//);
+  // Migrations take a session advisory lock: direct, never through the pooler's URL.
+  assert.equal(scale.services.migrate.command.join(' '), 'migrate');
+  assert.match(scale.services.migrate.environment.DATABASE_URL, /@postgres:5432\//);
+});
+
+test('the scale api\'s configuration loads: pooled, direct and replica URLs, the lag bound', async () => {
+  const { loadConfig } = await import('../src/config.ts');
+  const saved = { ...process.env };
+  try {
+    for (const [k, v] of Object.entries(scale.services['api-1'].environment)) process.env[k] = interpolate(String(v));
+    const config = loadConfig();
+    assert.match(config.poolerUrl!, /pgbouncer:6432/);
+    assert.match(config.replicaUrl!, /postgres-replica:5432/);
+    assert.equal(config.replicaMaxLagMs, 5000);
+    assert.equal(config.store.backend, 's3');
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+});

@@ -12,6 +12,8 @@ import { consumeAccountRateLimit } from '../db/sql/consume_account_rate_limit.ts
 import { ApiError, errors, isDataError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { withTimeout } from '../db/timeout.ts';
+import type { Queryable } from '../db/pool.ts';
+import { readTolerant } from '../db/replica.ts';
 import { bearerKey, hashKey, sessionSecret } from './keys.ts';
 
 /** read, write; keys: manage the keys (and read the audit log) of the billing scope; admin: the operator's routes (admins only). */
@@ -81,12 +83,43 @@ export function authorizedCall<P, X>(
   );
 }
 
+/** One read of a caller the primary has authorized already. */
+export interface CallerItem<P> {
+  caller: Caller;
+  payload: P;
+}
+
+/**
+ * A batched read that tolerates the replica's bounded lag (db/replica.ts) for callers already
+ * authorized: a replica cannot write, so it cannot run an AuthorizedCall (which debits the read
+ * bucket in the same statement). `run` is one read-only SQL call returning a row per item by ord.
+ */
+export type CallerRead<P, X> = (ctx: Context) => Batcher<CallerItem<P>, X>;
+
+export function callerRead<P, X>(
+  max: number,
+  run: (sql: Queryable, ctx: Context, items: Array<CallerItem<P>>) => Promise<Iterable<{ ord: number } & X>> & { cancel?: () => unknown },
+): CallerRead<P, X> {
+  return perOwner<Context, CallerItem<P>, X>(
+    max,
+    (ctx) => async (items, timeLeftMs) => byOrd(items.length, await readTolerant(ctx, (sql) => run(sql, ctx, items), timeLeftMs)),
+    (ctx) => ({ maxInFlight: REQUEST_BATCHES_IN_FLIGHT, timeoutMs: ctx.config.limiterTimeoutMs }),
+  );
+}
+
 /** A route's or tool's access rule. */
 export interface Access<P = unknown, X = unknown> {
   scope: Scope;
   bucket: Bucket;
   /** The read or write done in the same SQL call as the authorization (default: authorization alone). */
   call?: AuthorizedCall<P, X>;
+  /**
+   * The same read as `call` for a caller authorized already, on the read replica: used instead of
+   * `call` while a replica is configured and within KILN_REPLICA_MAX_LAG — the key is then
+   * authorized on the primary first (authorizeOnly: the same scope, bucket and rpm) — so the
+   * limits stay exact and only the read tolerates the lag.
+   */
+  replicaRead?: CallerRead<P, X>;
   /**
    * Reads and checks what `call` needs (the body, the path ids, the query) before the SQL call.
    * Errors it throws are answered only once the key checks out (a 401/403/429 comes first).
@@ -223,6 +256,12 @@ export async function authorizeKey<P, X>(ctx: Context, hash: Buffer, access: Acc
   if (payload === ALONE || !access.call) {
     const caller = callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope, via);
     return { caller, row: null, payload: payload === ALONE ? null : payload };
+  }
+  if (access.replicaRead && ctx.replica?.fresh()) {
+    const auth = await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null });
+    const caller = callerOf(auth, access.scope, via);
+    const read = await access.replicaRead(ctx).add({ caller, payload });
+    return { caller, row: { ...auth, ...read } as AuthRow & X, payload };
   }
   const row = await submit(ctx, access.call, { hash, scope: access.scope, bucket: access.bucket, payload });
   return { caller: callerOf(row, access.scope, via), row, payload };

@@ -6,6 +6,8 @@ import type { Config } from '../config.ts';
 import { startEmbedded } from '../db/embedded.ts';
 import { migrate } from '../db/migrate.ts';
 import { connect, type Sql } from '../db/pool.ts';
+import { Replica } from '../db/replica.ts';
+import type { Logger } from '../log.ts';
 import { loadSeeds } from '../storage/seeds.ts';
 
 /**
@@ -23,8 +25,12 @@ export async function migrateAndSeed(url: string, opts: { includeCurrent?: boole
 }
 
 export interface Database {
+  /** The primary, direct (DATABASE_URL or the embedded cluster). */
   url: string;
+  /** Queries: through KILN_DATABASE_POOLER_URL when set, else the direct pool. */
   sql: Sql;
+  /** Direct to the primary, for what a transaction-mode pooler cannot carry (LISTEN); `sql` itself without a pooler. */
+  direct: Sql;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -54,14 +60,37 @@ export async function openDatabase(
     await stopEmbedded?.();
     throw e;
   }
-  const sql = connect(url, { max: opts.poolSize ?? config.dbPoolSize });
+  const max = opts.poolSize ?? config.dbPoolSize;
+  // Behind the pooler the direct pool carries only LISTEN (postgres.js gives each listen its own
+  // connection) and the odd NOTIFY: two at most, opened on first use.
+  const direct = connect(url, { max: config.poolerUrl ? 2 : max });
+  const sql = config.poolerUrl ? connect(config.poolerUrl, { max, prepare: false }) : direct;
   return {
     url,
     sql,
+    direct,
     embedded: !config.databaseUrl,
     async close() {
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), sql !== direct && direct.end({ timeout: 5 })]);
       await stopEmbedded?.();
+    },
+  };
+}
+
+/**
+ * The read replica of an API process (KILN_DATABASE_REPLICA_URL), sampling its lag once a second;
+ * null when none is configured. `close` stops the sampling and ends its pool.
+ */
+export function openReplica(config: Config, primary: Sql, log: Logger): { replica: Replica; close(): Promise<void> } | null {
+  if (!config.replicaUrl) return null;
+  // A replica that is down must not hold a read for long: it falls back to the primary.
+  const replica = new Replica(connect(config.replicaUrl, { max: config.dbPoolSize, appName: 'kiln-replica', connectTimeout: 2 }), primary, config.replicaMaxLagMs, log);
+  void replica.start();
+  return {
+    replica,
+    async close() {
+      replica.close();
+      await replica.sql.end({ timeout: 2 });
     },
   };
 }

@@ -3,7 +3,7 @@
 
 import http from 'node:http';
 import { toNodeHandler } from 'h3/node';
-import { openDatabase } from './boot.ts';
+import { openDatabase, openReplica } from './boot.ts';
 import type { Config } from '../config.ts';
 import { createContext } from '../context.ts';
 import { generateKey } from '../auth/keys.ts';
@@ -11,7 +11,7 @@ import { API_PREFIX } from '../http/route.ts';
 import { createApp } from '../http/server.ts';
 import { extensions } from './mounts.ts';
 import { startWorker } from '../worker/worker.ts';
-import { errorFields } from '../log.ts';
+import { createLogger, errorFields } from '../log.ts';
 import { parseArgs } from './args.ts';
 import { createFirstAccount } from '../db/sql/create_first_account.ts';
 
@@ -27,7 +27,10 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
   // Migrate on start for the embedded default; with DATABASE_URL operators run `kiln migrate`
   // (as in docker-compose.yml), but `serve` migrates too so one command is enough.
   const db = await openDatabase(config, { migrate: !config.databaseUrl || (opts.api && opts.worker), handleSignals: false });
-  const ctx = createContext(config, db.sql, shutdown.signal);
+  const log = createLogger(config.logLevel);
+  // Lists, daily usage and run history read the replica while it keeps up (API processes only).
+  const replica = opts.api ? openReplica(config, db.sql, log) : null;
+  const ctx = createContext(config, db.sql, shutdown.signal, { direct: db.direct, replica: replica?.replica });
 
   let server: http.Server | null = null;
   let worker: Awaited<ReturnType<typeof startWorker>> | null = null;
@@ -50,6 +53,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
         }),
         worker?.stop(),
       ]);
+      await replica?.close();
       await db.close();
     })();
     return stopping;

@@ -15,8 +15,25 @@ export { MIGRATIONS_FOLDER };
 
 const { clearAllPools } = createRequire(import.meta.url)('graphile-migrate/dist/pgReal.js') as { clearAllPools(): void };
 
-/** Applies graphile-worker's schema and every committed migration. Idempotent. */
+/** db/roles.sql: the cluster-wide roles the migrations grant to (kiln_analyst). */
+export const ROLES_FILE = path.join(MIGRATIONS_FOLDER, '..', 'roles.sql');
+
+/**
+ * Makes the roles the migrations grant to, before they run (graphile-migrate advises roles
+ * outside migrations: they belong to the cluster, not to one database). Idempotent.
+ */
+export async function ensureRoles(url: string): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(fs.readFileSync(ROLES_FILE, 'utf8'));
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Makes the roles, then applies graphile-worker's schema and every committed migration. Idempotent. */
 export async function migrate(url: string, opts: { includeCurrent?: boolean } = {}): Promise<void> {
+  await ensureRoles(url);
   // On a pool of ours, ended before we return (see ./pg-pool.ts).
   const workerPool = ownedPgPool(url, { max: 1 });
   try {

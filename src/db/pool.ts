@@ -7,9 +7,24 @@ export type Sql = postgres.Sql<{}>;
 /** What a typed SQL wrapper (db/sql/) runs on: the pool or a transaction. */
 export type Queryable = postgres.ISql<{}>;
 
-export function connect(url: string, opts: { max?: number; appName?: string } = {}): Sql {
+export interface ConnectOptions {
+  max?: number;
+  appName?: string;
+  /**
+   * false behind PgBouncer in transaction mode: each transaction may run on another server
+   * connection, where a named prepared statement does not exist (PgBouncer 1.18 does not carry
+   * them). Statements then go out unnamed (the extended protocol, still parameterised).
+   */
+  prepare?: boolean;
+  /** Seconds to wait for a connection (a replica that is down must not hold a read for long). */
+  connectTimeout?: number;
+}
+
+export function connect(url: string, opts: ConnectOptions = {}): Sql {
   return postgres(url, {
     max: opts.max ?? 10,
+    prepare: opts.prepare ?? true,
+    connect_timeout: opts.connectTimeout ?? 30,
     // Money is bigint; keep it exact as a JS bigint-safe string → number where safe at the edges.
     types: {},
     onnotice: () => {},

@@ -36,7 +36,8 @@ export async function watchCancels(ctx: Context): Promise<CancelWatch> {
       }
     })();
   };
-  const sub = await ctx.sql.listen(
+  // Direct: a LISTEN sent through PgBouncer in transaction mode would not stay on one session.
+  const sub = await ctx.direct.listen(
     CANCEL_CHANNEL,
     (payload) => {
       abortGenerations([payload.toLowerCase()]);

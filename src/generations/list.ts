@@ -3,10 +3,12 @@
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
-import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
+import { authorizedCall, callerRead, type AuthorizedCall, type Caller, type CallerRead } from '../auth/access.ts';
 import type { Context } from '../context.ts';
 import { listGenerations } from '../db/sql/list_generations.ts';
+import { listGenerationsForCallers } from '../db/sql/list_generations_for_callers.ts';
 import { listGenerationsForKeys, type GenerationPage } from '../db/sql/list_generations_for_keys.ts';
+import { readTolerant } from '../db/replica.ts';
 import { errors } from '../errors.ts';
 import { signingKey } from '../internal/signing.ts';
 import { registerSchemas } from '../schemas.ts';
@@ -155,6 +157,18 @@ export const listGenerationsCall: AuthorizedCall<ListQuery, { body: GenerationPa
   );
 });
 
+/** GET /generations on the read replica, for keys the primary authorized (see Access.replicaRead). */
+export const listGenerationsReplica: CallerRead<ListQuery, { body: GenerationPage | null }> = callerRead(100, (sql, _ctx, items) => {
+  generationStats.readBatches++;
+  generationStats.reads += items.length;
+  const q = items.map((i) => i.payload);
+  return listGenerationsForCallers(
+    sql, items.map((i) => i.caller.accountId), items.map((i) => i.caller.workspaceId), 'api', q.map((x) => x.limit),
+    q.map((x) => x.before?.at ?? null), q.map((x) => x.before?.id ?? null), q.map((x) => x.statuses),
+    q.map((x) => x.types), q.map((x) => x.model), q.map((x) => x.since),
+  );
+});
+
 /** A page as the API answers it: every item rendered by renderGeneration (signed URLs and all). */
 export async function renderPage(ctx: Context, page: GenerationPage): Promise<GenerationListBody> {
   const data: GenerationStatusBody[] = await Promise.all(page.data.map((g) => renderGeneration(ctx, g)));
@@ -166,9 +180,10 @@ export async function renderPage(ctx: Context, page: GenerationPage): Promise<Ge
  * through its own origin, as GET /generations answers a key for the REST API's.
  */
 export async function listGenerationsOf(ctx: Context, caller: Caller, q: ListQuery): Promise<GenerationListBody> {
-  const [row] = await listGenerations(
-    ctx.sql, caller.accountId, caller.workspaceId, caller.origin, q.limit, q.before?.at ?? null, q.before?.id ?? null,
+  // Tolerates the replica's bounded lag, as GET /generations does.
+  const [row] = await readTolerant(ctx, (sql) => listGenerations(
+    sql, caller.accountId, caller.workspaceId, caller.origin, q.limit, q.before?.at ?? null, q.before?.id ?? null,
     q.statuses, q.types, q.model, q.since,
-  );
+  ));
   return renderPage(ctx, row?.body ?? { data: [], next: null });
 }

@@ -198,9 +198,13 @@ export class Hub {
 
 const hubs = new WeakMap<Sql, Hub>();
 
-/** The hub of a pool (one listening connection per pool, shared by every context on it). */
-export function hubOf(ctx: { sql: Sql; log: Logger }): Hub {
-  let hub = hubs.get(ctx.sql);
-  if (!hub) hubs.set(ctx.sql, (hub = new Hub(ctx.sql, ctx.log)));
+/**
+ * The hub of a pool (one listening connection per pool, shared by every context on it): the
+ * direct pool, never the pooler's — PgBouncer in transaction mode does not keep a LISTEN.
+ */
+export function hubOf(ctx: { sql: Sql; direct?: Sql; log: Logger }): Hub {
+  const sql = ctx.direct ?? ctx.sql;
+  let hub = hubs.get(sql);
+  if (!hub) hubs.set(sql, (hub = new Hub(sql, ctx.log)));
   return hub;
 }

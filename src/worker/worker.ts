@@ -55,8 +55,8 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
   const logger = workerLogger(ctx);
   let stopping = false;
   // graphile-worker's connections, on a pool this worker owns and ends itself (../db/pg-pool.ts);
-  // the runners of successive leases share it. graphile-worker's default size.
-  const pgPool = ownedPgPool(url, { max: 10, name: 'kiln-worker', onError: (e) => { if (!stopping) ctx.log.warn('worker pool connection error', errorFields(e)); } });
+  // the runners of successive leases share it. graphile-worker's default size (10) unless set.
+  const pgPool = ownedPgPool(url, { max: ctx.config.workerDbPoolSize, name: 'kiln-worker', onError: (e) => { if (!stopping) ctx.log.warn('worker pool connection error', errorFields(e)); } });
   let term: Term;
   let restarting: Promise<void> | null = null;
 

@@ -1,7 +1,10 @@
 // Workflow service shared by REST and MCP: list saved workflows, start a run (snapshot + plan +
 // enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
 
-import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
+import { authorizedCall, callerRead, type AuthorizedCall, type Caller, type CallerRead } from '../auth/access.ts';
+import { readTolerant } from '../db/replica.ts';
+import { listWorkflowsForCallers } from '../db/sql/list_workflows_for_callers.ts';
+import { listWorkflowRunsForCallers } from '../db/sql/list_workflow_runs_for_callers.ts';
 import { rowToModel } from '../billing/catalog.ts';
 import { cancelWorkflowRun } from '../db/sql/cancel_workflow_run.ts';
 import { cancelWorkflowRunsForKeys, type CancelWorkflowRunsForKeysRow } from '../db/sql/cancel_workflow_runs_for_keys.ts';
@@ -51,13 +54,18 @@ export function parsePage(input: { limit?: unknown; offset?: unknown }): Page {
 /** The workflows of the caller's scope (its workspace, else its account), most recently updated first. Throws ApiError invalid_request for a bad page. */
 export async function listWorkflows(ctx: Context, caller: Caller, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowSummaryBody[] }> {
   const { limit, offset } = parsePage(page);
-  const [row] = await listWorkflowsSql(ctx.sql, caller.accountId, caller.workspaceId, limit, offset);
+  const [row] = await readTolerant(ctx, (sql) => listWorkflowsSql(sql, caller.accountId, caller.workspaceId, limit, offset));
   return { data: row!.data };
 }
 
 /** GET /workflows in one round trip: authorizes each key and reads its page of workflows in the same call. */
 export const listWorkflowsCall: AuthorizedCall<Page, { body: WorkflowSummaryBody[] | null }> = authorizedCall(100, ({ sql, config }, items) =>
   listWorkflowsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.limit), items.map((i) => i.payload.offset)));
+
+/** GET /workflows on the read replica, for keys the primary authorized (see Access.replicaRead). */
+export const listWorkflowsReplica: CallerRead<Page, { body: WorkflowSummaryBody[] | null }> = callerRead(100, (sql, _ctx, items) =>
+  listWorkflowsForCallers(sql, items.map((i) => i.caller.accountId), items.map((i) => i.caller.workspaceId),
+    items.map((i) => i.payload.limit), items.map((i) => i.payload.offset)));
 
 export interface RunAccepted {
   id: string;
@@ -248,11 +256,16 @@ export const listRunsCall: AuthorizedCall<RunPage, { body: WorkflowRunSummaryRow
   listWorkflowRunsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.workflowId),
     items.map((i) => i.payload.limit), items.map((i) => i.payload.offset)));
 
+/** GET /workflows/{id}/runs on the read replica, for keys the primary authorized (see Access.replicaRead). */
+export const listRunsReplica: CallerRead<RunPage, { body: WorkflowRunSummaryRow[] | null }> = callerRead(100, (sql, _ctx, items) =>
+  listWorkflowRunsForCallers(sql, items.map((i) => i.caller.accountId), items.map((i) => i.caller.workspaceId),
+    items.map((i) => i.payload.workflowId), items.map((i) => i.payload.limit), items.map((i) => i.payload.offset)));
+
 /** The runs of the caller's workflow, newest first. Throws ApiError invalid_request (bad id or page), not_found. */
 export async function listRuns(ctx: Context, caller: Caller, workflowId: string, page: { limit?: unknown; offset?: unknown } = {}): Promise<{ data: WorkflowRunSummaryBody[] }> {
   if (!isUuid(workflowId)) throw errors.invalid('id: must be a uuid');
   const { limit, offset } = parsePage(page);
-  const [row] = await listWorkflowRuns(ctx.sql, caller.accountId, caller.workspaceId, workflowId.toLowerCase(), limit, offset);
+  const [row] = await readTolerant(ctx, (sql) => listWorkflowRuns(sql, caller.accountId, caller.workspaceId, workflowId.toLowerCase(), limit, offset));
   if (!row?.data) throw errors.notFound('Workflow');
   return { data: row.data };
 }

@@ -90,9 +90,9 @@ export interface CpuSplit {
 
 // ---------------------------------------------------------------- CPU accounting (Linux /proc)
 
-const TICKS_PER_SECOND = 100; // USER_HZ: /proc reports CPU time in these units on Linux
+export const TICKS_PER_SECOND = 100; // USER_HZ: /proc reports CPU time in these units on Linux
 
-function cpuTicks(pid: number): number {
+export function cpuTicks(pid: number): number {
   try {
     const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return Number(fields[11]) + Number(fields[12]);
@@ -102,7 +102,7 @@ function cpuTicks(pid: number): number {
 }
 
 /** The postmaster and its children (backends, walwriter, autovacuum…). */
-function clusterTicks(postmasterPid: number): number {
+export function clusterTicks(postmasterPid: number): number {
   let total = cpuTicks(postmasterPid);
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

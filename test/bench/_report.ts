@@ -233,7 +233,26 @@ function scale(f: Figures): string[] {
   ];
 }
 
-const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale };
+/** The soak (issue 31): two API processes and two workers, pooled behind PgBouncer against direct. */
+function soak(f: Figures): string[] {
+  const rows = (f.phases as any[]).map((p, i) => {
+    const c = p.cpuPerRequest;
+    return `| ${i + 1}. ${p.mode}${p.poolSize ? ` (PgBouncer pool ${p.poolSize})` : ''} | ${p.rps} | ${p.postRps} | ${p.p50} / ${p.p99} ms | ${p.non2xx + p.errors} | ${p.connections.max} (mean ${p.connections.mean}) | ${p.oldestJobMs.max} ms (mean ${p.oldestJobMs.mean}) | ${c.apis} / ${c.workers} / ${c.pgbouncer ?? '–'} / ${c.postgres ?? '–'} |`;
+  });
+  return [
+    '## Soak: PgBouncer against direct connections (issue 31)',
+    '',
+    `Two \`kiln api\` and two \`kiln worker\` processes (\`KILN_DB_POOL_SIZE=10\`, \`KILN_WORKER_DB_POOL_SIZE=4\`), ${f.seconds} s per phase, under the same closed-loop mix per API process (16 connections cycling POST /generations, GET /generations, GET /usage, GET /generations?status=completed; 64 keys); \`KILN_BENCH_ONLY=soak npm run bench\` (\`KILN_SOAK_SECONDS\`, \`KILN_SOAK_PHASES\`). Connections: the database's rows in \`pg_stat_activity\` sampled once a second, the bench's own left out; the queue's oldest job likewise. CPU: µs per request of the API processes / workers / PgBouncer / Postgres.`,
+    '',
+    '| phase | req/s | POSTs/s | p50 / p99 | non-2xx | server connections (max) | oldest queued job (max) | CPU µs/req api / worker / pgbouncer / postgres |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    `Pooled ÷ direct: throughput **${f.throughputRatio}** (goal ≥ 0.9), server connections **${f.connectionRatio}** (goal ≤ 0.333).`,
+  ];
+}
+
+const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, soak };
 
 /** One section's markdown, markers included. */
 export function renderSection(name: string, figures: Figures, run: RunInfo): string {

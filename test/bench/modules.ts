@@ -4,6 +4,7 @@ import type { BenchContext } from './run.ts';
 import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchScale } from './scale.ts';
+import { benchSoak } from './soak.ts';
 import { benchWait } from './wait.ts';
 import { benchWebhooks } from './webhooks.ts';
 import { benchWorkflows } from './workflows.ts';
@@ -15,4 +16,8 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   wait: async (ctx) => ctx.report('wait', { ...(await benchWait(ctx)) }),
   webhooks: async (ctx) => ctx.report('webhooks', { ...(await benchWebhooks(ctx)) }),
   scale: async (ctx) => ctx.report('scale', { ...(await benchScale(ctx)) }),
+  // Not in a full run unless named: 2 × KILN_SOAK_SECONDS (5 min each by default).
+  ...(process.env.KILN_BENCH_ONLY?.split(',').map((x) => x.trim()).includes('soak')
+    ? { soak: async (ctx: BenchContext) => ctx.report('soak', { ...(await benchSoak(ctx)) }) }
+    : {}),
 };

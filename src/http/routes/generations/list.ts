@@ -3,7 +3,7 @@
 import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
 import type { GenerationPage } from '../../../db/sql/list_generations_for_keys.ts';
-import { GenerationList, ListGenerationsQuery, listGenerationsCall, parseListQuery, renderPage, type ListQuery } from '../../../generations/list.ts';
+import { GenerationList, ListGenerationsQuery, listGenerationsCall, listGenerationsReplica, parseListQuery, renderPage, type ListQuery } from '../../../generations/list.ts';
 
 export default defineRoute<ListQuery, { body: GenerationPage | null }>({
   method: 'GET',
@@ -22,6 +22,8 @@ export default defineRoute<ListQuery, { body: GenerationPage | null }>({
   errors: [400, 401, 403, 429, 503],
   // Authorization, rate limit and the read in one round trip; a bad query still answers 401/403/429 first.
   call: listGenerationsCall,
+  // With a read replica that keeps up: authorized on the primary, read there (docs/operators.md).
+  replicaRead: listGenerationsReplica,
   prepare: (ctx, event) => parseListQuery(ctx, Object.fromEntries(
     (['limit', 'cursor', 'status', 'type', 'model', 'since'] as const).map((n) => [n, queryParam(event, n)]),
   )),

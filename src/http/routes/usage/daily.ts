@@ -3,7 +3,7 @@
 import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
 import type { DailyUsageJson } from '../../../db/sql/get_daily_usage_for_keys.ts';
-import { DailyUsage, DailyUsageQuery, dailyUsageCall, parseDailyRange, type DailyRange } from '../../../billing/daily.ts';
+import { DailyUsage, DailyUsageQuery, dailyUsageCall, dailyUsageReplica, parseDailyRange, type DailyRange } from '../../../billing/daily.ts';
 import { errors } from '../../../errors.ts';
 
 export default defineRoute<DailyRange, { body: DailyUsageJson | null }>({
@@ -23,6 +23,7 @@ export default defineRoute<DailyRange, { body: DailyUsageJson | null }>({
   errors: [400, 401, 403, 429, 503],
   // Authorization, rate limit and the read in one round trip; a bad range still answers 401/403/429 first.
   call: dailyUsageCall,
+  replicaRead: dailyUsageReplica,
   prepare: (_ctx, event) => parseDailyRange({ from: queryParam(event, 'from'), to: queryParam(event, 'to') }),
   async handler(_ctx, event, { row }) {
     if (!row?.body) throw errors.notFound('Account');

@@ -6,7 +6,7 @@ import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
 import { isUuid } from '../../../schemas.ts';
 import { ListLimit, RunListOffset, WorkflowRunList } from '../../../workflows/schemas.ts';
-import { listRunsCall, parsePage, type RunPage } from '../../../workflows/service.ts';
+import { listRunsCall, listRunsReplica, parsePage, type RunPage } from '../../../workflows/service.ts';
 import type { WorkflowRunSummaryRow } from '../../../db/sql/list_workflow_runs.ts';
 import { WorkflowIdParam } from './_params.ts';
 
@@ -25,6 +25,7 @@ export default defineRoute<RunPage, { body: WorkflowRunSummaryRow[] | null }>({
   errors: [400, 401, 403, 404, 429, 503],
   // Authorization, rate limit and the read in one round trip.
   call: listRunsCall,
+  replicaRead: listRunsReplica,
   prepare(_ctx, event) {
     const id = getRouterParam(event, 'id');
     if (!isUuid(id)) throw errors.invalid('id: must be a uuid');

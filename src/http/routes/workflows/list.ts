@@ -5,7 +5,7 @@ import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
 import type { WorkflowSummaryBody } from '../../../workflows/schemas.ts';
 import { ListLimit, ListOffset, WorkflowList } from '../../../workflows/schemas.ts';
-import { listWorkflowsCall, parsePage, type Page } from '../../../workflows/service.ts';
+import { listWorkflowsCall, listWorkflowsReplica, parsePage, type Page } from '../../../workflows/service.ts';
 
 export default defineRoute<Page, { body: WorkflowSummaryBody[] | null }>({
   method: 'GET',
@@ -21,6 +21,7 @@ export default defineRoute<Page, { body: WorkflowSummaryBody[] | null }>({
   errors: [400, 401, 403, 429, 500, 503],
   // Authorization, rate limit and the read in one round trip; a bad query still answers 401/403/429 first.
   call: listWorkflowsCall,
+  replicaRead: listWorkflowsReplica,
   prepare: (_ctx, event) => parsePage({ limit: queryParam(event, 'limit'), offset: queryParam(event, 'offset') }),
   async handler(_ctx, event, { row }) {
     return sendJson(event, { data: row!.body ?? [] }, { headers: { 'cache-control': 'no-store' } });
