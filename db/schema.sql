@@ -2139,6 +2139,17 @@ end;
 $function$;
 comment on function kiln.get_daily_usage(uuid,uuid,date,date) is 'The GET /usage/daily body: per UTC day and model, what the caller''s billing scope (the personal pool, or a workspace-bound caller''s Team pool) used — settled charges at their settled amount (kiln_private.charge_days) plus reservations still open at their reserved amount (charges_open_idx), on the day each charge was created. Without p_from: the current period; without p_to: through today. Null when the account (or workspace) does not exist; no days for a workspace the caller is no longer a member of. KI001 for from > to or more than 366 days.';
 
+CREATE OR REPLACE FUNCTION kiln.get_daily_usage_for_callers(p_account_ids uuid[], p_workspace_ids uuid[], p_froms date[], p_tos date[])
+ RETURNS TABLE(ord integer, body json)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select c.ord::int, kiln.get_daily_usage(c.account_id, p_workspace_ids[c.ord], p_froms[c.ord], p_tos[c.ord])
+  from unnest(p_account_ids) with ordinality c(account_id, ord);
+$function$;
+comment on function kiln.get_daily_usage_for_callers(uuid[],uuid[],date[],date[]) is 'GET /usage/daily for a batch of callers already authorized: the daily usage of each one''s billing scope (kiln.get_daily_usage; the caller checks the range first), by 1-based ord. Read-only: runs on a streaming replica.';
+
 CREATE OR REPLACE FUNCTION kiln.get_daily_usage_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_froms date[], p_tos date[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
  LANGUAGE sql
@@ -2447,6 +2458,20 @@ end;
 $function$;
 comment on function kiln.list_generations(uuid,uuid,text,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone) is 'A page of an account''s generations in one billing scope (p_workspace_id null = the personal budget) created through p_origin, newest first, before (p_before_at, p_before_id) (keyset), filtered by statuses, types, model and created at or after p_since (null = any): {data: [kiln_private.generation_body], next: {at: epoch microseconds, id} | null}. At most 2 × 4 index probes of a page each.';
 
+CREATE OR REPLACE FUNCTION kiln.list_generations_for_callers(p_account_ids uuid[], p_workspace_ids uuid[], p_origin text, p_limits integer[], p_before_ats timestamp with time zone[], p_before_ids uuid[], p_statuses text[], p_types text[], p_model_ids text[], p_sinces timestamp with time zone[])
+ RETURNS TABLE(ord integer, body json)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- Per request, statuses and types come as comma-separated lists (null = any).
+  select c.ord::int, kiln.list_generations(
+           c.account_id, p_workspace_ids[c.ord], p_origin, p_limits[c.ord], p_before_ats[c.ord], p_before_ids[c.ord],
+           string_to_array(p_statuses[c.ord], ','), string_to_array(p_types[c.ord], ','), p_model_ids[c.ord], p_sinces[c.ord])
+  from unnest(p_account_ids) with ordinality c(account_id, ord);
+$function$;
+comment on function kiln.list_generations_for_callers(uuid[],uuid[],text,integer[],timestamp with time zone[],uuid[],text[],text[],text[],timestamp with time zone[]) is 'GET /generations for a batch of callers already authorized (account, billing scope): the page of each (kiln.list_generations), by 1-based ord. Read-only: runs on a streaming replica.';
+
 CREATE OR REPLACE FUNCTION kiln.list_generations_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_origin text, p_limits integer[], p_before_ats timestamp with time zone[], p_before_ids uuid[], p_statuses text[], p_types text[], p_model_ids text[], p_sinces timestamp with time zone[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
  LANGUAGE sql
@@ -2560,6 +2585,17 @@ AS $function$
 $function$;
 comment on function kiln.list_workflow_runs(uuid,uuid,uuid,integer,integer) is 'A page of the account''s runs of a workflow of its scope (deleted or not), newest first (id, status, progress, createdAt, completedAt, retryOf); null when the workflow is not the scope''s.';
 
+CREATE OR REPLACE FUNCTION kiln.list_workflow_runs_for_callers(p_account_ids uuid[], p_workspace_ids uuid[], p_workflow_ids uuid[], p_limits integer[], p_offsets integer[])
+ RETURNS TABLE(ord integer, body json)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select c.ord::int, kiln.list_workflow_runs(c.account_id, p_workspace_ids[c.ord], p_workflow_ids[c.ord], p_limits[c.ord], p_offsets[c.ord])
+  from unnest(p_account_ids) with ordinality c(account_id, ord);
+$function$;
+comment on function kiln.list_workflow_runs_for_callers(uuid[],uuid[],uuid[],integer[],integer[]) is 'GET /workflows/{id}/runs for a batch of callers already authorized: the page of runs of each (kiln.list_workflow_runs; null body when the workflow is not the caller''s scope''s), by 1-based ord. Read-only: runs on a streaming replica.';
+
 CREATE OR REPLACE FUNCTION kiln.list_workflow_runs_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_workflow_ids uuid[], p_limits integer[], p_offsets integer[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
  LANGUAGE sql
@@ -2600,6 +2636,17 @@ begin
 end;
 $function$;
 comment on function kiln.list_workflows(uuid,uuid,integer,integer) is 'The workflow summaries (id, name, updated_at) of the caller''s scope (kiln_private.workflow_scopes), deleted ones left out, most recently updated first. KI001 for a limit outside 1–100 or a negative offset.';
+
+CREATE OR REPLACE FUNCTION kiln.list_workflows_for_callers(p_account_ids uuid[], p_workspace_ids uuid[], p_limits integer[], p_offsets integer[])
+ RETURNS TABLE(ord integer, body json)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select c.ord::int, kiln.list_workflows(c.account_id, p_workspace_ids[c.ord], p_limits[c.ord], p_offsets[c.ord])
+  from unnest(p_account_ids) with ordinality c(account_id, ord);
+$function$;
+comment on function kiln.list_workflows_for_callers(uuid[],uuid[],integer[],integer[]) is 'GET /workflows for a batch of callers already authorized: the page of each one''s scope''s workflows (kiln.list_workflows), by 1-based ord. Read-only: runs on a streaming replica.';
 
 CREATE OR REPLACE FUNCTION kiln.list_workflows_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_limits integer[], p_offsets integer[])
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body json)
