@@ -17,7 +17,7 @@ export interface TestUser {
 export interface TestProvider {
   issuer: string;
   clientId: string;
-  clientSecret: string;
+  clientSecret: string | undefined;
   /** Login name (the `sub`) → claims. A login not listed signs in with no email. */
   users: Map<string, TestUser>;
   /** Registers the client with these redirect URIs (once, after Kiln's servers know their URLs); the provider answers from then on. */
@@ -25,27 +25,32 @@ export interface TestProvider {
   close(): Promise<void>;
 }
 
-export async function startProvider(opts: { clientId?: string; clientSecret?: string } = {}): Promise<TestProvider> {
+export async function startProvider(opts: {
+  clientId?: string;
+  /** null: a public client (token_endpoint_auth_method none, PKCE alone). */
+  clientSecret?: string | null;
+  /** false: the scopes' claims only from UserInfo, as OIDC Core has it for the code flow (oidc-provider's default). */
+  claimsInIdToken?: boolean;
+} = {}): Promise<TestProvider> {
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const users = new Map<string, TestUser>();
   const clientId = opts.clientId ?? 'kiln-console';
-  const clientSecret = opts.clientSecret ?? 'a-test-client-secret-that-is-long-enough';
+  const clientSecret = opts.clientSecret === null ? undefined : (opts.clientSecret ?? 'a-test-client-secret-that-is-long-enough');
   const register = (redirectUris: string[]) => {
     const provider = new Provider(issuer, {
       clients: [{
         client_id: clientId,
-        client_secret: clientSecret,
+        ...(clientSecret ? { client_secret: clientSecret, token_endpoint_auth_method: 'client_secret_basic' } : { token_endpoint_auth_method: 'none' }),
         redirect_uris: redirectUris,
         grant_types: ['authorization_code'],
         response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_basic',
       }],
       // Every authorization request must carry a PKCE challenge (S256), confidential client or not.
       pkce: { required: () => true },
-      // Claims of the requested scopes go into the ID token too (not only userinfo).
-      conformIdTokenClaims: false,
+      // By default the claims of the requested scopes go into the ID token too (not only UserInfo).
+      conformIdTokenClaims: opts.claimsInIdToken === false,
       claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
       cookies: { keys: ['a-test-cookie-key-for-the-provider'] },
       async findAccount(_ctx: unknown, sub: string) {

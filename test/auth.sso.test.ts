@@ -5,8 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import type { Config } from '../src/config.ts';
-import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+import { ConfigError, loadConfig, type Config } from '../src/config.ts';
+import { api, createAccount, createKey, startServer, withEnv, type TestServer } from './_setup.ts';
 import { providerSignIn, startProvider, type TestProvider } from './_oidc.ts';
 
 let provider: TestProvider;
@@ -14,6 +14,9 @@ let srv: TestServer;
 /** A second server on the same database whose public URL is https (behind a proxy, say). */
 let https: TestServer;
 let bare: TestServer;
+/** A provider that keeps the scopes' claims in UserInfo, and a public client of it (no secret). */
+let provider2: TestProvider;
+let pub: TestServer;
 
 const HTTPS_URL = 'https://kiln.example';
 
@@ -50,6 +53,10 @@ before(async () => {
   https = await startServer({ db: srv.db, config: { oidc: oidcSettings(provider), publicUrl: HTTPS_URL } });
   bare = await startServer({ db: srv.db, config: { oidc: undefined } });
   provider.register([`${srv.origin}/auth/callback`, `${HTTPS_URL}/auth/callback`]);
+  provider2 = await startProvider({ clientId: 'kiln-public', clientSecret: null, claimsInIdToken: false });
+  pub = await startServer({ db: srv.db, config: { oidc: { ...oidcSettings(provider2)!, clientSecret: undefined } } });
+  provider2.register([`${pub.origin}/auth/callback`]);
+  provider2.users.set('fay', { email: 'fay@allowed.test', email_verified: true, groups: ['kiln-admins'] });
   provider.users.set('dana', { email: 'dana@allowed.test', email_verified: true, groups: ['staff'] });
   provider.users.set('erin', { email: 'erin@allowed.test', email_verified: true, groups: ['kiln-admins'] });
 });
@@ -141,6 +148,14 @@ test('the callback works once: the same code again is refused (by the provider),
   assert.match(await tampered.res.text(), /state differs/);
 });
 
+test('a public client (no secret, PKCE alone) signs in; email and groups come from UserInfo when the ID token lacks them', async () => {
+  const r = await signIn(pub, 'fay');
+  assert.equal(r.res.status, 302);
+  const me = await api(pub.base, null, '/session', { headers: { cookie: r.cookie! } });
+  assert.equal(me.body.user.email, 'fay@allowed.test');
+  assert.equal(me.body.user.admin, true);
+});
+
 test('Secure cookies when the public URL is https', async () => {
   const r = await signIn(https, 'dana');
   assert.match(r.tx, /; Secure$/);
@@ -192,4 +207,19 @@ test('PUT /session/workspace switches between personal and a workspace of the us
   const k = await api(srv.base, key, '/session');
   assert.equal(k.status, 404);
   assert.equal((await api(srv.base, null, '/session')).status, 401);
+});
+
+test('the SSO settings: read once, refused when incomplete; an http issuer only outside production', () => {
+  const base = { KILN_OIDC_ISSUER: 'https://id.example.com', KILN_OIDC_CLIENT_ID: 'kiln', NODE_ENV: undefined };
+  const o = withEnv({ ...base, KILN_OIDC_ALLOWED_DOMAINS: 'Example.com, corp.test', KILN_SESSION_IDLE: '30m' }, () => loadConfig());
+  assert.deepEqual(o.oidc, { issuer: 'https://id.example.com', clientId: 'kiln', clientSecret: undefined, scopes: ['openid', 'email', 'profile'],
+    allowedDomains: ['example.com', 'corp.test'], adminGroup: undefined });
+  assert.equal(o.sessionIdleSeconds, 1800);
+  assert.equal(withEnv({ KILN_OIDC_ISSUER: undefined }, () => loadConfig()).oidc, undefined);
+  assert.throws(() => withEnv({ ...base, KILN_OIDC_CLIENT_ID: undefined }, () => loadConfig()), ConfigError);
+  assert.throws(() => withEnv({ ...base, KILN_OIDC_SCOPES: 'email profile' }, () => loadConfig()), ConfigError);
+  assert.throws(() => withEnv({ ...base, KILN_SESSION_IDLE: '12' }, () => loadConfig()), ConfigError);
+  const dev = { ...base, KILN_OIDC_ISSUER: 'http://127.0.0.1:9000' };
+  assert.equal(withEnv(dev, () => loadConfig()).oidc?.issuer, 'http://127.0.0.1:9000');
+  assert.throws(() => withEnv({ ...dev, NODE_ENV: 'production' }, () => loadConfig()), /https under NODE_ENV=production/);
 });

@@ -62,19 +62,25 @@ export function SessionControls({ client, info, onChange, onSignOut }: {
   };
   const signOut = async () => {
     setBusy(true);
+    setError(null);
     // Same origin: the browser sends the cookie and the Origin the server checks.
-    await fetch('/auth/logout', { method: 'POST' }).catch(() => {});
-    onSignOut();
+    const ended = await fetch('/auth/logout', { method: 'POST' }).then((r) => r.ok, () => false);
+    // Not ended on the server: say so rather than pretend (the cookie would still sign this browser in).
+    if (ended) onSignOut();
+    else {
+      setError('Sign-out failed; try again.');
+      setBusy(false);
+    }
   };
   return (
     <div class="session">
       <label class="sr-only" for="workspace-switcher">Workspace</label>
       <select id="workspace-switcher" value={info.workspaceId ?? ''} disabled={busy} title={info.user.email}
-        onChange={(e) => choose((e.target as HTMLSelectElement).value)} aria-describedby={error ? 'workspace-error' : undefined}>
+        onChange={(e) => choose((e.target as HTMLSelectElement).value)} aria-describedby={error ? 'session-error' : undefined}>
         <option value="">Personal</option>
         {info.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
       </select>
-      {error && <span id="workspace-error" class="notice error small" role="alert">{error}</span>}
+      {error && <span id="session-error" class="notice error small" role="alert">{error}</span>}
       <button type="button" class="btn ghost small" onClick={signOut} disabled={busy} title={`Signed in as ${info.user.email}`}>Sign out</button>
     </div>
   );
