@@ -16,6 +16,7 @@ import { startProvider, type TestProvider } from './_oidc.ts';
 
 const CHROMIUM = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.resolve(import.meta.dirname, 'artifacts', 'sso');
+const AXE = fs.readFileSync(path.resolve(import.meta.dirname, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
 let provider: TestProvider;
 let srv: TestServer;
@@ -43,6 +44,16 @@ async function newBrowser(): Promise<{ context: BrowserContext; page: Page }> {
   });
   page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   return { context, page };
+}
+
+/** axe-core's serious and critical findings on the page (evaluated over the DevTools protocol: the CSP forbids inline scripts). */
+async function noSeriousViolations(page: Page, where: string) {
+  await page.evaluate(AXE);
+  const found = await page.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v: any) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3) }));
+  });
+  assert.deepEqual(found.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical'), [], `axe on ${where}`);
 }
 
 async function shot(page: Page, name: string) {
@@ -131,6 +142,7 @@ test('the sign-in page offers Sign in with SSO beside the API key form', async (
   await sso.waitFor();
   assert.equal(await sso.getAttribute('href'), '/auth/login');
   await page.getByRole('textbox', { name: 'API key' }).waitFor();
+  await noSeriousViolations(page, 'the sign-in page with SSO');
   await shot(page, '01-sign-in-with-sso');
   await context.close();
 });
@@ -156,6 +168,7 @@ test('a linked identity signs in as its user: the console opens with the workspa
   assert.equal(cookie.sameSite, 'Lax');
   assert.equal(cookie.path, '/');
   assert.equal((await aliceContext.cookies(`${srv.origin}/auth/callback`)).find((c) => c.name === 'kiln_sso'), undefined, 'the transaction cookie is gone');
+  await noSeriousViolations(alicePage, 'the console signed in by SSO');
   await shot(alicePage, '02-signed-in-personal');
 
   // No Authorization header: the page's requests carry the cookie alone.
@@ -277,6 +290,15 @@ test('a page of another origin cannot use the session cookie: its POST gets 403 
   const out = await fetch(`${srv.origin}/auth/logout`, { method: 'POST', headers: { cookie, origin: evilOrigin } });
   assert.equal(out.status, 403);
   assert.equal((await api(srv.base, null, '/usage', { headers: { cookie } })).status, 200);
+});
+
+test('a session that ends while the console is open (revoked here) sends it back to the sign-in page', async () => {
+  await bobPage.goto(`${srv.origin}/console/#/overview`);
+  await bobPage.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  const [acct] = await srv.db.sql`select id from kiln_private.accounts where lower(email) = 'bob@allowed.test'`;
+  await srv.db.sql`update kiln_private.api_keys set revoked_at = now() where kind = 'session' and account_id = ${acct!.id} and revoked_at is null`;
+  await bobPage.getByRole('navigation').getByRole('link', { name: 'Generations', exact: true }).click();
+  await bobPage.getByRole('link', { name: 'Sign in with SSO' }).waitFor();
   await bobContext.close();
 });
 

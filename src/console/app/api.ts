@@ -30,10 +30,18 @@ export function storeKey(key: string | null): void {
   }
 }
 
-/** A client with this API key, or (null) with the SSO session cookie the browser sends by itself. */
-export function makeClient(apiKey: string | null): KilnClient {
+/**
+ * A client with this API key, or (null) with the SSO session cookie the browser sends by itself;
+ * `onUnauthorized` hears every 401 (for a session: it ended, so the console signs out).
+ */
+export function makeClient(apiKey: string | null, onUnauthorized?: () => void): KilnClient {
+  const fetchAndWatch = async (r: Request) => {
+    const res = await fetch(r);
+    if (res.status === 401) onUnauthorized?.();
+    return res;
+  };
   // Same origin as the page: the CSP allows no other.
-  return createKilnClient({ baseUrl: location.origin, ...(apiKey ? { apiKey } : { session: true }), retry: { maxAttempts: 3 } });
+  return createKilnClient({ baseUrl: location.origin, ...(apiKey ? { apiKey } : { session: true }), retry: { maxAttempts: 3 }, fetch: fetchAndWatch });
 }
 
 export function errorText(e: unknown): string {

@@ -126,7 +126,8 @@ function App() {
   const [key, setKey] = useState<string | null>(storedKey);
   const [session, setSession] = useSession(!key);
   const sso = session.state === 'active' ? session.info : null;
-  const client = useMemo(() => (key ? makeClient(key) : sso ? makeClient(null) : null), [key, !!sso]);
+  // A session that ends (idle, revoked) answers 401: back to the sign-in page.
+  const client = useMemo(() => (key ? makeClient(key) : sso ? makeClient(null, () => setSession({ state: 'none' })) : null), [key, !!sso]);
   if (session.state === 'checking') return <main class="boot"><p>Loading the Kiln console…</p></main>;
   if (!client) return <SignIn onKey={setKey} />;
   const signOut = () => {
