@@ -1,13 +1,10 @@
 // The console session as a resource: who it is (GET /session) and the workspace it acts in (PUT
-// /session/workspace). Only a session cookie has one; an API key is answered 404.
+// /session/workspace), by the hash of its cookie (routes/session/_cookie.ts finds it).
 
 import * as v from 'valibot';
-import type { H3Event } from 'h3';
-import type { Caller } from './access.ts';
-import { hashKey, sessionSecret } from './keys.ts';
 import type { Context } from '../context.ts';
 import { sessionInfo, switchSessionWorkspace, type SessionInfo } from '../db/sql/sessions.ts';
-import { ApiError, errors } from '../errors.ts';
+import { errors } from '../errors.ts';
 import { parseWith, registerSchemas, Uuid } from '../schemas.ts';
 
 const dateTime = v.pipe(v.string(), v.isoTimestamp());
@@ -30,24 +27,16 @@ export const SwitchWorkspaceRequest = v.object({
 
 registerSchemas({ Session, SwitchWorkspaceRequest });
 
-/** The session cookie's hash of a request authorized as a session; 404 for an API key. */
-function sessionHash(caller: Caller, event: H3Event): Buffer {
-  const secret = caller.via === 'session' ? sessionSecret(event.req.headers.get('cookie')) : null;
-  if (!secret) throw new ApiError('not_found', 'This request has no console session: it was made with an API key. Sessions come from the console\'s SSO sign-in.');
-  return hashKey(secret);
-}
-
-export async function sessionOf(ctx: Context, caller: Caller, event: H3Event): Promise<SessionInfo> {
-  const [row] = await sessionInfo(ctx.sql, sessionHash(caller, event));
+export async function sessionOf(ctx: Context, hash: Buffer): Promise<SessionInfo> {
+  const [row] = await sessionInfo(ctx.sql, hash);
   // Authorized a moment ago, gone now (signed out or revoked in between).
   if (!row?.s) throw errors.unauthorized();
   return row.s;
 }
 
-export async function switchWorkspace(ctx: Context, caller: Caller, event: H3Event, input: unknown): Promise<SessionInfo> {
-  const hash = sessionHash(caller, event);
+export async function switchWorkspace(ctx: Context, hash: Buffer, input: unknown): Promise<SessionInfo> {
   const body = parseWith(SwitchWorkspaceRequest, input);
   const [row] = await switchSessionWorkspace(ctx.sql, hash, body.workspaceId?.toLowerCase() ?? null);
   if (!row!.ok) throw errors.unauthorized();
-  return sessionOf(ctx, caller, event);
+  return sessionOf(ctx, hash);
 }

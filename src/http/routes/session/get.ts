@@ -2,6 +2,7 @@
 
 import { sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
+import { sessionHash } from './_cookie.ts';
 import { Session, sessionOf } from '../../../auth/session.ts';
 
 export default defineRoute({
@@ -18,6 +19,6 @@ export default defineRoute({
   success: { status: 200, description: 'The session.', schema: Session },
   errors: [401, 404, 429, 503],
   async handler(ctx, event, { caller }) {
-    return sendJson(event, await sessionOf(ctx, caller, event), { headers: { 'cache-control': 'no-store' } });
+    return sendJson(event, await sessionOf(ctx, sessionHash(caller, event)), { headers: { 'cache-control': 'no-store' } });
   },
 });

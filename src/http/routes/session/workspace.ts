@@ -2,6 +2,7 @@
 
 import { readJson, sendJson } from '../../json.ts';
 import { defineRoute } from '../../route.ts';
+import { sessionHash } from './_cookie.ts';
 import { Session, switchWorkspace, SwitchWorkspaceRequest } from '../../../auth/session.ts';
 
 export default defineRoute<unknown>({
@@ -21,6 +22,6 @@ export default defineRoute<unknown>({
   errors: [400, 401, 403, 404, 413, 415, 429, 503],
   prepare: (ctx, event) => readJson(event, ctx.config.maxBodyBytes),
   async handler(ctx, event, { caller, payload }) {
-    return sendJson(event, await switchWorkspace(ctx, caller, event, payload), { headers: { 'cache-control': 'no-store' } });
+    return sendJson(event, await switchWorkspace(ctx, sessionHash(caller, event), payload), { headers: { 'cache-control': 'no-store' } });
   },
 });
