@@ -5,8 +5,18 @@
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider from 'oidc-provider';
 import { onCleanup } from './_setup.ts';
+
+// oidc-provider's advice at start (an in-memory adapter, development keys and forms, Node 20: all
+// what a test wants) is not test output. Filtered before it loads, as some of it comes at import.
+for (const level of ['warn', 'info'] as const) {
+  const original = console[level];
+  console[level] = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith('oidc-provider ')) return;
+    original.apply(console, args);
+  };
+}
+const { default: Provider } = await import('oidc-provider');
 
 export interface TestUser {
   email?: string;
