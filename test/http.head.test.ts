@@ -19,7 +19,8 @@ before(async () => {
   // MCP mounted (a loopback issuer) and webhooks to loopback allowed: every mount is in the table.
   srv = await startMcpServer({ config: { webhookAllowPrivate: true } });
   const a = await createAccount(srv.db.sql);
-  key = (await createKey(srv.db.sql, a.id)).key;
+  // The keys scope too, so that GET /keys and GET /audit answer 200 like every other GET route.
+  key = (await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys'] })).key;
   const gen = await api(srv.base, key, '/generations', { body: { type: 'code', prompt: 'hello' } });
   assert.equal(gen.status, 202, JSON.stringify(gen.body));
   ids.generations = gen.body.id;
