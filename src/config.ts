@@ -97,6 +97,8 @@ function oidcConfig() {
   const issuer = opt('KILN_OIDC_ISSUER');
   if (!issuer) return undefined;
   if (!/^https?:\/\/[^\s]+$/.test(issuer)) throw new ConfigError('KILN_OIDC_ISSUER must be an http(s) URL');
+  // Over http the provider's answers (tokens, keys) are not protected in transit: development only.
+  if (production() && !issuer.startsWith('https://')) throw new ConfigError('KILN_OIDC_ISSUER must be https under NODE_ENV=production');
   const clientId = opt('KILN_OIDC_CLIENT_ID');
   if (!clientId) throw new ConfigError('KILN_OIDC_ISSUER needs KILN_OIDC_CLIENT_ID');
   const scopes = str('KILN_OIDC_SCOPES', 'openid email profile').split(/\s+/).filter(Boolean);

@@ -59,7 +59,12 @@ export interface KilnClientOptions {
   /** The service's URL, e.g. `http://127.0.0.1:8787`; a trailing `/api/v1` is accepted too. */
   baseUrl: string;
   /** An API key (`kiln_live_…`), sent as `Authorization: Bearer`. */
-  apiKey: string;
+  apiKey?: string;
+  /**
+   * Instead of a key: the console's SSO session cookie, which a browser page served by Kiln sends
+   * by itself (same origin); no Authorization header is sent. Not for programs: they use keys.
+   */
+  session?: boolean;
   /** A fetch implementation (default: the global one). */
   fetch?: (request: Request) => Promise<Response>;
   retry?: Partial<RetryOptions>;
@@ -149,11 +154,11 @@ function newKey(): string {
 
 export function createKilnClient(options: KilnClientOptions) {
   if (!options.baseUrl) throw new TypeError('createKilnClient: baseUrl is required');
-  if (!options.apiKey) throw new TypeError('createKilnClient: apiKey is required');
+  if (!options.apiKey && !options.session) throw new TypeError('createKilnClient: apiKey is required');
   const retry = retryOptions(options.retry);
   const raw = createClient<paths>({
     baseUrl: apiRoot(options.baseUrl),
-    headers: { authorization: `Bearer ${options.apiKey}` },
+    headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
     fetch: retryingFetch(options.fetch ?? ((r) => globalThis.fetch(r)), retry),
   });
 

@@ -598,6 +598,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current console session
+         * @description Who the console session of this request's cookie is, the workspace it acts in, the workspaces it may switch to, and when it ends. Only a console session (the `kiln_session` cookie from the SSO sign-in at `/auth/login`) has one: a request with an API key gets 404, one with neither (or an ended session) 401.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/session/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Switch the session's workspace
+         * @description From the next request on, the session acts in (and bills) this Team workspace of its user, or personally with `null`. 404 when the user is not a current member of it, or when the request was made with an API key (a key's workspace is fixed when it is created). As for every unsafe request authenticated by the session cookie, the `Origin` must be the public URL's (else 403 `forbidden`).
+         */
+        put: operations["switchSessionWorkspace"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1279,6 +1319,34 @@ export interface components {
             data: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` for the next (older) page; null on the last. */
             nextCursor: string | null;
+        };
+        Session: {
+            user: {
+                /** Format: uuid */
+                id: string;
+                email: string;
+                /** @description An admin (set by an operator, or by KILN_OIDC_ADMIN_GROUP at the last sign-in): the session has the `admin` scope. */
+                admin: boolean;
+            };
+            /** @description The Team workspace the session acts in and bills; null = personal. */
+            workspaceId: string | null;
+            /** @description The workspaces the user is a member of: what `PUT /session/workspace` accepts. */
+            workspaces: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+                /** @enum {string} */
+                role: "owner" | "admin" | "member";
+            }[];
+            /**
+             * Format: date-time
+             * @description When the session ends unless used again (KILN_SESSION_IDLE after its last use, at most 7 days after sign-in).
+             */
+            expiresAt: string;
+        };
+        SwitchWorkspaceRequest: {
+            /** @description One of `workspaces[].id`, or null to act personally. */
+            workspaceId: string | null;
         };
     };
     responses: never;
@@ -4709,6 +4777,176 @@ export interface operations {
             };
             /** @description The key lacks the scope this endpoint needs. */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    switchSessionWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwitchWorkspaceRequest"];
+            };
+        };
+        responses: {
+            /** @description The session, acting in the workspace. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Error. */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

@@ -64,7 +64,7 @@ async function consolePage(ctx: Context): Promise<Response> {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="no-referrer">${ctx.config.oidc ? '\n<meta name="kiln-sso" content="/auth/login">' : ''}
 <title>Kiln console</title>
 <link rel="icon" href="/console/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/console/assets/${style.name}">

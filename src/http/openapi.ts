@@ -30,6 +30,7 @@ const TAGS: Record<string, string> = {
   Workflows: 'Saved workflows — create, read, replace (optimistic, with `If-Match`), delete — and their server-side runs: start, poll, stream, cancel, retry, and the run\'s graph.',
   Webhooks: 'Endpoints that receive the scope\'s events, signed the Standard Webhooks way, and their delivery log.',
   Keys: 'API keys a billing scope manages itself (create, rotate with a grace period, revoke, cap with a budget), and its audit log. Needs the `keys` scope.',
+  Session: 'The console session of a browser signed in with SSO (`/auth/login`): who it is, and the workspace it acts in. API keys have none.',
   Events: 'Every event of the key\'s billing scope as one resumable server-sent event stream.',
   Meta: 'This document.',
 };

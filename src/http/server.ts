@@ -9,6 +9,7 @@ import { ApiError, envelope, toApiError } from '../errors.ts';
 import { json } from './json.ts';
 import { errorFields } from '../log.ts';
 import { mountHealth } from './health.ts';
+import { mountSso } from './sso.ts';
 import { buildOpenApi } from './openapi.ts';
 import { API_PREFIX, type RouteDef } from './route.ts';
 import { apiRoutes } from './routes/index.ts';
@@ -81,6 +82,7 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
     });
   }
   mountHealth(app, ctx);
+  mountSso(app, ctx);
   for (const extend of opts.extend ?? []) extend(app, ctx);
   app.all('/**', () => {
     throw new ApiError('not_found', 'No such endpoint.');

@@ -1,6 +1,7 @@
 // The console's only way to the server: the public REST API through kiln/client, with the API key
-// kept in sessionStorage (never in a URL, never logged). Also what the console remembers of the
-// generations it started (their request and when each status was seen), which GET bodies lack.
+// kept in sessionStorage (never in a URL, never logged) or the SSO session's HttpOnly cookie. Also
+// what the console remembers of the generations it started (their request and when each status
+// was seen), which GET bodies lack.
 
 import { createKilnClient, KilnError, type Generation, type GenerationRequest, type KilnClient, type WebhookEndpoint } from '../../client/index.ts';
 
@@ -29,9 +30,18 @@ export function storeKey(key: string | null): void {
   }
 }
 
-export function makeClient(apiKey: string): KilnClient {
+/**
+ * A client with this API key, or (null) with the SSO session cookie the browser sends by itself;
+ * `onUnauthorized` hears every 401 (for a session: it ended, so the console signs out).
+ */
+export function makeClient(apiKey: string | null, onUnauthorized?: () => void): KilnClient {
+  const fetchAndWatch = async (r: Request) => {
+    const res = await fetch(r);
+    if (res.status === 401) onUnauthorized?.();
+    return res;
+  };
   // Same origin as the page: the CSP allows no other.
-  return createKilnClient({ baseUrl: location.origin, apiKey, retry: { maxAttempts: 3 } });
+  return createKilnClient({ baseUrl: location.origin, ...(apiKey ? { apiKey } : { session: true }), retry: { maxAttempts: 3 }, fetch: fetchAndWatch });
 }
 
 export function errorText(e: unknown): string {

@@ -1,12 +1,13 @@
-// The Kiln console: sign in with an API key, then six sections over the public REST API.
+// The Kiln console: sign in with an API key (or SSO, session.tsx), then six sections over the public REST API.
 
-import { render } from 'preact';
+import { render, type ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, makeClient, storedKey, storeKey, type KilnClient } from './api.ts';
 import { Generations } from './generations.tsx';
 import { Models } from './models.tsx';
 import { Overview } from './overview.tsx';
 import { Playground } from './playground.tsx';
+import { SessionControls, SsoSignIn, useSession } from './session.tsx';
 import { Webhooks } from './webhooks.tsx';
 import { Workflows } from './workflows.tsx';
 import { go, useRoute } from './ui.tsx';
@@ -58,6 +59,7 @@ function SignIn({ onKey }: { onKey: (key: string) => void }) {
       <form class="card signin-card" onSubmit={submit} noValidate>
         <div class="brand big"><Logo /><span>Kiln</span></div>
         <h1>Sign in to the console</h1>
+        <SsoSignIn />
         <p class="muted">Use an API key from <code>kiln key create</code> (or the one <code>npm start</code> printed). It stays in this tab's session storage and is sent only to this server.</p>
         <label for="api-key">API key</label>
         <input id="api-key" class="masked" type="text" autoComplete="off" spellcheck={false} autoCapitalize="off" placeholder="kiln_live_…"
@@ -70,7 +72,7 @@ function SignIn({ onKey }: { onKey: (key: string) => void }) {
   );
 }
 
-function Shell({ client, onSignOut }: { client: KilnClient; onSignOut: () => void }) {
+function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: () => void; account?: ComponentChildren }) {
   const route = useRoute();
   const section = SECTIONS.find((s) => s.path === route[0]) ?? SECTIONS[0];
   const mainRef = useRef<HTMLElement>(null);
@@ -105,7 +107,7 @@ function Shell({ client, onSignOut }: { client: KilnClient; onSignOut: () => voi
         </nav>
         <div class="topbar-end">
           <a class="docs-link" href="/docs">API docs</a>
-          <button type="button" class="btn ghost small" onClick={onSignOut}>Sign out</button>
+          {account ?? <button type="button" class="btn ghost small" onClick={onSignOut}>Sign out</button>}
         </div>
       </header>
       <main id="main" ref={mainRef} class="content">
@@ -122,13 +124,21 @@ function Shell({ client, onSignOut }: { client: KilnClient; onSignOut: () => voi
 
 function App() {
   const [key, setKey] = useState<string | null>(storedKey);
-  const client = useMemo(() => (key ? makeClient(key) : null), [key]);
+  const [session, setSession] = useSession(!key);
+  const sso = session.state === 'active' ? session.info : null;
+  // A session that ends (idle, revoked) answers 401: back to the sign-in page.
+  const client = useMemo(() => (key ? makeClient(key) : sso ? makeClient(null, () => setSession({ state: 'none' })) : null), [key, !!sso]);
+  if (session.state === 'checking') return <main class="boot"><p>Loading the Kiln console…</p></main>;
   if (!client) return <SignIn onKey={setKey} />;
-  return <Shell client={client} onSignOut={() => {
+  const signOut = () => {
     storeKey(null);
     setKey(null);
+    setSession({ state: 'none' });
     go('overview');
-  }} />;
+  };
+  // A workspace switch remounts the sections, so each reloads in the new scope.
+  return <Shell key={sso ? sso.workspaceId ?? 'personal' : 'key'} client={client} onSignOut={signOut}
+    account={sso && <SessionControls client={client} info={sso} onChange={(info) => setSession({ state: 'active', info })} onSignOut={signOut} />} />;
 }
 
 const root = document.getElementById('app')!;

@@ -38,6 +38,8 @@ import createKey from './keys/create.ts';
 import rotateKey from './keys/rotate.ts';
 import revokeKey from './keys/delete.ts';
 import listAudit from './audit/list.ts';
+import getSession from './session/get.ts';
+import switchSessionWorkspace from './session/workspace.ts';
 
 export const apiRoutes: RouteDef[] = [
   listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
@@ -45,4 +47,5 @@ export const apiRoutes: RouteDef[] = [
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
   listKeys, createKey, rotateKey, revokeKey, listAudit,
+  getSession, switchSessionWorkspace,
 ];

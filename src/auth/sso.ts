@@ -1,0 +1,253 @@
+// Single sign-on to the console: the OpenID Connect authorization code flow with PKCE (S256),
+// state and nonce, through openid-client. The flow's secrets travel in a short-lived encrypted
+// cookie (no database write before the provider has signed someone in); a completed transaction
+// is claimed in SQL so it works once. Who may enter is kiln.sign_in's rule; a session is a hashed
+// row made by kiln.create_session in the same transaction.
+
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as oidc from 'openid-client';
+import type { Context } from '../context.ts';
+import { claimSignIn, createSession, endSession, signIn } from '../db/sql/sessions.ts';
+import { errorFields } from '../log.ts';
+import { signingKey } from '../internal/signing.ts';
+import { generateSessionSecret, hashKey, SESSION_COOKIE } from './keys.ts';
+
+/** The cookie that carries one sign-in's PKCE verifier, state and nonce from /auth/login to /auth/callback. */
+export const TRANSACTION_COOKIE = 'kiln_sso';
+/** How long a sign-in may take at the provider. */
+export const TRANSACTION_SECONDS = 600;
+
+export type SsoConfig = NonNullable<Context['config']['oidc']>;
+
+/** The redirect URI registered at the provider: KILN_PUBLIC_URL + /auth/callback. */
+export function redirectUri(ctx: Context): string {
+  return `${ctx.config.publicUrl}/auth/callback`;
+}
+
+/** Cookies get `Secure` when the public URL is https. */
+export function secureCookies(ctx: Context): boolean {
+  return ctx.config.publicUrl.startsWith('https:');
+}
+
+/** A Set-Cookie value: HttpOnly and SameSite=Lax always (the callback is a top-level GET from the provider). */
+export function cookie(ctx: Context, name: string, value: string, path: string, maxAgeSeconds: number): string {
+  return `${name}=${value}; Path=${path}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secureCookies(ctx) ? '; Secure' : ''}`;
+}
+
+export const clearTransactionCookie = (ctx: Context) => cookie(ctx, TRANSACTION_COOKIE, '', '/auth', 0);
+export const clearSessionCookie = (ctx: Context) => cookie(ctx, SESSION_COOKIE, '', '/', 0);
+
+// ------------------------------------------------------------------ the provider
+
+const clients = new WeakMap<object, Promise<oidc.Configuration>>();
+
+/**
+ * The provider's configuration, discovered once per process (a failed discovery is tried again on
+ * the next sign-in). A client secret authenticates with client_secret_basic unless the provider
+ * lists only client_secret_post; no secret: a public client, PKCE alone.
+ */
+function provider(ctx: Context, o: SsoConfig): Promise<oidc.Configuration> {
+  let p = clients.get(ctx.config);
+  if (!p) {
+    const insecure = o.issuer.startsWith('http:');
+    p = oidc.discovery(new URL(o.issuer), o.clientId, undefined, oidc.None(), {
+      execute: insecure ? [oidc.allowInsecureRequests] : [],
+      timeout: 10,
+    }).then((found) => {
+      const meta = found.serverMetadata();
+      const methods = meta.token_endpoint_auth_methods_supported;
+      const auth = !o.clientSecret ? oidc.None()
+        : methods && !methods.includes('client_secret_basic') && methods.includes('client_secret_post')
+          ? oidc.ClientSecretPost(o.clientSecret) : oidc.ClientSecretBasic(o.clientSecret);
+      const cfg = new oidc.Configuration(meta, o.clientId, o.clientSecret ? { client_secret: o.clientSecret } : undefined, auth);
+      if (insecure) oidc.allowInsecureRequests(cfg);
+      cfg.timeout = 10;
+      return cfg;
+    });
+    p.catch(() => clients.delete(ctx.config));
+    clients.set(ctx.config, p);
+  }
+  return p;
+}
+
+// ------------------------------------------------------------------ the transaction cookie
+
+interface Transaction {
+  /** state */
+  s: string;
+  /** nonce */
+  n: string;
+  /** PKCE code verifier */
+  v: string;
+  /** expiry, epoch seconds */
+  e: number;
+}
+
+const keys = new WeakMap<object, Promise<Buffer>>();
+
+/** AES-256-GCM key for transaction cookies: HKDF over the server's signing secret (every process derives the same). */
+function cookieKey(ctx: Context): Promise<Buffer> {
+  let k = keys.get(ctx.config);
+  if (!k) {
+    k = signingKey(ctx).then((s) => Buffer.from(hkdfSync('sha256', s, 'kiln', 'sso-transaction/v1', 32)));
+    k.catch(() => keys.delete(ctx.config));
+    keys.set(ctx.config, k);
+  }
+  return k;
+}
+
+async function seal(ctx: Context, tx: Transaction): Promise<string> {
+  const iv = randomBytes(12);
+  const c = createCipheriv('aes-256-gcm', await cookieKey(ctx), iv);
+  const body = Buffer.concat([c.update(JSON.stringify(tx), 'utf8'), c.final()]);
+  return Buffer.concat([iv, c.getAuthTag(), body]).toString('base64url');
+}
+
+/** The transaction of a Cookie header, or null when absent, altered, or expired. */
+async function open(ctx: Context, cookieHeader: string | null): Promise<Transaction | null> {
+  const raw = readCookie(cookieHeader, TRANSACTION_COOKIE);
+  if (!raw || raw.length > 2048 || !/^[A-Za-z0-9_-]+$/.test(raw)) return null;
+  const buf = Buffer.from(raw, 'base64url');
+  if (buf.length < 29) return null;
+  try {
+    const d = createDecipheriv('aes-256-gcm', await cookieKey(ctx), buf.subarray(0, 12));
+    d.setAuthTag(buf.subarray(12, 28));
+    const tx = JSON.parse(Buffer.concat([d.update(buf.subarray(28)), d.final()]).toString('utf8')) as Transaction;
+    if (typeof tx.s !== 'string' || typeof tx.n !== 'string' || typeof tx.v !== 'string' || typeof tx.e !== 'number') return null;
+    return tx.e > Date.now() / 1000 ? tx : null;
+  } catch {
+    return null;
+  }
+}
+
+function readCookie(header: string | null, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq >= 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+// ------------------------------------------------------------------ the flow
+
+/** GET /auth/login: where to send the browser, and the transaction cookie to set. */
+export async function beginSignIn(ctx: Context, o: SsoConfig): Promise<{ location: string; cookie: string }> {
+  const cfg = await provider(ctx, o);
+  const tx: Transaction = {
+    s: oidc.randomState(),
+    n: oidc.randomNonce(),
+    v: oidc.randomPKCECodeVerifier(),
+    e: Math.floor(Date.now() / 1000) + TRANSACTION_SECONDS,
+  };
+  const url = oidc.buildAuthorizationUrl(cfg, {
+    redirect_uri: redirectUri(ctx),
+    scope: o.scopes.join(' '),
+    response_type: 'code',
+    code_challenge: await oidc.calculatePKCECodeChallenge(tx.v),
+    code_challenge_method: 'S256',
+    state: tx.s,
+    nonce: tx.n,
+  });
+  return { location: url.href, cookie: cookie(ctx, TRANSACTION_COOKIE, await seal(ctx, tx), '/auth', TRANSACTION_SECONDS) };
+}
+
+/** How a callback ended; every refusal names why, for the page the browser gets. */
+export type SignInResult =
+  | { outcome: 'signed_in'; cookie: string; accountId: string; provisioned: boolean }
+  | { outcome: 'refused'; reason: 'not_allowed' | 'email_in_use'; email: string | null }
+  | { outcome: 'invalid'; reason: 'no_transaction' | 'state_mismatch' | 'provider_error' | 'code_refused' | 'replayed'; detail?: string }
+  | { outcome: 'unavailable' };
+
+/**
+ * GET /auth/callback: checks the transaction (cookie present, state equal), redeems the code with
+ * the PKCE verifier (the provider refuses a code used before), validates the ID token (issuer,
+ * audience, signature, expiry, nonce), then in one transaction: claims the sign-in (once), applies
+ * kiln.sign_in's rule and, for a user, makes the session.
+ */
+export async function completeSignIn(ctx: Context, o: SsoConfig, callbackUrl: URL, cookieHeader: string | null,
+  who: { ip?: string; requestId?: string; userAgent?: string | null }): Promise<SignInResult> {
+  const tx = await open(ctx, cookieHeader);
+  if (!tx) return { outcome: 'invalid', reason: 'no_transaction' };
+  const params = callbackUrl.searchParams;
+  const state = params.get('state');
+  if (state === null || !same(state, tx.s)) return { outcome: 'invalid', reason: 'state_mismatch' };
+  const error = params.get('error');
+  if (error !== null) return { outcome: 'invalid', reason: 'provider_error', detail: (params.get('error_description') ?? error).slice(0, 300) };
+
+  let cfg: oidc.Configuration;
+  let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+  // The URL the provider redirected to, as registered: the public URL's, whatever proxy came between.
+  const current = new URL(redirectUri(ctx));
+  current.search = callbackUrl.search;
+  try {
+    cfg = await provider(ctx, o);
+    tokens = await oidc.authorizationCodeGrant(cfg, current, { pkceCodeVerifier: tx.v, expectedState: tx.s, expectedNonce: tx.n, idTokenExpected: true });
+  } catch (e) {
+    if (e instanceof oidc.ResponseBodyError) {
+      ctx.log.info('sso: the provider refused the code', { error: e.error });
+      return { outcome: 'invalid', reason: 'code_refused', detail: e.error };
+    }
+    if (e instanceof oidc.AuthorizationResponseError) return { outcome: 'invalid', reason: 'provider_error', detail: e.error };
+    ctx.log.warn('sso: the code exchange failed', errorFields(e));
+    const code = (e as { code?: string }).code;
+    // openid-client's checks of the answer (ID token, nonce, …) are refusals; the rest is the provider being unreachable.
+    if (typeof code === 'string' && code.startsWith('OAUTH_')) return { outcome: 'invalid', reason: 'code_refused', detail: code };
+    return { outcome: 'unavailable' };
+  }
+
+  const claims = tokens.claims()!;
+  let email = typeof claims.email === 'string' ? claims.email : null;
+  let verified: unknown = claims.email_verified;
+  let groups: unknown = claims.groups;
+  // Some providers keep the scopes' claims in UserInfo only (OIDC Core 5.4 with response_type=code).
+  if ((email === null || (o.adminGroup && groups === undefined)) && cfg.serverMetadata().userinfo_endpoint && tokens.access_token) {
+    try {
+      const info = await oidc.fetchUserInfo(cfg, tokens.access_token, claims.sub);
+      if (email === null && typeof info.email === 'string') {
+        email = info.email;
+        verified = info.email_verified;
+      }
+      if (groups === undefined) groups = info.groups;
+    } catch (e) {
+      ctx.log.warn('sso: userinfo failed', errorFields(e));
+    }
+  }
+  const emailVerified = verified === true || verified === 'true';
+  const adminByGroup = o.adminGroup ? Array.isArray(groups) && groups.includes(o.adminGroup) : null;
+  const stateHash = createHash('sha256').update(tx.s).digest();
+
+  const actor = JSON.stringify({ type: 'identity', id: `${claims.iss} ${claims.sub}`.slice(0, 200), ip: who.ip ?? null, requestId: who.requestId ?? null });
+  return ctx.sql.begin(async (sql) => {
+    await sql`select set_config('kiln.actor', ${actor}, true)`;
+    const [claimed] = await claimSignIn(sql, stateHash, new Date(tx.e * 1000));
+    if (!claimed!.ok) return { outcome: 'invalid', reason: 'replayed' } as const;
+    const [row] = await signIn(sql, claims.iss, claims.sub, email, emailVerified, o.allowedDomains, adminByGroup);
+    if (!row!.account_id) return { outcome: 'refused', reason: row!.outcome === 'email_in_use' ? 'email_in_use' : 'not_allowed', email } as const;
+    const { secret, hash, displayPrefix } = generateSessionSecret();
+    await createSession(sql, row!.account_id, hash, displayPrefix, ctx.config.sessionIdleSeconds, ctx.config.sessionLifetimeSeconds,
+      `Console${who.userAgent ? `: ${who.userAgent}` : ''}`.slice(0, 200));
+    return {
+      outcome: 'signed_in',
+      cookie: cookie(ctx, SESSION_COOKIE, secret, '/', ctx.config.sessionLifetimeSeconds),
+      accountId: row!.account_id,
+      provisioned: row!.outcome === 'provisioned',
+    } as const;
+  }) as Promise<SignInResult>;
+}
+
+/** POST /auth/logout: ends the session of this cookie secret (audited as session.deleted by it). */
+export async function signOut(ctx: Context, secret: string, who: { ip?: string; requestId?: string }): Promise<boolean> {
+  const actor = JSON.stringify({ type: 'session', ip: who.ip ?? null, requestId: who.requestId ?? null });
+  return ctx.sql.begin(async (sql) => {
+    await sql`select set_config('kiln.actor', ${actor}, true)`;
+    const [row] = await endSession(sql, hashKey(secret));
+    return row!.ended;
+  }) as Promise<boolean>;
+}
