@@ -451,6 +451,15 @@ create table kiln_private.secrets (
 );
 comment on table kiln_private.secrets is 'Secrets generated once and shared by every Kiln process.';
 
+create table kiln_private.sign_in_states (
+  state_hash bytea not null,
+  expires_at timestamp with time zone not null,
+  constraint sign_in_states_pkey PRIMARY KEY (state_hash),
+  constraint sign_in_states_state_hash_check CHECK ((length(state_hash) = 32))
+);
+comment on table kiln_private.sign_in_states is 'SSO sign-in transactions already completed (SHA-256 of their state), kept until the transaction would have expired anyway: a transaction cookie works once.';
+CREATE INDEX sign_in_states_expires_idx ON kiln_private.sign_in_states USING btree (expires_at);
+
 create table kiln_private.tiers (
   tier text not null,
   default_budget_micros bigint,
@@ -1297,6 +1306,22 @@ end;
 $function$;
 comment on function kiln.claim_orphan_objects(integer,integer) is 'Claims up to p_limit bucket keys noted more than p_grace_seconds ago that no object row references (a claimed key can no longer be referenced, see kiln_private.take_object_intent): the sweep deletes their bytes, then calls kiln.forget_object_intents. The grace outlasts any presigned URL.';
 
+CREATE OR REPLACE FUNCTION kiln.claim_sign_in(p_state_hash bytea, p_expires_at timestamp with time zone)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  -- Expired claims go first: a transaction past its expiry is refused before it gets here.
+  delete from kiln_private.sign_in_states where expires_at < now();
+  insert into kiln_private.sign_in_states (state_hash, expires_at) values (p_state_hash, p_expires_at)
+    on conflict (state_hash) do nothing;
+  return found;
+end;
+$function$;
+comment on function kiln.claim_sign_in(bytea,timestamp with time zone) is 'Marks an SSO sign-in transaction (the hash of its state) as completed, once: false when it already was (a replayed callback).';
+
 CREATE OR REPLACE FUNCTION kiln.claim_upstream(p_model_id text, p_trial_seconds integer)
  RETURNS text
  LANGUAGE plpgsql
@@ -1781,17 +1806,26 @@ comment on function kiln.delete_workflow(uuid,uuid,uuid,bigint[]) is 'Deletes a 
 
 CREATE OR REPLACE FUNCTION kiln.end_session(p_key_hash bytea)
  RETURNS boolean
- LANGUAGE sql
+ LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  with ended as (
-    update kiln_private.api_keys set revoked_at = now()
-    where key_hash = p_key_hash and kind = 'session' and revoked_at is null
-    returning id)
-  select exists (select 1 from ended);
+declare
+  v_id uuid;
+begin
+  select k.id into v_id from kiln_private.api_keys k
+    where k.key_hash = p_key_hash and k.kind = 'session' and k.revoked_at is null;
+  if v_id is null then
+    return false;
+  end if;
+  -- A sign-out acts as the session it ends (the request names only its address and id).
+  perform set_config('kiln.actor', (coalesce(nullif(current_setting('kiln.actor', true), '')::jsonb, '{}')
+    || jsonb_build_object('type', 'session', 'id', v_id))::text, true);
+  update kiln_private.api_keys set revoked_at = now() where id = v_id and revoked_at is null;
+  return found;
+end;
 $function$;
-comment on function kiln.end_session(bytea) is 'Sign-out: ends the session with this cookie hash (audited as session.deleted). False when there was none.';
+comment on function kiln.end_session(bytea) is 'Sign-out: ends the session with this cookie hash (audited as session.deleted, by that session). False when there was none.';
 
 CREATE OR REPLACE FUNCTION kiln.ensure_secret(p_name text, p_candidate bytea)
  RETURNS bytea
