@@ -134,6 +134,12 @@ function storeConfig() {
 
 export type StoreConfig = ReturnType<typeof storeConfig>;
 
+/** The /metrics listener (docs/observability.md): none unless KILN_METRICS_PORT is set. */
+function metricsConfig() {
+  const port = opt('KILN_METRICS_PORT') === undefined ? undefined : int('KILN_METRICS_PORT', 0, 0, 65535);
+  return { port, host: str('KILN_METRICS_HOST', '127.0.0.1'), token: opt('KILN_METRICS_TOKEN') };
+}
+
 export function loadConfig() {
   const port = int('PORT', 8787, 0, 65535);
   const host = str('HOST', '127.0.0.1');
@@ -225,6 +231,7 @@ export function loadConfig() {
     devIssuer: bool('KILN_DEV_ISSUER', false),
     devIssuerPort: int('KILN_DEV_ISSUER_PORT', 8788, 0, 65535),
     production: production(),
+    metrics: metricsConfig(),
   };
 }
 

@@ -12,6 +12,8 @@ export interface Spawned {
   child: ChildProcess;
   /** `http://127.0.0.1:PORT/api/v1` for `kiln api`. */
   base: string;
+  /** The /metrics URL when KILN_METRICS_PORT was set (the process prints it first). */
+  metrics?: string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -30,10 +32,13 @@ export function spawnKiln(command: 'api' | 'worker' | 'serve', dbUrl: string, en
   onCleanup(() => stop('SIGKILL'));
   return new Promise((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout! });
+    let metrics: string | undefined;
     rl.on('line', (l) => {
       const m = /listening on (http:\S+)/.exec(l);
-      if (m) resolve({ child, base: m[1]!, stop });
-      else if (/worker started/i.test(l)) resolve({ child, base: '', stop });
+      const mm = /metrics on (http:\S+)/.exec(l);
+      if (mm) metrics = mm[1]!;
+      else if (m) resolve({ child, base: m[1]!, metrics, stop });
+      else if (/worker started/i.test(l)) resolve({ child, base: '', metrics, stop });
     });
     child.once('exit', (code, sig) => reject(new Error(`kiln ${command} exited early (${code ?? sig})`)));
   });

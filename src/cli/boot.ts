@@ -7,6 +7,7 @@ import { startEmbedded } from '../db/embedded.ts';
 import { migrate } from '../db/migrate.ts';
 import { connect, type Sql } from '../db/pool.ts';
 import { loadSeeds } from '../storage/seeds.ts';
+import { observePool } from '../telemetry/pool.ts';
 
 /**
  * Migrates the database (db/migrate.ts), then loads the shared seed images that ship with the
@@ -54,7 +55,8 @@ export async function openDatabase(
     await stopEmbedded?.();
     throw e;
   }
-  const sql = connect(url, { max: opts.poolSize ?? config.dbPoolSize });
+  // Observed only where telemetry was started (kiln serve | api | worker); untouched otherwise.
+  const sql = observePool('main', connect(url, { max: opts.poolSize ?? config.dbPoolSize }));
   return {
     url,
     sql,

@@ -10,6 +10,8 @@ import { webhookId } from '../events/ids.ts';
 import { attemptDelivery } from './attempt.ts';
 import { decryptSecret, signedHeaders } from './secrets.ts';
 import { DISABLE_AFTER_SECONDS } from './service.ts';
+import { countWebhook } from '../telemetry/metrics.ts';
+import { failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
 
 export interface DeliverJob {
   /** Delivery id (one per event and endpoint; the message's webhook-id is the event's, events/ids.ts). */
@@ -23,18 +25,34 @@ export interface DeliverJob {
 export const testHooks: { ca?: string | Buffer } = {};
 
 export async function deliver(ctx: Context, job: DeliverJob): Promise<string> {
-  const [row] = await beginWebhookAttempt(ctx.sql, job.d, job.r, job.n);
-  const a = row?.a;
-  if (!a) return 'stale';
-  const body = await eventBody(ctx, a.event);
-  const secrets = [await decryptSecret(ctx, Buffer.from(a.secret, 'base64'))];
-  if (a.oldSecret) secrets.push(await decryptSecret(ctx, Buffer.from(a.oldSecret, 'base64')));
-  const outcome = await attemptDelivery(a.url, signedHeaders(secrets, webhookId(a.event.id), body), body, {
-    timeoutMs: ctx.config.webhookTimeoutMs,
-    allowPrivate: ctx.config.webhookAllowPrivate,
-    ca: testHooks.ca,
+  return withSpan('webhook__deliver', { kind: SpanKind.CLIENT, attributes: { 'kiln.job.task': 'webhook__deliver', 'kiln.webhook.try': job.n } }, async (span) => {
+    const [row] = await beginWebhookAttempt(ctx.sql, job.d, job.r, job.n);
+    const a = row?.a;
+    if (!a) {
+      span?.setAttribute('kiln.outcome', 'stale');
+      return 'stale';
+    }
+    const body = await eventBody(ctx, a.event);
+    const secrets = [await decryptSecret(ctx, Buffer.from(a.secret, 'base64'))];
+    if (a.oldSecret) secrets.push(await decryptSecret(ctx, Buffer.from(a.oldSecret, 'base64')));
+    const outcome = await attemptDelivery(a.url, signedHeaders(secrets, webhookId(a.event.id), body), body, {
+      timeoutMs: ctx.config.webhookTimeoutMs,
+      allowPrivate: ctx.config.webhookAllowPrivate,
+      ca: testHooks.ca,
+    });
+    const [rec] = await recordWebhookAttempt(ctx.sql, a.id, job.r, job.n, outcome, ctx.config.webhookRetrySchedule, DISABLE_AFTER_SECONDS);
+    if (outcome.errorClass) ctx.log.debug('webhook attempt failed', { delivery: a.id, endpoint: a.endpointId, error: outcome.errorClass, status: outcome.statusCode ?? undefined });
+    // The receiver's URL is the client's: the span names its answer, never where it went.
+    if (outcome.statusCode !== null) span?.setAttribute('http.response.status_code', outcome.statusCode);
+    const status = rec?.r.status ?? 'gone';
+    if (outcome.errorClass) {
+      failSpan(span, null, outcome.errorClass);
+      countWebhook('failed_attempt');
+      if (rec?.r.disabled) countWebhook('disabled');
+    } else if (status === 'delivered') {
+      countWebhook('delivered');
+    }
+    span?.setAttribute('kiln.outcome', status);
+    return status;
   });
-  const [rec] = await recordWebhookAttempt(ctx.sql, a.id, job.r, job.n, outcome, ctx.config.webhookRetrySchedule, DISABLE_AFTER_SECONDS);
-  if (outcome.errorClass) ctx.log.debug('webhook attempt failed', { delivery: a.id, endpoint: a.endpointId, error: outcome.errorClass, status: outcome.statusCode ?? undefined });
-  return rec?.r.status ?? 'gone';
 }
