@@ -18,11 +18,12 @@ export interface Spawned {
 }
 
 /** `kiln api` or `kiln worker` against `dbUrl`, resolved once it says it is up. */
-export function spawnKiln(command: 'api' | 'worker' | 'serve', dbUrl: string, env: Record<string, string> = {}): Promise<Spawned> {
+export function spawnKiln(command: 'api' | 'worker' | 'serve', dbUrl: string, env: Record<string, string> = {}, opts: { stderr?: (line: string) => void } = {}): Promise<Spawned> {
   const child = spawn(process.execPath, [BIN, command], {
     env: { ...process.env, DATABASE_URL: dbUrl, PORT: '0', KILN_LOG: process.env.KILN_LOG ?? 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', opts.stderr ? 'pipe' : 'inherit'],
   });
+  if (opts.stderr) readline.createInterface({ input: child.stderr! }).on('line', opts.stderr);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
     const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
