@@ -12,10 +12,14 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './_otlp
 import { chatReply, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { api, createAccount, createKey, createTestDb, type TestDb } from './_setup.ts';
 import { peerModels } from './_workflows.ts';
+import { startReceiver, type Receiver } from './_webhooks.ts';
+import { createWorkflow } from '../src/workflows/saved.ts';
+import { testConfig } from './_setup.ts';
 
 let db: TestDb;
 let peer: OpenAIPeer;
 let otlp: OtlpReceiver;
+let hooks: Receiver;
 let apiProc: Spawned;
 let workerProc: Spawned;
 const apiLogs: any[] = [];
@@ -26,7 +30,9 @@ before(async () => {
   peer.script(() => chatReply('export const x = 1;'));
   await peerModels(db.sql, peer);
   otlp = await startOtlpReceiver();
-  const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-token=t0ken' };
+  hooks = await startReceiver();
+  const otel = {
+    KILN_WEBHOOK_ALLOW_PRIVATE: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100', OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-token=t0ken' };
   [apiProc, workerProc] = await Promise.all([
     spawnKiln('api', db.url, { ...otel, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'kiln-api-test', KILN_LOG: 'info' }, {
       stderr: (l) => { try { apiLogs.push(JSON.parse(l)); } catch { /* not a log line */ } },
@@ -38,6 +44,7 @@ before(async () => {
 after(async () => {
   await Promise.all([apiProc?.stop(), workerProc?.stop()]);
   await peer?.close();
+  await hooks?.close();
 });
 
 test('one trace from the POST through the worker to the provider, across two processes', async () => {
@@ -46,6 +53,8 @@ test('one trace from the POST through the worker to the provider, across two pro
   const traceId = randomBytes(16).toString('hex');
   const parentId = randomBytes(8).toString('hex');
   const prompt = `a secret prompt ${randomBytes(6).toString('hex')}`;
+  const hook = await api(apiProc.base, key, '/webhooks', { body: { url: hooks.url, events: ['generation.completed'] } });
+  assert.equal(hook.status, 201, JSON.stringify(hook.body));
   const res = await api(apiProc.base, key, '/generations', {
     body: { type: 'code', model: 'peer/coder', prompt, targetLanguage: 'tsx' },
     headers: { traceparent: `00-${traceId}-${parentId}-01` },
@@ -60,7 +69,8 @@ test('one trace from the POST through the worker to the provider, across two pro
     has((x) => x.service === 'kiln-api-test' && x.kind === 2)(s) &&
     has((x) => x.service === 'kiln-worker-test' && x.name === 'generation__run')(s) &&
     has((x) => x.service === 'kiln-worker-test' && x.name.startsWith('provider '))(s) &&
-    has((x) => x.service === 'kiln-worker-test' && x.attributes['db.system.name'] === 'postgresql')(s));
+    has((x) => x.service === 'kiln-worker-test' && x.attributes['db.system.name'] === 'postgresql')(s) &&
+    has((x) => x.name === 'webhook__deliver')(s));
   const spans = inTrace(otlp.spans);
 
   const server = spans.find((x) => x.service === 'kiln-api-test' && x.kind === 2)!;
@@ -95,6 +105,12 @@ test('one trace from the POST through the worker to the provider, across two pro
   const workerDb = spans.filter((x) => x.service === 'kiln-worker-test' && x.attributes['db.system.name'] === 'postgresql');
   assert.ok(workerDb.some((x) => x.attributes['db.stored_procedure.name'] === 'kiln.complete_generation'), JSON.stringify(workerDb.map((x) => x.name)));
 
+  // The webhook delivery of the completion joins the trace, naming the answer, never the URL.
+  const delivery = spans.find((x) => x.name === 'webhook__deliver')!;
+  assert.equal(delivery.attributes['kiln.outcome'], 'delivered');
+  assert.equal(delivery.attributes['http.response.status_code'], 200);
+  assert.ok(!JSON.stringify(delivery).includes(String(hooks.port)));
+
   // Nothing secret in any span of either process.
   for (const s of otlp.spans) {
     const text = JSON.stringify(s);
@@ -123,4 +139,26 @@ test('a request without traceparent starts its own trace; unknown paths are not 
   assert.equal(span.name, 'GET');
   assert.equal(span.parentSpanId, '');
   assert.equal(span.attributes['http.route'], undefined);
+});
+
+test('a workflow run\'s outputs, the later ones queued by the worker, join the trace of the POST that started it', async () => {
+  const acct = await createAccount(db.sql);
+  const { key } = await createKey(db.sql, acct.id);
+  const graph = {
+    nodes: [
+      { id: 'brief', kind: 'text', text: 'Autumn sale' },
+      { id: 'p1', kind: 'prompt', output: 'code', targetLanguage: 'tsx', model: 'peer/coder', prompt: 'A banner' },
+      { id: 'o1', kind: 'output', label: 'Banner' },
+      { id: 'p2', kind: 'prompt', output: 'code', targetLanguage: 'tsx', model: 'peer/coder', prompt: 'A footer like the banner' },
+      { id: 'o2', kind: 'output', label: 'Footer' },
+    ],
+    edges: [{ from: 'brief', to: 'p1' }, { from: 'p1', to: 'o1' }, { from: 'o1', to: 'p2' }, { from: 'p2', to: 'o2' }],
+  };
+  const w = await createWorkflow(db.sql, testConfig(), { accountId: acct.id, workspaceId: null, name: 'traced', graph });
+  const traceId = randomBytes(16).toString('hex');
+  const run = await api(apiProc.base, key, `/workflows/${w.id}/runs`, { method: 'POST', headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } });
+  assert.equal(run.status, 202, JSON.stringify(run.body));
+  await otlp.until((s) => s.filter((x) => x.traceId === traceId && x.name === 'generation__run').length === 2);
+  const jobs = otlp.spans.filter((x) => x.traceId === traceId && x.name === 'generation__run');
+  assert.ok(jobs.every((j) => j.attributes['kiln.outcome'] === 'completed'));
 });

@@ -11,7 +11,8 @@ import { attemptDelivery } from './attempt.ts';
 import { decryptSecret, signedHeaders } from './secrets.ts';
 import { DISABLE_AFTER_SECONDS } from './service.ts';
 import { countWebhook } from '../telemetry/metrics.ts';
-import { failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
+import { contextFrom, failSpan, SpanKind, tracingOn, withSpan } from '../telemetry/tracing.ts';
+import { eventTraceparent } from '../db/sql/event_traceparent.ts';
 
 export interface DeliverJob {
   /** Delivery id (one per event and endpoint; the message's webhook-id is the event's, events/ids.ts). */
@@ -25,13 +26,12 @@ export interface DeliverJob {
 export const testHooks: { ca?: string | Buffer } = {};
 
 export async function deliver(ctx: Context, job: DeliverJob): Promise<string> {
-  return withSpan('webhook__deliver', { kind: SpanKind.CLIENT, attributes: { 'kiln.job.task': 'webhook__deliver', 'kiln.webhook.try': job.n } }, async (span) => {
-    const [row] = await beginWebhookAttempt(ctx.sql, job.d, job.r, job.n);
-    const a = row?.a;
-    if (!a) {
-      span?.setAttribute('kiln.outcome', 'stale');
-      return 'stale';
-    }
+  const [row] = await beginWebhookAttempt(ctx.sql, job.d, job.r, job.n);
+  const a = row?.a;
+  if (!a) return 'stale';
+  // With tracing on, the delivery joins the trace of the request behind its event.
+  const parent = tracingOn() ? contextFrom(await eventTraceparent(ctx.sql, a.event.id).then(([r]) => r?.tp, () => undefined)) : undefined;
+  return withSpan('webhook__deliver', { kind: SpanKind.CLIENT, parent, attributes: { 'kiln.job.task': 'webhook__deliver', 'kiln.webhook.try': job.n, 'kiln.event.type': a.event.type } }, async (span) => {
     const body = await eventBody(ctx, a.event);
     const secrets = [await decryptSecret(ctx, Buffer.from(a.secret, 'base64'))];
     if (a.oldSecret) secrets.push(await decryptSecret(ctx, Buffer.from(a.oldSecret, 'base64')));
