@@ -7,6 +7,8 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -230,6 +232,24 @@ test('counters move by exactly what was done', async () => {
     assert.equal(out.status, 0, `promtool check metrics: ${out.stdout}${out.stderr}`);
     assert.equal((out.stdout + out.stderr).trim(), '', `promtool found problems: ${out.stdout}${out.stderr}`);
   }
+});
+
+test('the Grafana dashboard and the alert rules name only metrics a process exports; promtool check rules passes', async () => {
+  const { families } = await scrape();
+  const root = path.resolve(import.meta.dirname, '..');
+  const dashboard = JSON.parse(fs.readFileSync(path.join(root, 'docs/grafana/kiln.json'), 'utf8'));
+  const exprs: string[] = dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => t.expr));
+  const alerts = fs.readFileSync(path.join(root, 'docs/prometheus/alerts.yml'), 'utf8');
+  const names = new Set([...exprs.join('\n').matchAll(/\b((?:kiln|process|nodejs)_\w+)/g), ...alerts.matchAll(/\b(kiln_\w+)/g)].map((m) => m[1]!.replace(/_(bucket|sum|count)$/, '')));
+  assert.ok(names.size >= 15);
+  for (const n of names) assert.ok(families.has(n), `${n} is exported`);
+  if (spawnSync('promtool', ['--version']).error) {
+    process.stdout.write('# promtool not found: `promtool check rules` skipped (apt-get install prometheus)\n');
+    return;
+  }
+  const out = spawnSync('promtool', ['check', 'rules', path.join(root, 'docs/prometheus/alerts.yml')], { encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stdout + out.stderr);
+  assert.match(out.stdout, /SUCCESS: 4 rules found/);
 });
 
 test('fuzzed paths and model names add no series', async () => {
