@@ -68,13 +68,19 @@ export function traceRequests(app: H3): void {
   if (!tracingOn()) return;
   const dispatch = app.fetch;
   app.fetch = (req: Request) => {
-    const url = new URL(req.url);
     const parent = contextFromHeaders(req.headers);
-    const span = startSpan(req.method, {
-      kind: SpanKind.SERVER,
-      parent,
-      attributes: { 'http.request.method': req.method, 'url.path': url.pathname, 'url.scheme': url.protocol.replace(':', '') },
-    }) as Span;
+    const span = startSpan(req.method, { kind: SpanKind.SERVER, parent }) as Span;
+    if (span.isRecording()) {
+      // The path without parsing the whole URL (the request's URL is absolute: scheme://host/path?query).
+      const url = req.url;
+      const start = url.indexOf('/', url.indexOf('//') + 2);
+      const q = url.indexOf('?', start);
+      span.setAttributes({
+        'http.request.method': req.method,
+        'url.path': start < 0 ? '/' : url.slice(start, q < 0 ? undefined : q),
+        'url.scheme': url.slice(0, url.indexOf(':')),
+      });
+    }
     const active = trace.setSpan(parent, span).setValue(REQUEST_ID, {});
     return context.with(active, async () => {
       try {

@@ -45,7 +45,8 @@ export function observePool(name: string, sql: Sql): Sql {
         started = true;
         if (counted) inFlight++;
         let span: ReturnType<typeof startSpan>;
-        if (tracingOn() && trace.getSpan(context.active())) {
+        // Only under a span that records: an unsampled request's queries cost no span at all.
+        if (tracingOn() && trace.getSpan(context.active())?.isRecording()) {
           const info = queryInfo(strings);
           span = startSpan(info.name, { kind: SpanKind.CLIENT, attributes: info.attributes });
         }

@@ -4,6 +4,7 @@ import type { BenchContext } from './run.ts';
 import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchScale } from './scale.ts';
+import { benchTelemetry } from './telemetry.ts';
 import { benchWait } from './wait.ts';
 import { benchWebhooks } from './webhooks.ts';
 import { benchWorkflows } from './workflows.ts';
@@ -15,4 +16,5 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   wait: async (ctx) => ctx.report('wait', { ...(await benchWait(ctx)) }),
   webhooks: async (ctx) => ctx.report('webhooks', { ...(await benchWebhooks(ctx)) }),
   scale: async (ctx) => ctx.report('scale', { ...(await benchScale(ctx)) }),
+  telemetry: async (ctx) => ctx.report('telemetry', { ...(await benchTelemetry(ctx)) }),
 };
