@@ -19,6 +19,7 @@ import { connectV2, link } from './_mcp.ts';
 import { chatReply, errorReply, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { api, createAccount, createKey, createTestDb, onCleanup, type TestDb } from './_setup.ts';
 import { startReceiver, type Receiver } from './_webhooks.ts';
+import { startOtlpReceiver, type OtlpReceiver } from './_otlp.ts';
 import { peerModels, userText } from './_workflows.ts';
 
 const TOKEN = 'metrics-test-token';
@@ -30,6 +31,7 @@ let iss: TestIssuer;
 let kiln: Spawned;
 let base: string;
 let mcpUrl: string;
+let otlp: OtlpReceiver;
 
 async function freePort(): Promise<number> {
   const s = http.createServer();
@@ -50,6 +52,8 @@ before(async () => {
   });
   await peerModels(db.sql, peer);
   rcv = await startReceiver();
+  // Traces on as well (the MCP tool span is checked here, where an MCP client is at hand).
+  otlp = await startOtlpReceiver();
   iss = await startTestIssuer();
   onCleanup(() => iss.close());
   const port = await freePort();
@@ -58,6 +62,7 @@ before(async () => {
   kiln = await spawnKiln('serve', db.url, {
     PORT: String(port), MCP_URL: mcpUrl, OIDC_ISSUER: iss.issuer,
     KILN_METRICS_PORT: '0', KILN_METRICS_TOKEN: TOKEN, KILN_WEBHOOK_ALLOW_PRIVATE: 'true',
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100',
   });
   base = kiln.base;
   assert.ok(kiln.metrics, 'kiln serve printed its metrics URL');
@@ -177,7 +182,19 @@ test('counters move by exactly what was done', async () => {
   await link(db.sql, iss.issuer, 'metrics-user', acct.id);
   const client = await connectV2(mcpUrl, await iss.sign({ sub: 'metrics-user' }));
   await client.callTool({ name: 'get_usage', arguments: {} });
+  await client.callTool({ name: 'get_generation', arguments: { id: 'not-a-uuid' } });
   await client.close();
+  await otlp.until((s) => s.some((x) => x.name === 'tools/call get_usage') && s.some((x) => x.name === 'tools/call get_generation'));
+  const tool = otlp.spans.find((x) => x.name === 'tools/call get_usage')!;
+  assert.equal(tool.attributes['gen_ai.tool.name'], 'get_usage');
+  assert.equal(tool.attributes['mcp.method.name'], 'tools/call');
+  assert.equal(tool.status.code, 0);
+  const refused = otlp.spans.find((x) => x.name === 'tools/call get_generation')!;
+  assert.equal(refused.status.code, 2, 'a tool error sets the span status to error');
+  assert.equal(refused.attributes['error.type'], 'invalid_request');
+  assert.ok(!JSON.stringify(refused).includes('not-a-uuid'), 'not the arguments');
+  // The MCP request's server span is its parent.
+  assert.ok(otlp.spans.some((x) => x.spanId === tool.parentSpanId && x.kind === 2 && x.attributes['http.route'] === '/mcp'));
 
   const after = await scrapeUntil(
     (f) => value(f, 'kiln_webhook_deliveries_total', { outcome: 'delivered' }) >= 1 && value(f, 'kiln_generations_total', { status: 'canceled' }) >= 1,
@@ -201,7 +218,9 @@ test('counters move by exactly what was done', async () => {
   assert.equal(delta('kiln_rejections_total', { reason: 'insufficient_quota' }), 1);
   assert.equal(delta('kiln_rejections_total', { reason: 'payment_required' }), 1);
   assert.equal(delta('kiln_rejections_total', { reason: 'unauthorized' }), 1);
+  assert.equal(delta('kiln_rejections_total', { reason: 'invalid_request' }), 1, 'the MCP call with a bad id');
   assert.equal(delta('kiln_mcp_tool_calls_total', { tool: 'get_usage', outcome: 'ok' }), 1);
+  assert.equal(delta('kiln_mcp_tool_calls_total', { tool: 'get_generation', outcome: 'error' }), 1);
   assert.equal(delta('kiln_webhook_deliveries_total', { outcome: 'delivered' }), 1);
   assert.equal(delta('kiln_http_requests_total', { method: 'POST', route: '/api/v1/generations', status: '202' }), 3);
   assert.equal(delta('kiln_http_requests_total', { method: 'POST', route: '/api/v1/generations/{id}/cancel', status: '200' }), 1);
