@@ -153,7 +153,11 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
     const signal = AbortSignal.any([shutdown, deadline.signal, canceled]);
     try {
       const prepared = await prepare(ctx, id, started);
-      if (!prepared) return;
+      if (!prepared) {
+        // The budget refused a run output (failed, and counted, in prepare) or it ended meanwhile.
+        span?.setAttribute('kiln.outcome', 'ended');
+        return;
+      }
       const out = await executeRequest(ctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
       if (await complete(ctx, id, started, prepared.req, out)) {
         countGeneration(type, out.modelId, 'completed');
