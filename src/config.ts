@@ -183,6 +183,12 @@ function storeConfig() {
 
 export type StoreConfig = ReturnType<typeof storeConfig>;
 
+/** The /metrics listener (docs/observability.md): none unless KILN_METRICS_PORT is set. */
+function metricsConfig() {
+  const port = opt('KILN_METRICS_PORT') === undefined ? undefined : int('KILN_METRICS_PORT', 0, 0, 65535);
+  return { port, host: str('KILN_METRICS_HOST', '127.0.0.1'), token: opt('KILN_METRICS_TOKEN') };
+}
+
 export function loadConfig() {
   const port = int('PORT', 8787, 0, 65535);
   const host = str('HOST', '127.0.0.1');
@@ -303,6 +309,7 @@ export function loadConfig() {
     /** A console session unused this long ends (seconds); it ends 7 days after sign-in whatever its use. */
     sessionIdleSeconds: duration('KILN_SESSION_IDLE') ?? 12 * 3600,
     sessionLifetimeSeconds: 7 * 86_400,
+    metrics: metricsConfig(),
   };
 }
 

@@ -1,4 +1,8 @@
 // Structured one-line JSON logs on stderr. Callers pass fields, never SQL parameters or secrets.
+// While a span is active (tracing on), each line also carries its trace_id, span_id and the
+// request_id of the request being served.
+
+import { context, trace } from '@opentelemetry/api';
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 export type Level = keyof typeof LEVELS;
@@ -14,9 +18,21 @@ export function createLogger(level: string): Logger {
   const min = LEVELS[(level in LEVELS ? level : 'info') as Level];
   const emit = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return;
-    process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n');
+    process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...correlation(), ...fields }) + '\n');
   };
   return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+}
+
+/** Set by telemetry/http.ts: the context key under which a request's id travels with its span. */
+export const requestIdKey: { key?: symbol } = {};
+
+/** trace_id, span_id and request_id of the active span (none without tracing: no context manager, no span). */
+function correlation(): Record<string, string> | undefined {
+  const active = context.active();
+  const sc = trace.getSpanContext(active);
+  if (!sc) return undefined;
+  const holder = requestIdKey.key ? (active.getValue(requestIdKey.key) as { id?: string } | undefined) : undefined;
+  return holder?.id ? { trace_id: sc.traceId, span_id: sc.spanId, request_id: holder.id } : { trace_id: sc.traceId, span_id: sc.spanId };
 }
 
 /** A loggable summary of an error: class, code and message only (no query, parameters or detail). */

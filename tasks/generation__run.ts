@@ -16,6 +16,6 @@ export default function generationRun(ctx: Context, lease: Lease): Task {
       return;
     }
     const { job, abortSignal } = helpers;
-    await runGeneration(ctx, lease, { id: job.id, maxAttempts: job.max_attempts, signal: abortSignal }, id);
+    await runGeneration(ctx, lease, { id: job.id, maxAttempts: job.max_attempts, signal: abortSignal, createdAt: job.created_at }, id);
   };
 }

@@ -12,15 +12,18 @@ export interface Spawned {
   child: ChildProcess;
   /** `http://127.0.0.1:PORT/api/v1` for `kiln api`. */
   base: string;
+  /** The /metrics URL when KILN_METRICS_PORT was set (the process prints it first). */
+  metrics?: string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 /** `kiln api` or `kiln worker` against `dbUrl`, resolved once it says it is up. */
-export function spawnKiln(command: 'api' | 'worker' | 'serve', dbUrl: string, env: Record<string, string> = {}): Promise<Spawned> {
+export function spawnKiln(command: 'api' | 'worker' | 'serve', dbUrl: string, env: Record<string, string> = {}, opts: { stderr?: (line: string) => void } = {}): Promise<Spawned> {
   const child = spawn(process.execPath, [BIN, command], {
     env: { ...process.env, DATABASE_URL: dbUrl, PORT: '0', KILN_LOG: process.env.KILN_LOG ?? 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', opts.stderr ? 'pipe' : 'inherit'],
   });
+  if (opts.stderr) readline.createInterface({ input: child.stderr! }).on('line', opts.stderr);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
     const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
@@ -30,10 +33,13 @@ export function spawnKiln(command: 'api' | 'worker' | 'serve', dbUrl: string, en
   onCleanup(() => stop('SIGKILL'));
   return new Promise((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout! });
+    let metrics: string | undefined;
     rl.on('line', (l) => {
       const m = /listening on (http:\S+)/.exec(l);
-      if (m) resolve({ child, base: m[1]!, stop });
-      else if (/worker started/i.test(l)) resolve({ child, base: '', stop });
+      const mm = /metrics on (http:\S+)/.exec(l);
+      if (mm) metrics = mm[1]!;
+      else if (m) resolve({ child, base: m[1]!, metrics, stop });
+      else if (/worker started/i.test(l)) resolve({ child, base: '', metrics, stop });
     });
     child.once('exit', (code, sig) => reject(new Error(`kiln ${command} exited early (${code ?? sig})`)));
   });

@@ -94,8 +94,11 @@ test('Prefer: wait answers with the completed body, woken by the settlement\'s N
     lags.push(answeredAt - g!.at);
   }
   t.diagnostic(`settlement → answer: ${lags.map((l) => l.toFixed(0)).join(', ')} ms`);
-  // One slow wake on a busy machine is tolerated; a LISTEN lost in the pooler would miss them all.
-  assert.ok(lags.sort((x, y) => x - y)[3]! <= 100, `four of five within 100 ms: ${lags.join(', ')}`);
+  // A LISTEN lost in the pooler would leave every wait to the hub's 10 s watchdog: seconds each.
+  // On a loaded 2-core machine (the suite's other files) an answer can take a little over 100 ms
+  // to leave, so the median must be within 100 ms and none may take a second.
+  const sorted = [...lags].sort((x, y) => x - y);
+  assert.ok(sorted[2]! <= 100 && sorted[4]! <= 1000, `the median within 100 ms, all within 1 s: ${lags.join(', ')}`);
   // The listening sessions are direct: LISTEN was never sent through PgBouncer.
   const listening = await db.sql`select count(*)::int as n from pg_stat_activity
     where datname = current_database() and query ilike 'listen%' and application_name <> 'pgbouncer'`;

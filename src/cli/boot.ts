@@ -9,6 +9,7 @@ import { connect, type Sql } from '../db/pool.ts';
 import { Replica } from '../db/replica.ts';
 import type { Logger } from '../log.ts';
 import { loadSeeds } from '../storage/seeds.ts';
+import { observePool } from '../telemetry/pool.ts';
 
 /**
  * Migrates the database (db/migrate.ts), then loads the shared seed images that ship with the
@@ -62,9 +63,10 @@ export async function openDatabase(
   }
   const max = opts.poolSize ?? config.dbPoolSize;
   // Behind the pooler the direct pool carries only LISTEN (postgres.js gives each listen its own
-  // connection) and the odd NOTIFY: two at most, opened on first use.
-  const direct = connect(url, { max: config.poolerUrl ? 2 : max });
-  const sql = config.poolerUrl ? connect(config.poolerUrl, { max, prepare: false }) : direct;
+  // connection) and the odd NOTIFY: two at most, opened on first use. Pools are observed only
+  // where telemetry was started (kiln serve | api | worker); untouched otherwise.
+  const direct = observePool(config.poolerUrl ? 'direct' : 'main', connect(url, { max: config.poolerUrl ? 2 : max }));
+  const sql = config.poolerUrl ? observePool('main', connect(config.poolerUrl, { max, prepare: false })) : direct;
   return {
     url,
     sql,

@@ -14,6 +14,8 @@ import { startWorker } from '../worker/worker.ts';
 import { createLogger, errorFields } from '../log.ts';
 import { parseArgs } from './args.ts';
 import { createFirstAccount } from '../db/sql/create_first_account.ts';
+import { startTelemetry } from '../telemetry/index.ts';
+import { sampleGaugesFrom } from '../telemetry/gauges.ts';
 
 export interface RunOptions {
   api: boolean;
@@ -24,6 +26,9 @@ export interface RunOptions {
 export async function runServices(config: Config, opts: RunOptions): Promise<undefined> {
   parseArgs(opts.argv, { options: {} });
   const shutdown = new AbortController();
+  // Before the pool opens, so that its queries are counted and traced.
+  const telemetry = await startTelemetry(config);
+  if (telemetry.metricsPort !== null) process.stdout.write(`Kiln metrics on http://${config.metrics.host.includes(':') ? `[${config.metrics.host}]` : config.metrics.host}:${telemetry.metricsPort}/metrics\n`);
   // Migrate on start for the embedded default; with DATABASE_URL operators run `kiln migrate`
   // (as in docker-compose.yml), but `serve` migrates too so one command is enough.
   const db = await openDatabase(config, { migrate: !config.databaseUrl || (opts.api && opts.worker), handleSignals: false });
@@ -31,6 +36,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
   // Lists, daily usage and run history read the replica while it keeps up (API processes only).
   const replica = opts.api ? openReplica(config, db.sql, log) : null;
   const ctx = createContext(config, db.sql, shutdown.signal, { direct: db.direct, replica: replica?.replica });
+  sampleGaugesFrom(db.sql, ctx.log);
 
   let server: http.Server | null = null;
   let worker: Awaited<ReturnType<typeof startWorker>> | null = null;
@@ -55,6 +61,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
       ]);
       await replica?.close();
       await db.close();
+      await telemetry.stop();
     })();
     return stopping;
   };

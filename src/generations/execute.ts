@@ -26,6 +26,8 @@ import { claimUpstream } from '../db/sql/claim_upstream.ts';
 import { recordUpstream } from '../db/sql/record_upstream.ts';
 import { releaseUpstreamTrial } from '../db/sql/release_upstream_trial.ts';
 import { errorFields } from '../log.ts';
+import { observeProvider, providerLabel } from '../telemetry/metrics.ts';
+import { failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
 import type { ImageFormat } from '../storage/store.ts';
 
 export type ExecutionOutput = (
@@ -120,7 +122,49 @@ async function noteUpstream(ctx: Context, modelId: string, ok: boolean, error: s
   }
 }
 
+/**
+ * One call to the entry's provider, seen from outside: kiln_provider_* metrics and a client span
+ * (provider, catalog model, upstream host, outcome; never the prompt or the upstream's answer).
+ */
 async function executeWith(
+  ctx: Context,
+  req: StoredRequest,
+  model: CatalogModel,
+  images: ImageInputData[],
+  maxTokens: number,
+  opts: { signal: AbortSignal; reservedMicros: number },
+): Promise<ExecutionOutput> {
+  const t0 = performance.now();
+  const attributes: Record<string, string> = { 'kiln.provider': providerLabel(model.provider), 'kiln.model': model.id };
+  const host = upstreamHost(model);
+  if (host) attributes['server.address'] = host;
+  return withSpan(`provider ${providerLabel(model.provider)}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    let outcome = 'ok';
+    try {
+      return await callProvider(ctx, req, model, images, maxTokens, opts);
+    } catch (e) {
+      outcome = opts.signal.aborted ? 'aborted' : e instanceof ProviderError ? e.code : e instanceof InputError ? 'input_error' : 'error';
+      if (e instanceof ProviderError || e instanceof InputError) failSpan(span, e, outcome);
+      throw e;
+    } finally {
+      span?.setAttribute('kiln.outcome', outcome);
+      observeProvider(model.provider, outcome, (performance.now() - t0) / 1000);
+    }
+  });
+}
+
+/** The upstream's host name, from the catalog entry's base URL (operator data, not a client's). */
+function upstreamHost(model: CatalogModel): string | undefined {
+  const base = (model.upstream as { baseUrl?: unknown } | null)?.baseUrl;
+  if (typeof base !== 'string') return undefined;
+  try {
+    return new URL(base).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+async function callProvider(
   ctx: Context,
   req: StoredRequest,
   model: CatalogModel,

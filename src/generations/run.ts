@@ -27,6 +27,8 @@ import { deferGeneration } from '../db/sql/defer_generation.ts';
 import { failGeneration } from '../db/sql/fail_generation.ts';
 import { reserveGeneration } from '../db/sql/reserve_generation.ts';
 import { startGeneration } from '../db/sql/start_generation.ts';
+import { countGeneration, countSpend, observeQueue, observeRun } from '../telemetry/metrics.ts';
+import { contextFrom, failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
 
 /** The graphile-worker job a run belongs to: its id, its cap on attempts, and its abort signal. */
 export interface GenerationJob {
@@ -34,6 +36,8 @@ export interface GenerationJob {
   maxAttempts: number;
   /** graphile-worker's signal for the job (the runner is stopping). */
   signal: AbortSignal;
+  /** When the job was enqueued (kiln_generation_queue_seconds). */
+  createdAt?: Date;
 }
 
 interface Started {
@@ -59,11 +63,12 @@ function budgetMessage(e: unknown): string | null {
   return null;
 }
 
-async function complete(ctx: Context, id: string, started: Started, req: StoredRequest, out: ExecutionOutput): Promise<void> {
+/** Completes and settles the generation; false when it was already settled (a duplicate execution). */
+async function complete(ctx: Context, id: string, started: Started, req: StoredRequest, out: ExecutionOutput): Promise<boolean> {
   if (out.type === 'code') {
     const result = { type: 'code', code: out.code, structuredOutput: out.structuredOutput, model: out.modelId };
-    await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId, out.modelId);
-    return;
+    const [{ r }] = await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId, out.modelId);
+    return r.applied;
   }
   // The object path is derived from the generation id and its row is written in the same
   // transaction as the completion, so a duplicate execution can neither store a second image
@@ -79,11 +84,18 @@ async function complete(ctx: Context, id: string, started: Started, req: StoredR
     path, owner: started.account_id, data: out.image.data, contentType: MEDIA_TYPES[out.format], format: out.format,
     width: out.image.width, height: out.image.height, visibility: 'private',
   });
-  await ctx.sql.begin(async (tx) => {
+  return ctx.sql.begin(async (tx) => {
     const [{ r }] = await completeGeneration(tx, id, result, out.costMicros, out.providerRequestId, out.modelId);
-    if (!r.applied) return;
+    if (!r.applied) return false;
     await commitObject(tx, staged);
+    return true;
   });
+}
+
+/** Fails the generation for good, counting it when this call settled it. */
+async function fail(ctx: Context, id: string, message: string, type: string, model: string | undefined): Promise<void> {
+  const [row] = await failGeneration(ctx.sql, id, message);
+  if ((row?.r as { applied?: boolean } | undefined)?.applied) countGeneration(type, model, 'failed');
 }
 
 /**
@@ -107,7 +119,7 @@ async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: Sto
   } catch (e) {
     const message = budgetMessage(e);
     if (!message) throw e;
-    await failGeneration(ctx.sql, id, message);
+    await fail(ctx, id, message, req.type, req.model.id);
     return null;
   }
   return r.ok ? { req, reservedMicros: Number(r.reserved_micros) } : null;
@@ -115,6 +127,7 @@ async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: Sto
 
 /** One execution of generation `id` for this job; `canceled` aborts it when the generation is canceled. */
 async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: string, canceled: AbortSignal): Promise<void> {
+  const t0 = Date.now();
   const [{ s }] = await startGeneration(ctx.sql, {
     id, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
     waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.maxAttempts, maxCrashes: ctx.config.generationMaxCrashes,
@@ -122,34 +135,62 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
   // wait (re-queued), busy (a live worker has it), superseded (a newer job has it), done, not_ready, missing
   if (s.outcome !== 'run') return;
   const started = s as Started;
+  const type = started.request.type === 'image' ? 'image' : 'code';
+  const requested = started.request.model?.id;
+  if (job.createdAt) observeQueue(type, (t0 - job.createdAt.getTime()) / 1000);
+  const runStart = performance.now();
 
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), ctx.config.generationTimeoutMs);
-  const shutdown = AbortSignal.any([ctx.shutdown, job.signal, lease.signal]);
-  const signal = AbortSignal.any([shutdown, deadline.signal, canceled]);
-  try {
-    const prepared = await prepare(ctx, id, started);
-    if (!prepared) return;
-    const out = await executeRequest(ctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
-    await complete(ctx, id, started, prepared.req, out);
-  } catch (err) {
-    // Canceled: the generation already ended failed 'canceled' with its reservation released;
-    // neither fail it again nor let graphile-worker retry the job.
-    if (canceled.aborted) return;
-    const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
-    if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
-    if (!verdict.retry || (verdict.counted && started.attempt >= started.max_attempts)) {
-      const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
-      await failGeneration(ctx.sql, id, message);
-      return;
+  // The job's span joins the trace of the request that created the generation (or started its run).
+  await withSpan('generation__run', {
+    kind: SpanKind.CONSUMER,
+    parent: contextFrom(started.request.traceparent),
+    startTime: t0,
+    attributes: { 'kiln.job.task': 'generation__run', 'kiln.generation.id': id, 'kiln.generation.type': type, 'kiln.generation.attempt': started.attempt, 'kiln.model': requested ?? 'unknown' },
+  }, async (span) => {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), ctx.config.generationTimeoutMs);
+    const shutdown = AbortSignal.any([ctx.shutdown, job.signal, lease.signal]);
+    const signal = AbortSignal.any([shutdown, deadline.signal, canceled]);
+    try {
+      const prepared = await prepare(ctx, id, started);
+      if (!prepared) {
+        // The budget refused a run output (failed, and counted, in prepare) or it ended meanwhile.
+        span?.setAttribute('kiln.outcome', 'ended');
+        return;
+      }
+      const out = await executeRequest(ctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
+      if (await complete(ctx, id, started, prepared.req, out)) {
+        countGeneration(type, out.modelId, 'completed');
+        countSpend(out.modelId, out.costMicros);
+        observeRun(type, out.modelId, (performance.now() - runStart) / 1000);
+      }
+      span?.setAttribute('kiln.outcome', 'completed');
+    } catch (err) {
+      // Canceled: the generation already ended failed 'canceled' with its reservation released;
+      // neither fail it again nor let graphile-worker retry the job.
+      if (canceled.aborted) {
+        span?.setAttribute('kiln.outcome', 'canceled');
+        return;
+      }
+      const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
+      failSpan(span, err);
+      if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
+      if (!verdict.retry || (verdict.counted && started.attempt >= started.max_attempts)) {
+        const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
+        await fail(ctx, id, message, type, requested);
+        observeRun(type, requested ?? 'unknown', (performance.now() - runStart) / 1000);
+        span?.setAttribute('kiln.outcome', 'failed');
+        return;
+      }
+      // Back to pending with a new job for the retry, after graphile-worker's backoff when the
+      // attempt counted. This job ends (it lost the generation's key), so job attempts never add
+      // up across retries: Kiln counts attempts and crashes on the generation.
+      await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message, verdict.counted);
+      span?.setAttribute('kiln.outcome', 'retry');
+    } finally {
+      clearTimeout(timer);
     }
-    // Back to pending with a new job for the retry, after graphile-worker's backoff when the
-    // attempt counted. This job ends (it lost the generation's key), so job attempts never add
-    // up across retries: Kiln counts attempts and crashes on the generation.
-    await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message, verdict.counted);
-  } finally {
-    clearTimeout(timer);
-  }
+  });
 }
 
 /**

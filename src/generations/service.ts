@@ -2,6 +2,7 @@
 // in the SPEC's status shape, and cancel one. Validating and pricing a request is ./prepare.ts,
 // creating it ./create.ts.
 
+import { countGeneration } from '../telemetry/metrics.ts';
 import type { Context } from '../context.ts';
 import { arrayTypesReady } from '../db/pool.ts';
 import { cancelGeneration as cancelGenerationSql } from '../db/sql/cancel_generation.ts';
@@ -150,6 +151,8 @@ export async function canceledGeneration(ctx: Context, row: CancelColumns): Prom
     throw errors.conflict(`The generation has already ${row.body?.status === 'completed' ? 'completed' : 'failed'}; only a pending or processing generation can be canceled.`);
   }
   if (row.outcome !== 'canceled' || !row.body) throw errors.notFound('Generation');
+  // Settled here (the cancel's process): the answer names no model, so it is counted as unknown.
+  countGeneration(row.body.type, undefined, 'canceled');
   return renderGeneration(ctx, row.body);
 }
 

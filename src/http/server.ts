@@ -14,6 +14,7 @@ import { buildOpenApi } from './openapi.ts';
 import { API_PREFIX, type RouteDef } from './route.ts';
 import { apiRoutes } from './routes/index.ts';
 import { openApiRoute } from './routes/openapi/get.ts';
+import { requestEnded, requestRejected, requestStarted, traceRequests } from '../telemetry/http.ts';
 
 declare module 'h3' {
   /** What Kiln keeps on every request (h3 merges this into event.context's type). */
@@ -46,6 +47,7 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
       const incoming = event.req.headers.get('x-request-id');
       const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
       event.context.requestId = id;
+      requestStarted(event, id);
     },
     onResponse(response, event) {
       const id = event.context.requestId;
@@ -56,6 +58,7 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
           /* immutable headers (never for our own responses) */
         }
       }
+      requestEnded(ctx, event, response.status);
     },
     onError(error, event) {
       return renderError(ctx, error, event);
@@ -88,6 +91,7 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
     throw new ApiError('not_found', 'No such endpoint.');
   });
   answerHeadAsGet(app);
+  traceRequests(app);
   return app;
 }
 
@@ -121,6 +125,7 @@ function renderError(ctx: Context, error: HTTPError, event: H3Event): Response {
     api = new ApiError(status === 404 ? 'not_found' : 'invalid_request', status === 404 ? 'No such endpoint.' : 'Invalid request.', { status });
   } else api = toApiError(cause ?? error);
 
+  requestRejected(api.type);
   if (api.status >= 500 && api.status !== 503) {
     ctx.log.error('request failed', { requestId: requestId(event), path: event.url.pathname, ...errorFields(cause ?? error) });
   }

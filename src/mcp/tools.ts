@@ -1,5 +1,7 @@
 // MCP tool plumbing: the ToolDef contract and a per-request low-level SDK Server exposing tools/list and
 // tools/call, mapping business errors, bad arguments and unlinked identities to isError tool results.
+import { countRejection, countToolCall } from '../telemetry/metrics.ts';
+import { failSpan, withSpan } from '../telemetry/tracing.ts';
 import { fromJsonSchema, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Identity } from './auth.ts';
@@ -163,11 +165,34 @@ export function createToolServerFactory(tools: ToolDef[], opts: ToolServerOption
       const { name, arguments: args } = request.params;
       const tool = compiled.get(name);
       if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-      const result = await callTool(tool, args ?? {}, principal, opts);
+      const result = await observeToolCall(tool.def.name, () => callTool(tool, args ?? {}, principal, opts));
       return server.projectCallToolResult(result, tool.outputSchema);
     });
     return server;
   };
+}
+
+/** kiln_mcp_tool_calls_total, kiln_rejections_total for refused calls, and a `tools/call <tool>` span. */
+function observeToolCall(name: string, call: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  return withSpan(`tools/call ${name}`, { attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name } }, async (span) => {
+    let result: CallToolResult;
+    try {
+      result = await call();
+    } catch (e) {
+      countToolCall(name, 'exception');
+      throw e;
+    }
+    if (result.isError) {
+      const type = (result.structuredContent as { error?: { type?: unknown } } | undefined)?.error?.type;
+      const code = typeof type === 'string' ? type : 'error';
+      countToolCall(name, 'error');
+      countRejection(code);
+      failSpan(span, null, code);
+    } else {
+      countToolCall(name, 'ok');
+    }
+    return result;
+  });
 }
 
 async function callTool(tool: CompiledTool, args: unknown, principal: Principal, opts: ToolServerOptions): Promise<CallToolResult> {

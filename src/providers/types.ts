@@ -45,6 +45,8 @@ export interface StoredRequest {
    * (the reservation covers the dearest of the chain). Absent on requests stored before fallbacks.
    */
   fallbacks?: CatalogModel[];
+  /** W3C traceparent of the request that created it (tracing on only): its job's span joins that trace. */
+  traceparent?: string;
 }
 
 export interface ImageRequest {

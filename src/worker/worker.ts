@@ -21,6 +21,7 @@ import { watchCancels } from '../generations/cancel.ts';
 import type { Lease } from '../generations/lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 import { startStoreSweep, storeSweepCron } from '../../tasks/store__sweep.ts';
+import { registerPool, unregisterPool } from '../telemetry/metrics.ts';
 import { purgeExpiredIdempotencyKeys, purgeOldAuditEntries, purgeOldEvents, recordExpiredKeys, sweepDeadWorkers, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
 
 export interface WorkerHandle {
@@ -57,6 +58,8 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
   // graphile-worker's connections, on a pool this worker owns and ends itself (../db/pg-pool.ts);
   // the runners of successive leases share it. graphile-worker's default size (10) unless set.
   const pgPool = ownedPgPool(url, { max: ctx.config.workerDbPoolSize, name: 'kiln-worker', onError: (e) => { if (!stopping) ctx.log.warn('worker pool connection error', errorFields(e)); } });
+  const p = pgPool.pool;
+  registerPool('worker', () => ({ max: ctx.config.workerDbPoolSize, busy: p.totalCount - p.idleCount, idle: p.idleCount, waiting: p.waitingCount }));
   let term: Term;
   let restarting: Promise<void> | null = null;
 
@@ -207,6 +210,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
         } finally {
           await cancels.stop();
           // Every runner has stopped (each lease's in turn): the pool they shared ends last.
+          unregisterPool('worker');
           await pgPool.close();
         }
       })();

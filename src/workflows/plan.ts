@@ -28,6 +28,8 @@ export interface UnitSpec {
   label?: string;
   platform?: Platform;
   inputs: UnitInput[];
+  /** W3C traceparent of the request that started the run (tracing on only): each output's job joins that trace. */
+  traceparent?: string;
 }
 
 export interface PlannedUnit {

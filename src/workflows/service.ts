@@ -1,6 +1,7 @@
 // Workflow service shared by REST and MCP: list saved workflows, start a run (snapshot + plan +
 // enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
 
+import { currentTraceparent } from '../telemetry/tracing.ts';
 import { authorizedCall, callerRead, type AuthorizedCall, type Caller, type CallerRead } from '../auth/access.ts';
 import { readTolerant } from '../db/replica.ts';
 import { listWorkflowsForCallers } from '../db/sql/list_workflows_for_callers.ts';
@@ -103,7 +104,8 @@ export async function startRunOnce(ctx: Context, caller: RunCaller, workflowId: 
       const models = w.models.map((r) => rowToModel(r, ctx.config.defaultMarkup));
       const checked = checkGraph(ctx.config, models, caller.accountId, w.graph);
       if (!checked.ok) throw errors.invalid(`graph: ${issuesMessage(checked.issues)}`);
-      const units = planRun(checked.value);
+      const traceparent = currentTraceparent();
+      const units = traceparent ? planRun(checked.value).map((u) => ({ ...u, spec: { ...u.spec, traceparent } })) : planRun(checked.value);
       const [r] = await startWorkflowRun(tx, {
         accountId: caller.accountId, keyId: caller.keyId, workspaceId: caller.workspaceId, origin: caller.origin,
         workflowId, snapshot: w.graph, outputs: units,

@@ -59,9 +59,9 @@ export async function benchDatabase(): Promise<BenchDb> {
 }
 
 /** Starts a bench server process (test/bench/_server.ts) on `dbUrl`; resolves with its port once it listens. */
-export async function startBenchServer(dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
+export async function startBenchServer(dbUrl: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
-    env: { ...process.env, KILN_BENCH_DB: dbUrl, KILN_LOG: 'silent' },
+    env: { ...process.env, KILN_BENCH_DB: dbUrl, KILN_LOG: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const rl = readline.createInterface({ input: child.stdout! });

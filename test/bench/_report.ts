@@ -11,7 +11,7 @@ import type { LoadResult } from './_env.ts';
 // Node versions section leave BENCH.md's other sections as they were).
 export const BENCH_FILE = process.env.KILN_BENCH_FILE ? path.resolve(process.env.KILN_BENCH_FILE) : path.resolve(import.meta.dirname, '..', '..', 'BENCH.md');
 
-export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale'] as const;
+export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale', 'telemetry'] as const;
 
 /** The targets, in one place: the console report and BENCH.md both state them. */
 export const TARGETS = {
@@ -34,6 +34,9 @@ export const TARGETS = {
   scaleListP50Ms: 20,
   /** GET /usage and POST /generations on the loaded ledger: within this share of their empty-ledger ratios. */
   scaleRatioDrift: 0.05,
+  /** Telemetry: req/s with metrics and traces on within this share of off; metrics alone within telemetryMetricsCost. */
+  telemetryFullCost: 0.05,
+  telemetryMetricsCost: 0.01,
 } as const;
 
 export interface RunInfo {
@@ -252,7 +255,38 @@ function soak(f: Figures): string[] {
   ];
 }
 
-const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, soak };
+
+function telemetry(f: Figures): string[] {
+  const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+  const row = (c: string, route: string, label: string, target: number | null) => {
+    const r = f.loads[c][route];
+    const x = f.cost[c][route];
+    const cpuOff = f.cpu?.off?.[route];
+    const cpuC = f.cpu?.[c]?.[route];
+    const cpuCell = cpuC === undefined ? '—' : c === 'off' ? `${cpuC}` : `${cpuC} (${pct(cpuC / cpuOff - 1)})`;
+    // The verdict reads the server's CPU per request: on a shared machine req/s swings far more
+    // between rounds than the cost being measured.
+    const cpuCost = cpuC === undefined || cpuOff === undefined ? null : cpuC / cpuOff - 1;
+    const verdict = target === null || cpuCost === null ? '' : met(cpuCost <= target);
+    return `| ${label} | ${c} | ${n(r.rps)} | ${r.p50} / ${r.p99} ms | ${c === 'off' ? '—' : pct(x)} | ${cpuCell} | ${f.rps[c][route].join(', ')} | ${target === null ? '—' : `CPU ≤ +${target * 100} %`} | ${verdict} |`;
+  };
+  const lines: string[] = [];
+  for (const [route, label] of [['post', '`POST /generations`'], ['usage', '`GET /usage`']] as const) {
+    lines.push(row('off', route, label, null), row('metrics', route, label, TARGETS.telemetryMetricsCost), row('metrics+traces', route, label, TARGETS.telemetryFullCost));
+    if (f.loads['metrics+traces 10%']) lines.push(row('metrics+traces 10%', route, label, null));
+  }
+  return [
+    '## Telemetry: metrics and traces against off',
+    '',
+    `Bench servers on the bench database: telemetry off; metrics on (\`KILN_METRICS_PORT\`, every request counted, nobody scraping); metrics and traces on with every request sampled (a server span and a span per SQL call, exported over OTLP/HTTP protobuf in batches to a loopback collector in the load generator's process, which took ${n(f.collector.exports)} exports, ${n(f.collector.bytes / 1024)} KiB in all); and the same with one trace in ten sampled (\`OTEL_TRACES_SAMPLER=parentbased_traceidratio\`, \`0.1\`). ${f.rounds} rounds; in each, every route is loaded on the servers in turn (the order rotates each round) and each configuration's req/s is divided by off's of the same round: the req/s cost is the median of those ratios minus one. The server's CPU per request (median round, from /proc) is the steadier figure on a shared machine, and the target (the issue's: within 1 % of off with metrics, 5 % with traces) is checked on it. Logs are \`silent\` in all (the access log line is not measured). No worker runs; the accepted generations are failed between rounds.`,
+    '',
+    '| route | telemetry | req/s (median round) | p50 / p99 | req/s vs off (median paired) | server CPU µs/request (vs off) | req/s per round | target | |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...lines,
+  ];
+}
+
+const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, telemetry, soak };
 
 /** One section's markdown, markers included. */
 export function renderSection(name: string, figures: Figures, run: RunInfo): string {

@@ -1,5 +1,6 @@
 // A benchmark server process: the real Kiln app plus a bare h3 route running `select 1` (the
-// one-round-trip limit), on loopback. Prints {"port"} when ready.
+// one-round-trip limit), on loopback. Prints {"port"} when ready. Telemetry starts as in
+// `kiln serve` (KILN_METRICS_PORT, OTEL_*: the telemetry section sets them; unset, nothing runs).
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,14 +13,19 @@ import { createApp } from '../../src/http/server.ts';
 import { authStats } from '../../src/auth/access.ts';
 import { generationStats } from '../../src/generations/service.ts';
 import { hubOf } from '../../src/live/hub.ts';
+import { startTelemetry } from '../../src/telemetry/index.ts';
+import { observePool } from '../../src/telemetry/pool.ts';
+import { sampleGaugesFrom } from '../../src/telemetry/gauges.ts';
 
 const url = process.env.KILN_BENCH_DB!;
-const sql = connect(url, { max: 10 });
 const config = { ...loadConfig(), logLevel: 'silent', readRpm: 1_000_000_000, transformRpm: 1_000_000_000 };
+const telemetry = await startTelemetry(config);
+const sql = observePool('main', connect(url, { max: 10 }));
 const server = http.createServer({ keepAliveTimeout: 65_000 });
 server.listen(0, '127.0.0.1', () => {
   const port = (server.address() as AddressInfo).port;
   const ctx = createContext({ ...config, publicUrl: `http://127.0.0.1:${port}`, port }, sql);
+  sampleGaugesFrom(sql, ctx.log);
   const app = createApp(ctx, {
     extend: [
       (a) => {
@@ -40,9 +46,9 @@ server.listen(0, '127.0.0.1', () => {
     ],
   });
   server.on('request', toNodeHandler(app) as any);
-  process.stdout.write(JSON.stringify({ port }) + '\n');
+  process.stdout.write(JSON.stringify({ port, metricsPort: telemetry.metricsPort }) + '\n');
 });
 process.on('SIGTERM', () => {
   server.closeAllConnections();
-  server.close(() => sql.end().then(() => process.exit(0)));
+  server.close(() => sql.end().then(() => telemetry.stop()).then(() => process.exit(0)));
 });

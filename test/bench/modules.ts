@@ -5,6 +5,7 @@ import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchScale } from './scale.ts';
 import { benchSoak } from './soak.ts';
+import { benchTelemetry } from './telemetry.ts';
 import { benchWait } from './wait.ts';
 import { benchWebhooks } from './webhooks.ts';
 import { benchWorkflows } from './workflows.ts';
@@ -16,6 +17,7 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   wait: async (ctx) => ctx.report('wait', { ...(await benchWait(ctx)) }),
   webhooks: async (ctx) => ctx.report('webhooks', { ...(await benchWebhooks(ctx)) }),
   scale: async (ctx) => ctx.report('scale', { ...(await benchScale(ctx)) }),
+  telemetry: async (ctx) => ctx.report('telemetry', { ...(await benchTelemetry(ctx)) }),
   // Not in a full run unless named: 2 × KILN_SOAK_SECONDS (5 min each by default).
   ...(process.env.KILN_BENCH_ONLY?.split(',').map((x) => x.trim()).includes('soak')
     ? { soak: async (ctx: BenchContext) => ctx.report('soak', { ...(await benchSoak(ctx)) }) }

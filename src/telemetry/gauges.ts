@@ -1,0 +1,103 @@
+// The gauges that describe the whole service rather than this process — jobs waiting and the age
+// of the oldest per task, the webhook backlog, live workers — read from SQL (kiln.sample_telemetry)
+// at most every SAMPLE_MS per process, whatever the scrape rate: every process reports the same.
+
+import client from 'prom-client';
+import type { Sql } from '../db/pool.ts';
+import { sampleTelemetry, type TelemetrySample } from '../db/sql/sample_telemetry.ts';
+import type { Logger } from '../log.ts';
+import { errorFields } from '../log.ts';
+import { registry } from './metrics.ts';
+
+const SAMPLE_MS = 5000;
+
+/** graphile-worker task identifiers Kiln runs (tasks/): anything else is labelled `other`. */
+const TASKS = new Set(['generation__run', 'webhook__deliver', 'workflow__check_deadline', 'store__sweep']);
+
+let source: { sql: Sql; log: Logger } | null = null;
+let last: { at: number; sample: TelemetrySample | null } | null = null;
+let pending: Promise<TelemetrySample | null> | null = null;
+let warned = false;
+
+/** Reads the gauges from this pool (the process's main one). */
+export function sampleGaugesFrom(sql: Sql, log: Logger): void {
+  source = { sql, log };
+}
+
+async function sample(): Promise<TelemetrySample | null> {
+  if (!source) return null;
+  if (last && Date.now() - last.at < SAMPLE_MS) return last.sample;
+  pending ??= (async () => {
+    let s: TelemetrySample | null = null;
+    try {
+      [{ s }] = await sampleTelemetry(source!.sql);
+      warned = false;
+    } catch (e) {
+      // A database that is down leaves these gauges out of the scrape; the process metrics stay.
+      if (!warned) source!.log.warn('metrics: could not read the service gauges', errorFields(e));
+      warned = true;
+    }
+    last = { at: Date.now(), sample: s };
+    return s;
+  })().finally(() => {
+    pending = null;
+  });
+  return pending;
+}
+
+function perTask(s: TelemetrySample, pick: (j: TelemetrySample['jobs'][number]) => number): Map<string, number> {
+  const out = new Map<string, number>([...TASKS].map((t) => [t, 0]));
+  for (const j of s.jobs) {
+    const task = TASKS.has(j.task) ? j.task : 'other';
+    out.set(task, task === 'other' ? Math.max(out.get(task) ?? 0, pick(j)) : pick(j));
+  }
+  return out;
+}
+
+new client.Gauge({
+  name: 'kiln_jobs_waiting',
+  help: 'Jobs due and not yet taken by a worker, by task (whole service, sampled at most every 5 s).',
+  labelNames: ['task'],
+  registers: [registry],
+  async collect() {
+    const s = await sample();
+    this.reset();
+    if (!s) return;
+    for (const [task, n] of perTask(s, (j) => j.waiting)) this.set({ task }, n);
+  },
+});
+
+new client.Gauge({
+  name: 'kiln_jobs_oldest_waiting_seconds',
+  help: 'Age of the oldest job due and not yet taken, by task; 0 when none waits (whole service, sampled at most every 5 s).',
+  labelNames: ['task'],
+  registers: [registry],
+  async collect() {
+    const s = await sample();
+    this.reset();
+    if (!s) return;
+    for (const [task, n] of perTask(s, (j) => j.oldest_seconds)) this.set({ task }, n);
+  },
+});
+
+new client.Gauge({
+  name: 'kiln_webhook_backlog',
+  help: 'Webhook deliveries pending (not yet delivered nor failed for good), whole service, sampled at most every 5 s.',
+  registers: [registry],
+  async collect() {
+    const s = await sample();
+    this.reset();
+    if (s) this.set(s.webhook_backlog);
+  },
+});
+
+new client.Gauge({
+  name: 'kiln_workers_alive',
+  help: 'Worker processes holding a lease (whole service, sampled at most every 5 s).',
+  registers: [registry],
+  async collect() {
+    const s = await sample();
+    this.reset();
+    if (s) this.set(s.workers_alive);
+  },
+});
