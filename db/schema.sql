@@ -531,6 +531,7 @@ comment on table kiln_private.webhook_deliveries is 'One message per (event, end
 CREATE INDEX webhook_deliveries_endpoint_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id, created_at DESC, id DESC);
 CREATE INDEX webhook_deliveries_event_idx ON kiln_private.webhook_deliveries USING btree (event_id);
 CREATE INDEX webhook_deliveries_failed_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id, failed_at) WHERE (status = 'failed'::text);
+CREATE INDEX webhook_deliveries_pending_idx ON kiln_private.webhook_deliveries USING btree (endpoint_id) WHERE (status = 'pending'::text);
 
 create table kiln_private.webhook_endpoints (
   id uuid default gen_random_uuid() not null,
@@ -1843,6 +1844,20 @@ begin
 end;
 $function$;
 comment on function kiln.ensure_secret(text,bytea) is 'Returns the named secret, storing the candidate first when none exists (the first process to ask wins).';
+
+CREATE OR REPLACE FUNCTION kiln.event_traceparent(p_event_id bigint)
+ RETURNS text
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select coalesce(
+    (select g.request->>'traceparent' from kiln_private.generations g where g.id = e.subject_id),
+    (select g.request->>'traceparent' from kiln_private.generations g
+       where g.run_id = e.subject_id and g.request ? 'traceparent' limit 1))
+  from kiln_private.events e where e.id = p_event_id;
+$function$;
+comment on function kiln.event_traceparent(bigint) is 'The W3C traceparent stored with the request behind an event''s subject (a generation, or a run''s outputs), or null: a webhook delivery''s span joins that trace. Only read when tracing is on.';
 
 CREATE OR REPLACE FUNCTION kiln.events_held_back(p_scope_id uuid, p_after_tx xid8, p_after_id bigint)
  RETURNS boolean
@@ -3510,6 +3525,25 @@ AS $function$
   select exists (select 1 from u);
 $function$;
 comment on function kiln.rotate_webhook_secret(uuid,uuid,bytea,integer) is 'A new signing secret; the previous one keeps signing alongside it for p_overlap_seconds. Whether the endpoint exists.';
+
+CREATE OR REPLACE FUNCTION kiln.sample_telemetry()
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'jobs', (select coalesce(json_agg(j), '[]'::json) from (
+      select j.task_identifier as task, count(*)::int as waiting,
+             greatest(0, extract(epoch from now() - min(j.run_at)))::float8 as oldest_seconds
+        from graphile_worker.jobs j
+        where j.locked_at is null and j.run_at <= now() and j.attempts < j.max_attempts
+        group by j.task_identifier) j),
+    'webhook_backlog', (select count(*)::int from kiln_private.webhook_deliveries d where d.status = 'pending'),
+    'workers_alive', (select count(*)::int from kiln_private.worker_heartbeats h
+                        where h.lease_key is not null and kiln_private.lease_key_held(h.lease_key)));
+$function$;
+comment on function kiln.sample_telemetry() is 'The gauges /metrics reports for the whole service: per task, jobs due and not locked and the age of the oldest (graphile_worker.jobs); pending webhook deliveries; workers whose lease is held. Read at most every 5 s per process.';
 
 CREATE OR REPLACE FUNCTION kiln.send_webhook_test(p_scope_id uuid, p_endpoint_id uuid)
  RETURNS boolean
