@@ -7,7 +7,7 @@ import { migrateAndSeed, openDatabase } from './boot.ts';
 import { childEnv } from '../config.ts';
 import { issueMessage } from '../schemas.ts';
 import { generateKey } from '../auth/keys.ts';
-import { microsFlag, parseArgs, required, UsageError, uuidFlag } from './args.ts';
+import { microsFlag, oneOf, parseArgs, required, UsageError, uuidFlag } from './args.ts';
 import { ModelEntry } from './model-entry.ts';
 import { runServices } from './serve.ts';
 import { withDb, type Command } from './command.ts';
@@ -15,6 +15,7 @@ import { workflowCommands } from './workflows.ts';
 import { mcpCommands } from './mcp.ts';
 import { storeCommands } from './store.ts';
 import { addWorkspaceMember, type MemberRow } from '../db/sql/add_workspace_member.ts';
+import { setAccountAdmin } from '../db/sql/admin.ts';
 import { allModels } from '../db/sql/all_models.ts';
 import { countMigrations } from '../db/sql/count_migrations.ts';
 import { createAccount, type AccountRow } from '../db/sql/create_account.ts';
@@ -93,23 +94,33 @@ export const commands: Record<string, Command> = {
     },
   },
   'user set': {
-    help: '--user ID [--tier T] [--budget-micros N|unlimited]',
+    help: '--user ID [--tier T] [--budget-micros N|unlimited] [--admin true|false]',
     async run(argv, config) {
       const f = parseArgs(argv, {
-        options: { user: { type: 'string' }, tier: { type: 'string' }, 'budget-micros': { type: 'string' } },
+        options: { user: { type: 'string' }, tier: { type: 'string' }, 'budget-micros': { type: 'string' }, admin: { type: 'string' } },
       }).values;
       const id = uuidFlag(f, 'user')!;
       const tier = tierFlag(f.tier);
       const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
-      return withDb(config, async (sql) => {
-        const [a] = await updateAccount(sql, id, tier ?? null, budget ?? null, budget !== undefined);
-        return accountJson(a!);
-      });
+      const admin = oneOf(f.admin, 'admin', ['true', 'false'] as const);
+      if (tier === undefined && budget === undefined && admin === undefined) throw new UsageError('give --tier, --budget-micros or --admin');
+      return withDb(config, (sql) => sql.begin(async (tx) => {
+        // One transaction: both changes or neither (each audited as account.updated, actor operator).
+        let a: AccountRow | undefined;
+        if (tier !== undefined || budget !== undefined) [a] = await updateAccount(tx, id, tier ?? null, budget ?? null, budget !== undefined);
+        let isAdmin: boolean | undefined;
+        if (admin !== undefined) {
+          const [r] = await setAccountAdmin(tx, id, admin === 'true');
+          a = r;
+          isAdmin = r!.is_admin;
+        }
+        return { ...accountJson(a!), ...(isAdmin === undefined ? {} : { admin: isAdmin }) };
+      }));
     },
   },
 
   'key create': {
-    help: '--user ID [--scopes read|read,write] [--rpm N] [--workspace ID] [--name N]',
+    help: '--user ID [--scopes read|read,write|read,write,keys,admin] [--rpm N] [--workspace ID] [--name N]',
     async run(argv, config) {
       const f = parseArgs(argv, {
         options: { user: { type: 'string' }, scopes: { type: 'string' }, rpm: { type: 'string' }, workspace: { type: 'string' }, name: { type: 'string', allowEmpty: true } },
@@ -117,7 +128,8 @@ export const commands: Record<string, Command> = {
       const user = uuidFlag(f, 'user')!;
       const workspace = uuidFlag(f, 'workspace', true);
       const scopes = String(f.scopes ?? 'read,write').split(',').map((s) => s.trim()).filter(Boolean);
-      if (!scopes.length || scopes.some((s) => s !== 'read' && s !== 'write')) throw new UsageError('--scopes must be read or read,write');
+      // keys: manage the scope's keys; admin: the admin routes (counts only while the user is an admin).
+      if (!scopes.length || scopes.some((s) => !['read', 'write', 'keys', 'admin'].includes(s))) throw new UsageError('--scopes must be a comma-separated list of read, write, keys, admin');
       let rpm: number | null = null;
       if (f.rpm !== undefined) {
         if (typeof f.rpm !== 'string' || !/^\d{1,9}$/.test(f.rpm) || Number(f.rpm) < 1) throw new UsageError('--rpm must be a positive whole number');

@@ -21,7 +21,7 @@ import { watchCancels } from '../generations/cancel.ts';
 import type { Lease } from '../generations/lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 import { startStoreSweep, storeSweepCron } from '../../tasks/store__sweep.ts';
-import { purgeExpiredIdempotencyKeys, purgeOldAuditEntries, purgeOldEvents, recordExpiredKeys, sweepDeadWorkers, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
+import { purgeExpiredIdempotencyKeys, purgeOldAuditEntries, purgeOldEvents, recordExpiredKeys, rollSpendPeriods, sweepDeadWorkers, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
 
 export interface WorkerHandle {
   /** The graphile-worker runner of the current lease. */
@@ -157,6 +157,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
           await purgeOldEvents(ctx, t.conn, () => stopping);
           await recordExpiredKeys(t.conn);
           await purgeOldAuditEntries(ctx, t.conn);
+          await rollSpendPeriods(t.conn);
         } else {
           await unlockDeadWorkerJobs(ctx, t.conn);
         }
