@@ -1,6 +1,7 @@
 // Benchmark sections beyond the foundation, run in order by test/bench/run.ts.
 
 import type { BenchContext } from './run.ts';
+import { benchAdmin } from './admin.ts';
 import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchScale } from './scale.ts';
@@ -15,4 +16,5 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   wait: async (ctx) => ctx.report('wait', { ...(await benchWait(ctx)) }),
   webhooks: async (ctx) => ctx.report('webhooks', { ...(await benchWebhooks(ctx)) }),
   scale: async (ctx) => ctx.report('scale', { ...(await benchScale(ctx)) }),
+  admin: async (ctx) => ctx.report('admin', { ...(await benchAdmin(ctx)) }),
 };

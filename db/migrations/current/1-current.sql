@@ -100,16 +100,31 @@ end;
 $function$;
 comment on function kiln.roll_account_spend(integer) is 'Housekeeping: zeroes up to p_limit kiln_private.account_spend rows whose period ended without a new charge (a partial-index range: free when there are none). Readers already count such rows as 0; this puts them back in index order.';
 
--- Backfill (and, run again, recompute) every account's row from its current period.
-insert into kiln_private.account_spend (account_id, period_start, period_end, used_micros)
-  select a.id, p.s, kiln_private.period_end(a.period_anchor, p.s), coalesce(b.held_micros + b.settled_micros, 0)
-  from kiln_private.accounts a
-  cross join lateral (select kiln_private.period_start(a.period_anchor, now()) as s) p
-  left join kiln_private.budget_periods b on b.pool_id = a.id and b.period_start = p.s
-on conflict (account_id) do update
-  set period_start = excluded.period_start, period_end = excluded.period_end, used_micros = excluded.used_micros
-  where (account_spend.period_start, account_spend.period_end, account_spend.used_micros)
-        is distinct from (excluded.period_start, excluded.period_end, excluded.used_micros);
+create or replace function kiln_private.rebuild_account_spend()
+ returns bigint
+ language plpgsql
+ set search_path to 'pg_catalog', 'pg_temp'
+as $function$
+declare
+  v_n bigint;
+begin
+  insert into kiln_private.account_spend (account_id, period_start, period_end, used_micros)
+    select a.id, p.s, kiln_private.period_end(a.period_anchor, p.s), coalesce(b.held_micros + b.settled_micros, 0)
+    from kiln_private.accounts a
+    cross join lateral (select kiln_private.period_start(a.period_anchor, now()) as s) p
+    left join kiln_private.budget_periods b on b.pool_id = a.id and b.period_start = p.s
+  on conflict (account_id) do update
+    set period_start = excluded.period_start, period_end = excluded.period_end, used_micros = excluded.used_micros
+    where (account_spend.period_start, account_spend.period_end, account_spend.used_micros)
+          is distinct from (excluded.period_start, excluded.period_end, excluded.used_micros);
+  get diagnostics v_n = row_count;
+  return v_n;
+end;
+$function$;
+comment on function kiln_private.rebuild_account_spend() is 'Every account''s kiln_private.account_spend row from its current period''s budget_periods row (the backfill; a restore or a bulk load runs it again). Returns the rows written.';
+
+-- Backfill (and, run again, recompute) every account's row.
+select kiln_private.rebuild_account_spend();
 
 -- Substring search on email: trigrams (pg_trgm ships with Postgres' contrib: embedded-postgres,
 -- the official images and Debian's postgresql-NN all have it; trusted since PG13).
@@ -249,9 +264,10 @@ begin
   end if;
 
   return json_build_object(
-    'data', coalesce((select json_agg(kiln_private.admin_account_json(a, v_used[o.i]) order by o.i)
+    -- One primary-key lookup per row (offset 0 keeps the planner from hashing the whole table).
+    'data', coalesce((select json_agg(kiln_private.admin_account_json(a.a, v_used[o.i]) order by o.i)
                       from unnest(v_ids[1:p_limit]) with ordinality as o(id, i)
-                      join kiln_private.accounts a on a.id = o.id), '[]'),
+                      cross join lateral (select x as a from kiln_private.accounts x where x.id = o.id offset 0) a), '[]'),
     'nextCursor', case when cardinality(v_ids) > p_limit then v_used[p_limit] || '.' || v_ids[p_limit] end);
 end;
 $function$;
