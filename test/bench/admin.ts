@@ -89,18 +89,21 @@ async function generate(sql: Sql, scale: number, seconds: Record<string, number>
     await timed(`insert ${charges.toLocaleString('en-US')} charges`, seconds, () => tx`
       insert into kiln_private.charges
         (id, account_id, pool_id, period_start, model_id, origin, status, reserved_micros, settled_micros, created_at, finished_at)
-      select kiln_private.uuid_v7(x.at), acc.ids[x.n], acc.ids[x.n], kiln_private.period_start(acc.anchors[x.n], x.at),
+      select kiln_private.uuid_v7(x.at), x.account_id, x.account_id, kiln_private.period_start(x.anchor, x.at),
              (array['local/sketch', 'local/coder', 'local/vector'])[1 + x.i % 3], 'api',
              x.status, x.reserved, case when x.status = 'settled' then (x.reserved * x.r)::bigint end,
              x.at, case when x.status <> 'reserved' then x.at + interval '5 seconds' end
       from (
-        select i, 1 + least(${accounts} - 1, floor(${accounts} * power(random(), 3)))::int as n,
-               now() - random() * interval '365 days' as at, 1000 + (random() * 49000)::bigint as reserved, random() as r,
-               case when random() < 0.08 then 'released' when i % 20 = 0 then 'open' else 'settled' end as status0
-        from generate_series(1, ${charges}) i) x1
-      cross join lateral (select x1.*, case when x1.status0 = 'open' then case when x1.at > now() - interval '1 day' then 'reserved' else 'settled' end
-                                            else x1.status0 end as status) x,
-      (select array_agg(id order by n) as ids, array_agg(period_anchor order by n) as anchors from bench_accounts) acc
+        -- The account picked here, so the rows sorted below carry scalars, not the arrays.
+        select x1.i, x1.at, x1.reserved, x1.r, acc.ids[x1.n] as account_id, acc.anchors[x1.n] as anchor,
+               case when x1.status0 <> 'open' then x1.status0 when x1.at > now() - interval '1 day' then 'reserved' else 'settled' end as status
+        from (
+          select i, 1 + least(${accounts} - 1, floor(${accounts} * power(random(), 3)))::int as n,
+                 now() - random() * interval '365 days' as at, 1000 + (random() * 49000)::bigint as reserved, random() as r,
+                 case when random() < 0.08 then 'released' when i % 20 = 0 then 'open' else 'settled' end as status0
+          from generate_series(1, ${charges}) i) x1,
+        (select array_agg(id order by n) as ids, array_agg(period_anchor order by n) as anchors from bench_accounts) acc
+        offset 0) x
       order by x.at`);
     await tx`set local session_replication_role = origin`;
     await timed('check the foreign keys', seconds, async () => {
