@@ -224,22 +224,27 @@ begin
     select coalesce(array_agg(m.id order by m.used desc, m.id desc), '{}'), coalesce(array_agg(m.used order by m.used desc, m.id desc), '{}')
       into v_ids, v_used
       from (select x.id, x.used
+            -- Each match's spend by primary key (offset 0: never a hash join over every account's row).
             from (select a.id, case when s.period_end > now() then s.used_micros else 0 end as used
-                  from kiln_private.accounts a join kiln_private.account_spend s on s.account_id = a.id
+                  from kiln_private.accounts a
+                  cross join lateral (select y.used_micros, y.period_end from kiln_private.account_spend y
+                                      where y.account_id = a.id offset 0) s
                   where lower(a.email) like v_pattern) x
             where (x.used, x.id) < (v_after_used, v_after_id)
             order by x.used desc, x.id desc
             limit p_limit + 1) m;
   else
     -- Everyone, or a wide search (matches are dense in any order): walk account_spend_used_idx
-    -- backwards from the cursor. First who spent this period…
+    -- backwards from the cursor, checking each row's email by primary key as it goes (offset 0
+    -- keeps the check a per-row lookup, never a semi-join that first reads every match). First
+    -- who spent this period…
     select coalesce(array_agg(p.account_id order by p.used_micros desc, p.account_id desc), '{}'),
            coalesce(array_agg(p.used_micros order by p.used_micros desc, p.account_id desc), '{}')
       into v_ids, v_used
       from (select s.account_id, s.used_micros from kiln_private.account_spend s
             where s.used_micros > 0 and s.period_end > now()
               and (s.used_micros, s.account_id) < (v_after_used, v_after_id)
-              and (v_pattern is null or exists (select 1 from kiln_private.accounts a where a.id = s.account_id and lower(a.email) like v_pattern))
+              and (v_pattern is null or exists (select 1 from kiln_private.accounts a where a.id = s.account_id and lower(a.email) like v_pattern offset 0))
             order by s.used_micros desc, s.account_id desc
             limit p_limit + 1) p;
     v_need := p_limit + 1 - cardinality(v_ids);
@@ -250,12 +255,12 @@ begin
         from (select u.account_id from (
                 (select s.account_id from kiln_private.account_spend s
                  where s.used_micros = 0 and s.account_id < v_zero_after
-                   and (v_pattern is null or exists (select 1 from kiln_private.accounts a where a.id = s.account_id and lower(a.email) like v_pattern))
+                   and (v_pattern is null or exists (select 1 from kiln_private.accounts a where a.id = s.account_id and lower(a.email) like v_pattern offset 0))
                  order by s.used_micros desc, s.account_id desc limit v_need)
                 union all
                 (select s.account_id from kiln_private.account_spend s
                  where s.used_micros > 0 and s.period_end <= now() and s.account_id < v_zero_after
-                   and (v_pattern is null or exists (select 1 from kiln_private.accounts a where a.id = s.account_id and lower(a.email) like v_pattern))
+                   and (v_pattern is null or exists (select 1 from kiln_private.accounts a where a.id = s.account_id and lower(a.email) like v_pattern offset 0))
                  order by s.account_id desc limit v_need)) u
               order by u.account_id desc limit v_need) z;
       v_ids := v_ids || v_more;
