@@ -34,20 +34,25 @@ create or replace function kiln_private.tg_budget_periods__account_spend()
  set search_path to 'pg_catalog', 'pg_temp'
 as $function$
 begin
-  -- Pools that are workspaces have no row and update nothing. A late settlement of an earlier
-  -- period leaves a later period's figure alone.
+  -- The common case, on the reservation's hot path: the same period, one primary-key update.
+  update kiln_private.account_spend s set used_micros = new.held_micros + new.settled_micros
+    where s.account_id = new.pool_id and s.period_start = new.period_start;
+  if found or tg_op = 'UPDATE' then
+    -- (An update of a period the row no longer holds is a late settlement of an earlier period:
+    -- a later period's figure stays.)
+    return null;
+  end if;
+  -- A new period's first reservation. Pools that are workspaces have no row and update nothing.
   update kiln_private.account_spend s
     set used_micros = new.held_micros + new.settled_micros,
         period_start = new.period_start,
-        period_end = case when s.period_start = new.period_start then s.period_end
-                          else kiln_private.period_end(a.period_anchor, new.period_start) end
+        period_end = kiln_private.period_end(a.period_anchor, new.period_start)
     from kiln_private.accounts a
-    where s.account_id = new.pool_id and a.id = new.pool_id and s.period_start <= new.period_start
-      and (s.used_micros, s.period_start) is distinct from (new.held_micros + new.settled_micros, new.period_start);
+    where s.account_id = new.pool_id and a.id = new.pool_id and s.period_start < new.period_start;
   return null;
 end;
 $function$;
-comment on function kiln_private.tg_budget_periods__account_spend() is 'Trigger: an account pool''s held + settled for its latest period into kiln_private.account_spend (one primary-key update, in the transaction of the reservation or settlement).';
+comment on function kiln_private.tg_budget_periods__account_spend() is 'Trigger: an account pool''s held + settled for its latest period into kiln_private.account_spend, in the transaction of the reservation or settlement: one primary-key update; a new period''s first row (an insert) also moves the row''s period.';
 drop trigger if exists tg_budget_periods__account_spend on kiln_private.budget_periods;
 create trigger tg_budget_periods__account_spend after insert or update of held_micros, settled_micros
   on kiln_private.budget_periods for each row execute function kiln_private.tg_budget_periods__account_spend();
