@@ -162,7 +162,7 @@ async function explain(url: string, call: (sql: Sql) => Promise<unknown>): Promi
   const byShape = new Map<string, { statement: string; calls: number; ms: number; hit: number; read: number }>();
   for (const l of logs) {
     if (/Query Text: select kiln\.admin_list_accounts/.test(l)) continue;
-    const nodes = [...l.matchAll(/(?:->\s+|^|\n)\s*((?:Index Only Scan|Index Scan|Bitmap Index Scan|Bitmap Heap Scan|Seq Scan|Sort|Limit|Nested Loop|Hash Join|Merge Append|Append|Aggregate)[^(\n]*)/g)]
+    const nodes = [...l.matchAll(/(?:->\s+|^|\n)\s*((?:Index Only Scan|Index Scan|Bitmap Index Scan|Bitmap Heap Scan|Seq Scan|Sort(?! Key| Method)|Limit|Nested Loop|Hash Join|Merge Append|Append|Aggregate)[^(\n]*)/g)]
       .map((m) => m[1]!.trim().replace(/\s+on\s+\S+(\s+\w+)?$/, '')).slice(0, 8).join(' → ');
     if (!nodes) continue;
     const ms = Number(/duration: ([\d.]+) ms/.exec(l)?.[1] ?? 0);
