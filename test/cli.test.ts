@@ -123,7 +123,7 @@ test('usage errors exit non-zero with a message on stderr and nothing on stdout'
     ['user', 'create'],
     ['user', 'create', '--email', 'x@example.com', '--tier', 'gold'],
     ['key', 'create', '--user', 'not-a-uuid'],
-    ['key', 'create', '--user', '00000000-0000-0000-0000-000000000000', '--scopes', 'admin'],
+    ['key', 'create', '--user', '00000000-0000-0000-0000-000000000000', '--scopes', 'root'],
     ['workspace', 'plan', '--workspace', '00000000-0000-0000-0000-000000000000', '--status', 'gone'],
     ['frobnicate'],
   ]) {

@@ -19,8 +19,12 @@ before(async () => {
   // MCP mounted (a loopback issuer) and webhooks to loopback allowed: every mount is in the table.
   srv = await startMcpServer({ config: { webhookAllowPrivate: true } });
   const a = await createAccount(srv.db.sql);
-  // The keys scope too, so that GET /keys and GET /audit answer 200 like every other GET route.
-  key = (await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys'] })).key;
+  // Every scope, on an admin: the keys, audit and admin routes answer 200 too.
+  await srv.db.sql`select kiln.set_account_admin(${a.id}, true)`;
+  key = (await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys', 'admin'] })).key;
+  ids.accounts = a.id;
+  const [ws] = await srv.db.sql`select * from kiln.create_workspace('Head check', ${a.id})`;
+  ids.workspaces = ws!.id;
   const gen = await api(srv.base, key, '/generations', { body: { type: 'code', prompt: 'hello' } });
   assert.equal(gen.status, 202, JSON.stringify(gen.body));
   ids.generations = gen.body.id;

@@ -178,6 +178,12 @@ export async function cachedCatalog(ctx: Context) {
   return entry;
 }
 
+/**
+ * Forgets this process's two caches (an admin just changed the catalog): its next GET /models and
+ * its next price read the table. Other processes re-read within their TTLs; meanwhile the database
+ * refuses a disabled entry (KI001) and a price of a changed entry (KS001) anyway.
+ */
 export function invalidateCatalog(ctx: Context) {
   cache.delete(ctx);
+  catalogs.delete(ctx.sql);
 }

@@ -7,7 +7,7 @@ import { migrateAndSeed, openDatabase } from './boot.ts';
 import { childEnv } from '../config.ts';
 import { issueMessage } from '../schemas.ts';
 import { generateKey } from '../auth/keys.ts';
-import { microsFlag, parseArgs, required, UsageError, uuidFlag } from './args.ts';
+import { microsFlag, oneOf, parseArgs, required, UsageError, uuidFlag } from './args.ts';
 import { ModelEntry } from './model-entry.ts';
 import { runServices } from './serve.ts';
 import { withDb, type Command } from './command.ts';
@@ -15,6 +15,7 @@ import { workflowCommands } from './workflows.ts';
 import { mcpCommands } from './mcp.ts';
 import { storeCommands } from './store.ts';
 import { addWorkspaceMember, type MemberRow } from '../db/sql/add_workspace_member.ts';
+import { setAccountAdmin } from '../db/sql/admin.ts';
 import { allModels } from '../db/sql/all_models.ts';
 import { countMigrations } from '../db/sql/count_migrations.ts';
 import { createAccount, type AccountRow } from '../db/sql/create_account.ts';
@@ -95,18 +96,28 @@ export const commands: Record<string, Command> = {
     },
   },
   'user set': {
-    help: '--user ID [--tier T] [--budget-micros N|unlimited]',
+    help: '--user ID [--tier T] [--budget-micros N|unlimited] [--admin true|false]',
     async run(argv, config) {
       const f = parseArgs(argv, {
-        options: { user: { type: 'string' }, tier: { type: 'string' }, 'budget-micros': { type: 'string' } },
+        options: { user: { type: 'string' }, tier: { type: 'string' }, 'budget-micros': { type: 'string' }, admin: { type: 'string' } },
       }).values;
       const id = uuidFlag(f, 'user')!;
       const tier = tierFlag(f.tier);
       const budget = microsFlag(f['budget-micros'], 'budget-micros', true);
-      return withDb(config, async (sql) => {
-        const [a] = await updateAccount(sql, id, tier ?? null, budget ?? null, budget !== undefined);
-        return accountJson(a!);
-      });
+      const admin = oneOf(f.admin, 'admin', ['true', 'false'] as const);
+      if (tier === undefined && budget === undefined && admin === undefined) throw new UsageError('give --tier, --budget-micros or --admin');
+      return withDb(config, (sql) => sql.begin(async (tx) => {
+        // One transaction: both changes or neither (each audited as account.updated, actor operator).
+        let a: AccountRow | undefined;
+        if (tier !== undefined || budget !== undefined) [a] = await updateAccount(tx, id, tier ?? null, budget ?? null, budget !== undefined);
+        let isAdmin: boolean | undefined;
+        if (admin !== undefined) {
+          const [r] = await setAccountAdmin(tx, id, admin === 'true');
+          a = r;
+          isAdmin = r!.is_admin;
+        }
+        return { ...accountJson(a!), ...(isAdmin === undefined ? {} : { admin: isAdmin }) };
+      }));
     },
   },
 

@@ -54,6 +54,14 @@ export type KeyWithSecret = Schemas['KeyWithSecret'];
 export type CreateKeyRequest = NonNullable<operations['createKey']['requestBody']>['content']['application/json'];
 export type AuditEntry = Schemas['AuditEntry'];
 export type AuditQuery = NonNullable<operations['listAudit']['parameters']['query']>;
+export type AdminAccount = Schemas['AdminAccount'];
+export type AdminAccountDetail = Schemas['AdminAccountDetail'];
+export type AdminWorkspace = Schemas['AdminWorkspace'];
+export type AdminWorkspaceDetail = Schemas['AdminWorkspaceDetail'];
+export type AdminModel = Schemas['AdminModel'];
+export type AdminHealth = Schemas['AdminHealth'];
+export type AdminPageQuery = NonNullable<operations['adminListAccounts']['parameters']['query']>;
+export type AdminUpdateAccountRequest = NonNullable<operations['adminUpdateAccount']['requestBody']>['content']['application/json'];
 
 export interface KilnClientOptions {
   /** The service's URL, e.g. `http://127.0.0.1:8787`; a trailing `/api/v1` is accepted too. */
@@ -345,6 +353,31 @@ export function createKilnClient(options: KilnClientOptions) {
     list: (query: AuditQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/audit', { params: { query }, signal: opts.signal })),
   };
 
+  /** The operator's view (admins only: anyone else gets KilnError 403 `insufficient_scope`). */
+  const admin = {
+    accounts: {
+      /** A page of accounts, most spent this period first; `q` searches emails; pass `nextCursor` as `cursor`. */
+      list: (query: AdminPageQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/admin/accounts', { params: { query }, signal: opts.signal })),
+      get: (id: string, opts: CallOptions = {}) => unwrap(raw.GET('/admin/accounts/{id}', { params: { path: { id } }, signal: opts.signal })),
+      /** Tier and/or budget (`budgetMicros: null` = unlimited). */
+      update: (id: string, body: AdminUpdateAccountRequest, opts: CallOptions = {}) =>
+        unwrap(raw.PATCH('/admin/accounts/{id}', { params: { path: { id } }, body, signal: opts.signal })),
+      revokeKeys: (id: string, opts: CallOptions = {}) =>
+        unwrap(raw.POST('/admin/accounts/{id}/revoke-keys', { params: { path: { id } }, signal: opts.signal })),
+    },
+    workspaces: {
+      list: (query: AdminPageQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/admin/workspaces', { params: { query }, signal: opts.signal })),
+      get: (id: string, opts: CallOptions = {}) => unwrap(raw.GET('/admin/workspaces/{id}', { params: { path: { id } }, signal: opts.signal })),
+    },
+    models: {
+      /** The whole catalog, disabled entries included, with upstream cost and billed price. */
+      list: (opts: CallOptions = {}) => unwrap(raw.GET('/admin/models', { signal: opts.signal })),
+      update: (id: string, body: { enabled: boolean }, opts: CallOptions = {}) =>
+        unwrap(raw.PATCH('/admin/models/{id}', { params: { path: { id } }, body, signal: opts.signal })),
+    },
+    health: (opts: CallOptions = {}) => unwrap(raw.GET('/admin/health', { signal: opts.signal })),
+  };
+
   const events = {
     /**
      * Every event of the key's scope (GET /events) as an async iterator that does not end by
@@ -370,6 +403,7 @@ export function createKilnClient(options: KilnClientOptions) {
     webhooks,
     keys,
     audit,
+    admin,
     events,
     usage: {
       get: (opts: CallOptions = {}) => unwrap(raw.GET('/usage', { signal: opts.signal })),

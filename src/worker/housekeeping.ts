@@ -4,6 +4,7 @@
 
 import type { Context } from '../context.ts';
 import type { Queryable } from '../db/pool.ts';
+import { rollAccountSpend } from '../db/sql/admin.ts';
 import { purgeAuditLog } from '../db/sql/audit.ts';
 import { recordKeyExpiries } from '../db/sql/keys.ts';
 import { purgeEvents } from '../db/sql/purge_events.ts';
@@ -64,4 +65,9 @@ export async function purgeOldAuditEntries(ctx: Context, conn: Queryable): Promi
   const age = ctx.config.auditRetentionSeconds;
   if (age === undefined) return;
   await purgeAuditLog(conn, new Date(Date.now() - age * 1000));
+}
+
+/** Accounts whose budget period ended without a charge: their spend back to 0 in the admin page's index. */
+export async function rollSpendPeriods(conn: Queryable): Promise<void> {
+  await rollAccountSpend(conn);
 }

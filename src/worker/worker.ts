@@ -22,7 +22,7 @@ import type { Lease } from '../generations/lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 import { startStoreSweep, storeSweepCron } from '../../tasks/store__sweep.ts';
 import { registerPool, unregisterPool } from '../telemetry/metrics.ts';
-import { purgeExpiredIdempotencyKeys, purgeOldAuditEntries, purgeOldEvents, recordExpiredKeys, sweepDeadWorkers, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
+import { purgeExpiredIdempotencyKeys, purgeOldAuditEntries, purgeOldEvents, recordExpiredKeys, rollSpendPeriods, sweepDeadWorkers, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
 
 export interface WorkerHandle {
   /** The graphile-worker runner of the current lease. */
@@ -160,6 +160,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
           await purgeOldEvents(ctx, t.conn, () => stopping);
           await recordExpiredKeys(t.conn);
           await purgeOldAuditEntries(ctx, t.conn);
+          await rollSpendPeriods(t.conn);
         } else {
           await unlockDeadWorkerJobs(ctx, t.conn);
         }

@@ -11,7 +11,7 @@ import type { LoadResult } from './_env.ts';
 // Node versions section leave BENCH.md's other sections as they were).
 export const BENCH_FILE = process.env.KILN_BENCH_FILE ? path.resolve(process.env.KILN_BENCH_FILE) : path.resolve(import.meta.dirname, '..', '..', 'BENCH.md');
 
-export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale', 'telemetry'] as const;
+export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale', 'telemetry', 'admin'] as const;
 
 /** The targets, in one place: the console report and BENCH.md both state them. */
 export const TARGETS = {
@@ -37,6 +37,8 @@ export const TARGETS = {
   /** Telemetry: req/s with metrics and traces on within this share of off; metrics alone within telemetryMetricsCost. */
   telemetryFullCost: 0.05,
   telemetryMetricsCost: 0.01,
+  /** GET /admin/accounts at 100,000 accounts and 10 million charges: every page, p99. */
+  adminPageP99Ms: 50,
 } as const;
 
 export interface RunInfo {
@@ -286,7 +288,28 @@ function telemetry(f: Figures): string[] {
   ];
 }
 
-const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, telemetry, soak };
+const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, telemetry, soak, admin };
+function admin(f: Figures): string[] {
+  const r = f.rows;
+  const g = f.generateSeconds as Record<string, number>;
+  return [
+    `## Admin: the accounts page at ${n(r.accounts)} accounts and ${n(r.charges)} charges`,
+    '',
+    `Generated in SQL, set-based (\`KILN_BENCH_ADMIN_SCALE=${f.scale}\`): ${n(r.accounts)} accounts (period anchors spread over 30 days), ${n(r.keys)} keys, ${n(r.charges)} charges over the past year skewed towards a few accounts, ` +
+      `then ${n(r.budgetPeriods)} budget periods, ${n(r.chargeDays)} daily roll-up rows and \`kiln_private.account_spend\` derived from the ledger; ${n(r.spending)} accounts spent this period. ` +
+      `Generated in ${g.total} s (${Object.entries(g).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${v} s`).join(', ')}). ` +
+      `\`kiln.admin_list_accounts\` (what \`GET /admin/accounts\` runs) timed at the client, ${RUNS_NOTE}; the plans are auto_explain's (ANALYZE, BUFFERS) of the statements inside the function, one run each.`,
+    '',
+    '| page | rows | p50 / p99 / max | target | | plan of the statements inside (time, nodes, buffers) |',
+    '|---|---|---|---|---|---|',
+    ...f.cases.map((c: any) => `| ${c.name} (\`${c.query}\`) | ${c.rows} | ${c.p50} / ${c.p99} / ${c.max} ms | p99 ≤ ${TARGETS.adminPageP99Ms} ms | ${met(c.p99 <= TARGETS.adminPageP99Ms)} | ${c.plans.map((p: any) => `${p.ms} ms: ${p.nodes.replace(/\|/g, '\\|')} (${p.buffers})`).join('; ') || '—'} |`),
+    `| \`GET /admin/accounts?limit=50\` over HTTP (authorization included) | 50 | ${f.http.p50} / ${f.http.p99} ms | p99 ≤ ${TARGETS.adminPageP99Ms} ms | ${met(f.http.p99 <= TARGETS.adminPageP99Ms)} | |`,
+    '',
+    `Sizes: ${f.sizes.map((s: any) => `\`${s.name}\` ${n(s.mb)} MB`).join(', ')}.`,
+  ];
+}
+const RUNS_NOTE = '50 sequential calls after a warm-up';
+
 
 /** One section's markdown, markers included. */
 export function renderSection(name: string, figures: Figures, run: RunInfo): string {

@@ -1,6 +1,7 @@
 // Benchmark sections beyond the foundation, run in order by test/bench/run.ts.
 
 import type { BenchContext } from './run.ts';
+import { benchAdmin } from './admin.ts';
 import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchScale } from './scale.ts';
@@ -17,6 +18,7 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   wait: async (ctx) => ctx.report('wait', { ...(await benchWait(ctx)) }),
   webhooks: async (ctx) => ctx.report('webhooks', { ...(await benchWebhooks(ctx)) }),
   scale: async (ctx) => ctx.report('scale', { ...(await benchScale(ctx)) }),
+  admin: async (ctx) => ctx.report('admin', { ...(await benchAdmin(ctx)) }),
   telemetry: async (ctx) => ctx.report('telemetry', { ...(await benchTelemetry(ctx)) }),
   // Not in a full run unless named: 2 × KILN_SOAK_SECONDS (5 min each by default).
   ...(process.env.KILN_BENCH_ONLY?.split(',').map((x) => x.trim()).includes('soak')

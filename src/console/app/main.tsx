@@ -1,9 +1,11 @@
-// The Kiln console: sign in with an API key (or SSO, session.tsx), then six sections over the public REST API.
+// The Kiln console: sign in with an API key (or SSO, session.tsx), then its sections over the public REST API (Admin only for admins).
 
 import { render, type ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, makeClient, storedKey, storeKey, type KilnClient } from './api.ts';
+import { Admin, useIsAdmin } from './admin.tsx';
 import { Generations } from './generations.tsx';
+import { Keys } from './keys.tsx';
 import { Models } from './models.tsx';
 import { Overview } from './overview.tsx';
 import { Playground } from './playground.tsx';
@@ -19,6 +21,9 @@ const SECTIONS = [
   { path: 'workflows', name: 'Workflows', icon: 'M5 5a2 2 0 1 0 0 .1M19 12a2 2 0 1 0 0 .1M5 19a2 2 0 1 0 0 .1M7 5h4l4 7M7 19h4l4-7' },
   { path: 'webhooks', name: 'Webhooks', icon: 'M9 15a4 4 0 1 1 3-6.6M15 9a4 4 0 1 1-3 6.6M9 15h6' },
   { path: 'models', name: 'Models', icon: 'M12 3l8 4.5v9L12 21l-8-4.5v-9zM12 12l8-4.5M12 12v9M12 12L4 7.5' },
+  { path: 'keys', name: 'Keys', icon: 'M14 10a4 4 0 1 0-3.9 4.9L8 17v3H5v-3l5.1-5.1M14 10h.01' },
+  // Shown only to admins (useIsAdmin asks an admin route).
+  { path: 'admin', name: 'Admin', icon: 'M12 3l7 3v6c0 4.4-3 7.7-7 9-4-1.3-7-4.6-7-9V6z' },
 ] as const;
 
 function Logo() {
@@ -74,7 +79,10 @@ function SignIn({ onKey }: { onKey: (key: string) => void }) {
 
 function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: () => void; account?: ComponentChildren }) {
   const route = useRoute();
-  const section = SECTIONS.find((s) => s.path === route[0]) ?? SECTIONS[0];
+  const admin = useIsAdmin(client);
+  const sections = SECTIONS.filter((s) => s.path !== 'admin' || admin);
+  // While the admin check is out, a link to #/admin waits for it rather than showing the overview.
+  const section: { path: string } = sections.find((s) => s.path === route[0]) ?? (route[0] === 'admin' && admin === null ? { path: 'pending' } : SECTIONS[0]);
   const mainRef = useRef<HTMLElement>(null);
   useEffect(() => {
     if (!route[0]) history.replaceState(null, '', '#/overview');
@@ -95,7 +103,7 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
         <a class="brand" href="#/overview" aria-label="Kiln console home"><Logo /><span>Kiln</span></a>
         <nav aria-label="Sections" class="nav">
           <ul>
-            {SECTIONS.map((s) => (
+            {sections.map((s) => (
               <li key={s.path}>
                 <a href={`#/${s.path}`} aria-current={s.path === section.path ? 'page' : undefined}>
                   <svg viewBox="0 0 24 24" aria-hidden="true"><path d={s.icon} /></svg>
@@ -117,6 +125,8 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
         {section.path === 'workflows' && <Workflows client={client} workflowId={route[1]} runId={route[2] === 'runs' ? route[3] : undefined} edit={route[2] === 'edit'} />}
         {section.path === 'webhooks' && <Webhooks client={client} />}
         {section.path === 'models' && <Models client={client} />}
+        {section.path === 'keys' && <Keys client={client} />}
+        {section.path === 'admin' && <Admin client={client} route={route.slice(1)} />}
       </main>
     </div>
   );

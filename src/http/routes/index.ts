@@ -40,6 +40,15 @@ import revokeKey from './keys/delete.ts';
 import listAudit from './audit/list.ts';
 import getSession from './session/get.ts';
 import switchSessionWorkspace from './session/workspace.ts';
+import adminListAccounts from './admin/list-accounts.ts';
+import adminGetAccount from './admin/get-account.ts';
+import adminUpdateAccount from './admin/update-account.ts';
+import adminRevokeAccountKeys from './admin/revoke-keys.ts';
+import adminListWorkspaces from './admin/list-workspaces.ts';
+import adminGetWorkspace from './admin/get-workspace.ts';
+import adminListModels from './admin/list-models.ts';
+import adminUpdateModel from './admin/update-model.ts';
+import adminHealth from './admin/health.ts';
 
 export const apiRoutes: RouteDef[] = [
   listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
@@ -48,4 +57,6 @@ export const apiRoutes: RouteDef[] = [
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
   listKeys, createKey, rotateKey, revokeKey, listAudit,
   getSession, switchSessionWorkspace,
+  adminListAccounts, adminGetAccount, adminUpdateAccount, adminRevokeAccountKeys, adminListWorkspaces, adminGetWorkspace,
+  adminListModels, adminUpdateModel, adminHealth,
 ];
