@@ -163,3 +163,18 @@ test('append-only: UPDATE, DELETE and TRUNCATE as the application role are refus
   await createAccount(srv.db.sql);
   await assert.rejects(srv.db.sql`delete from kiln_private.audit_log`, /append-only/);
 });
+
+test('entries made one after another sort in that order, within a millisecond too', async () => {
+  const ids = [];
+  for (let i = 0; i < 200; i++) {
+    const [r] = await srv.db.sql`select kiln_private.uuid_v7_ordered() as id, clock_timestamp() as t`;
+    ids.push(r.id as string);
+  }
+  assert.deepEqual([...ids].sort(), ids, 'uuid order is creation order');
+  assert.ok(ids.every((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id)), 'version 7, RFC variant');
+  // A workspace and its owner's membership, written by one call in the same millisecond, list in order.
+  const a = await createAccount(srv.db.sql);
+  const [ws] = await srv.db.sql`select * from kiln.create_workspace('Order', ${a.id})`;
+  const got = await srv.db.sql`select action from kiln_private.audit_log where scope_id = ${ws.id} order by id`;
+  assert.deepEqual(got.map((e) => e.action), ['workspace.created', 'workspace.member_added']);
+});

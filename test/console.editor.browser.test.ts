@@ -411,6 +411,9 @@ test('axe finds nothing serious or critical in the editor, in light and dark, at
   if (!workflowId) return void t.skip('needs the workflow of the first test');
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
+    // The scheme changes on a live page: buttons fade their background to the new one (0.15 s)
+    // while their text colour switches at once. axe must read the settled colours.
+    await page.waitForFunction(() => document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== 'running'));
     await page.getByRole('group', { name: 'Poster prompt', exact: true }).click();
     await panel().getByLabel('Model').waitFor();
     await noSeriousViolations(`the editor with a prompt selected (${scheme})`);
