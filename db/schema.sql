@@ -154,6 +154,7 @@ create table kiln_private.audit_log (
 comment on table kiln_private.audit_log is 'Who changed what, append-only: one row per change to keys, sessions, webhooks, workflows, accounts, workspaces and the catalog, written in the transaction that makes it. scope_id is the billing scope it belongs to (an account or a workspace; null = the service: the catalog, a refused sign-in). Never holds a secret.';
 CREATE INDEX audit_log_at_idx ON kiln_private.audit_log USING btree (at);
 CREATE INDEX audit_log_id_idx ON kiln_private.audit_log USING btree (id DESC);
+CREATE INDEX audit_log_scope_action_idx ON kiln_private.audit_log USING btree (scope_id, action, id DESC);
 CREATE INDEX audit_log_scope_idx ON kiln_private.audit_log USING btree (scope_id, id DESC);
 CREATE TRIGGER tg_audit_log__append_only BEFORE DELETE OR UPDATE ON kiln_private.audit_log FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_audit_log__append_only();
 CREATE TRIGGER tg_audit_log__no_truncate BEFORE TRUNCATE ON kiln_private.audit_log FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_audit_log__append_only();
@@ -2701,7 +2702,7 @@ CREATE OR REPLACE FUNCTION kiln.list_audit(p_scope_id uuid, p_limit integer, p_b
 AS $function$
   with page as (
     select l, l.id from kiln_private.audit_log l
-    where l.scope_id is not distinct from p_scope_id
+    where l.scope_id = p_scope_id
       and (p_before is null or l.id < p_before)
       and (p_action is null or l.action = p_action)
     order by l.id desc
