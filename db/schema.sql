@@ -1239,6 +1239,7 @@ CREATE OR REPLACE FUNCTION kiln.authorize_requests(p_key_hashes bytea[], p_scope
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
+  v_stale uuid[];
   v_n int := coalesce(cardinality(p_key_hashes), 0);
   v_now timestamptz := clock_timestamp();
   v_hash bytea[];
@@ -1264,11 +1265,16 @@ begin
   end if;
   -- Every key of the batch in one index scan; always a fresh read (revocation is immediate).
   select array_agg(k.key_hash), array_agg(k.id), array_agg(k.account_id), array_agg(k.workspace_id),
-         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(k.tier)
-    into v_hash, v_id, v_account, v_workspace, v_scope, v_rpm, v_tier
+         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(k.tier),
+         array_agg(k.id) filter (where k.last_used_at is null or k.last_used_at < v_now - interval '1 minute')
+    into v_hash, v_id, v_account, v_workspace, v_scope, v_rpm, v_tier, v_stale
     from kiln_private.credentials(p_key_hashes) k;
   -- Last use, to the minute: at most one write per key a minute, never a wait (skip locked).
-  perform kiln_private.touch_keys(v_id, v_now);
+  -- Only keys whose stored last use is over a minute old (read with the credentials): most
+  -- batches write nothing and run no statement for it.
+  if v_stale is not null then
+    perform kiln_private.touch_keys(v_stale, v_now);
+  end if;
 
 
   for v_i in 1 .. v_n loop
@@ -4668,6 +4674,7 @@ CREATE OR REPLACE FUNCTION kiln_private.authorize_batch_locked(p_key_hashes byte
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
+  v_stale uuid[];
   v_n int := coalesce(cardinality(p_key_hashes), 0);
   v_now timestamptz := clock_timestamp();
   v_keys record;
@@ -4710,11 +4717,16 @@ begin
   end if;
   -- All keys of the batch in one index scan (= any keeps the plan on the unique index).
   select array_agg(k.key_hash), array_agg(k.id), array_agg(k.account_id), array_agg(k.workspace_id),
-         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(k.tier)
-    into v_f_hash, v_f_id, v_f_account, v_f_workspace, v_f_scopes, v_f_rpm, v_f_tier
+         array_agg(array_to_string(k.scopes, ',')), array_agg(k.rpm), array_agg(k.tier),
+         array_agg(k.id) filter (where k.last_used_at is null or k.last_used_at < v_now - interval '1 minute')
+    into v_f_hash, v_f_id, v_f_account, v_f_workspace, v_f_scopes, v_f_rpm, v_f_tier, v_stale
     from kiln_private.credentials(p_key_hashes) k;
   -- Last use, to the minute: at most one write per key a minute, never a wait (skip locked).
-  perform kiln_private.touch_keys(v_f_id, v_now);
+  -- Only keys whose stored last use is over a minute old (read with the credentials): most
+  -- batches write nothing and run no statement for it.
+  if v_stale is not null then
+    perform kiln_private.touch_keys(v_stale, v_now);
+  end if;
 
   for v_i in 1 .. v_n loop
     v_j := array_position(v_f_hash, p_key_hashes[v_i]);
@@ -5084,26 +5096,33 @@ $function$;
 comment on function kiln_private.claim_idempotency_keys(uuid[],text[],text[],bytea[],integer[],jsonb[],integer) is 'Claims the Idempotency-Keys of a set of requests (null key = none) in the caller''s transaction, storing each claimant''s fingerprint and the answer it will get if accepted (status, body; the caller deletes the claim of a request it refuses). Each row says claimed, follower (of the request `leader` of the same set), replay (with the stored status and body), conflict (another body) or pending.';
 
 CREATE OR REPLACE FUNCTION kiln_private.credentials(p_hashes bytea[])
- RETURNS TABLE(key_hash bytea, id uuid, account_id uuid, workspace_id uuid, scopes text[], rpm integer, tier text)
+ RETURNS TABLE(key_hash bytea, id uuid, account_id uuid, workspace_id uuid, scopes text[], rpm integer, tier text, last_used_at timestamp with time zone)
  LANGUAGE sql
  STABLE
- SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+  -- One index lookup per hash, whatever the size of the tables: the current secret by the keys'
+  -- unique hash index, else a rotation's grace secret by its own, then the account by its key.
   -- A secret is live while its key is: not revoked, not expired, a session not idle; a secret
   -- a rotation replaced also until its grace ends. The admin scope counts only for admins.
-  select c.key_hash, k.id, k.account_id, k.workspace_id,
-         case when a.is_admin or a.admin_by_group then k.scopes else array_remove(k.scopes, 'admin') end,
-         k.rpm, a.tier
-  from (select k.key_hash, k.id from kiln_private.api_keys k where k.key_hash = any (p_hashes)
-        union all
-        select g.key_hash, g.key_id from kiln_private.api_key_grace g where g.key_hash = any (p_hashes) and g.expires_at > now()) c
-  join kiln_private.api_keys k on k.id = c.id
-  join kiln_private.accounts a on a.id = k.account_id
+  select h.key_hash, k.id, k.account_id, k.workspace_id,
+         case when a.is_admin or a.admin_by_group then k.scopes else pg_catalog.array_remove(k.scopes, 'admin'::text) end,
+         k.rpm, a.tier, k.last_used_at
+  from pg_catalog.unnest(p_hashes) as h(key_hash)
+  cross join lateral (
+    select x.id, x.account_id, x.workspace_id, x.scopes, x.rpm, x.last_used_at, x.created_at, x.revoked_at, x.expires_at, x.idle_seconds
+    from kiln_private.api_keys x where x.key_hash operator(pg_catalog.=) h.key_hash
+    union all
+    select x.id, x.account_id, x.workspace_id, x.scopes, x.rpm, x.last_used_at, x.created_at, x.revoked_at, x.expires_at, x.idle_seconds
+    from kiln_private.api_key_grace g join kiln_private.api_keys x on x.id operator(pg_catalog.=) g.key_id
+    where g.key_hash operator(pg_catalog.=) h.key_hash and g.expires_at operator(pg_catalog.>) pg_catalog.now()
+  ) k
+  join kiln_private.accounts a on a.id operator(pg_catalog.=) k.account_id
   where k.revoked_at is null
-    and (k.expires_at is null or k.expires_at > now())
-    and (k.idle_seconds is null or coalesce(k.last_used_at, k.created_at) + make_interval(secs => k.idle_seconds) > now());
+    and (k.expires_at is null or k.expires_at operator(pg_catalog.>) pg_catalog.now())
+    and (k.idle_seconds is null
+         or coalesce(k.last_used_at, k.created_at) operator(pg_catalog.+) pg_catalog.make_interval(secs => k.idle_seconds) operator(pg_catalog.>) pg_catalog.now());
 $function$;
-comment on function kiln_private.credentials(bytea[]) is 'The live credentials (API keys and console sessions) among SHA-256 hashes: revoked, expired, idle sessions and secrets past their rotation grace are absent, so they all get the same 401.';
+comment on function kiln_private.credentials(bytea[]) is 'The live credentials (API keys and console sessions) among SHA-256 hashes, with each key''s stored last use: revoked, expired, idle sessions and secrets past their rotation grace are absent, so they all get the same 401. Inlined into its callers (no SET clause): every name is schema-qualified.';
 
 CREATE OR REPLACE FUNCTION kiln_private.debit_key_pools(p_keys uuid[], p_periods timestamp with time zone[], p_amounts bigint[], p_budgets bigint[])
  RETURNS uuid[]
@@ -6432,16 +6451,42 @@ CREATE OR REPLACE FUNCTION kiln_private.usage_rows(p_account_id uuid, p_workspac
  LANGUAGE sql
  STABLE
 AS $function$
-  select (u.usage::jsonb || jsonb_build_object(
+  select json_build_object(
+    'tier', acct.tier,
+    'token_budget_micros', acct.budget_micros,
+    'used_micros', coalesce(bp.held_micros + bp.settled_micros, 0),
+    'remaining_micros', case when acct.budget_micros is not null
+                             then greatest(acct.budget_micros - coalesce(bp.held_micros + bp.settled_micros, 0), 0) end,
+    'resets_at', case when acct.budget_micros is not null
+                      then to_char((acct.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end,
+    'scope', case when p_workspace_id is null then 'personal' else 'workspace' end,
+    'workspace_id', p_workspace_id,
+    'workspace_budget_micros', ws.plan_budget_micros,
+    'workspace_used_micros', case when ws.id is not null then coalesce(wbp.held_micros + wbp.settled_micros, 0) end,
+    'workspace_remaining_micros', case when ws.plan_budget_micros is not null
+                                       then greatest(ws.plan_budget_micros - coalesce(wbp.held_micros + wbp.settled_micros, 0), 0) end,
+    'workspace_resets_at', case when ws.id is not null
+                                then to_char((ws.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end,
     'key_budget_micros', k.budget_micros,
     'key_used_micros', case when k.budget_micros is not null then coalesce(kb.held_micros + kb.settled_micros, 0) end,
-    'key_remaining_micros', case when k.budget_micros is not null then greatest(k.budget_micros - coalesce(kb.held_micros + kb.settled_micros, 0), 0) end))::json
-  from kiln_private.usage_rows(p_account_id, p_workspace_id) u
+    'key_remaining_micros', case when k.budget_micros is not null then greatest(k.budget_micros - coalesce(kb.held_micros + kb.settled_micros, 0), 0) end)
+  from (select a.id, a.tier, a.budget_micros, kiln_private.period_start(a.period_anchor, now()) as period
+        from kiln_private.accounts a where a.id = p_account_id) acct
+  left join kiln_private.budget_periods bp on bp.pool_id = acct.id and bp.period_start = acct.period
+  left join (select w.id, w.plan_budget_micros, kiln_private.period_start(w.plan_period_anchor, now()) as period
+             from kiln_private.workspaces w
+             where w.id = p_workspace_id and w.plan_status = 'active'
+               and exists (select 1 from kiln_private.workspace_members m
+                           where m.workspace_id = w.id and m.account_id = p_account_id and m.left_at is null)) ws on true
+  left join kiln_private.budget_periods wbp on wbp.pool_id = ws.id and wbp.period_start = ws.period
   left join kiln_private.api_keys k on k.id = p_key_id
+  -- A personal key's period is its account's, computed above; a workspace key's, its workspace's.
   left join kiln_private.key_budget_periods kb
-    on kb.key_id = k.id and kb.period_start = kiln_private.key_period(k.account_id, k.workspace_id);
+    on kb.key_id = k.id
+   and kb.period_start = case when k.workspace_id is null and k.account_id = acct.id then acct.period
+                              else kiln_private.key_period(k.account_id, k.workspace_id) end;
 $function$;
-comment on function kiln_private.usage_rows(uuid,uuid,uuid) is 'The GET /usage body with the calling key''s own budget (key_budget_micros, key_used_micros, key_remaining_micros; null when the key has none).';
+comment on function kiln_private.usage_rows(uuid,uuid,uuid) is 'The GET /usage body as one row (none when the account does not exist), with the calling key''s own budget (key_budget_micros, key_used_micros, key_remaining_micros; null when the key has none); inlined by the planner into callers.';
 
 CREATE OR REPLACE FUNCTION kiln_private.uuid_v7(p_at timestamp with time zone DEFAULT clock_timestamp())
  RETURNS uuid

@@ -1,7 +1,7 @@
 // Worker side of cancel: a canceled generation's provider call is aborted wherever it runs. The
 // SQL cancel NOTIFYs channel kiln:cancel with the generation id at commit; every worker process
-// LISTENs and aborts it when it runs there. A notification sent while the listening connection
-// was down is lost, so the worker also asks, on every (re)listen and every KILN_WORKER_SWEEP_MS
+// LISTENs (on its lease connection) and aborts it when it runs there. A notification sent while
+// the listening connection was down is lost, so the worker also asks, on every (re)listen and every KILN_WORKER_SWEEP_MS
 // while it runs anything, which of its generations have ended, and aborts those. Completion can
 // never settle a canceled generation either way (kiln.complete_generation ignores ended ones).
 
@@ -13,13 +13,22 @@ import { abortGenerations, runningGenerations } from './running.ts';
 export const CANCEL_CHANNEL = 'kiln:cancel';
 
 export interface CancelWatch {
+  /** A kiln:cancel notification: aborts the generation when it runs here. */
+  notified(payload: string): void;
+  /** The backstop, also run on every (re)listen: aborts what this process runs that has ended meanwhile. */
+  check(): void;
   stop(): Promise<void>;
 }
 
-export async function watchCancels(ctx: Context): Promise<CancelWatch> {
+/**
+ * The LISTEN itself runs on the worker's lease connection (../worker/worker.ts): a direct session
+ * the worker holds anyway, so cancels cost no connection of their own (a LISTEN sent through
+ * PgBouncer in transaction mode would not stay on one session). A new lease listens again and
+ * calls check() for what it missed meanwhile.
+ */
+export function watchCancels(ctx: Context): CancelWatch {
   let stopped = false;
   let checking: Promise<void> | null = null;
-  /** The backstop: abort what this process runs that has ended meanwhile. */
   const check = () => {
     if (checking || stopped) return;
     const ids = runningGenerations();
@@ -36,23 +45,17 @@ export async function watchCancels(ctx: Context): Promise<CancelWatch> {
       }
     })();
   };
-  // Direct: a LISTEN sent through PgBouncer in transaction mode would not stay on one session.
-  const sub = await ctx.direct.listen(
-    CANCEL_CHANNEL,
-    (payload) => {
-      abortGenerations([payload.toLowerCase()]);
-    },
-    // Called on the first LISTEN and again after each reconnect: what was missed meanwhile.
-    check,
-  );
   const timer = setInterval(check, ctx.config.workerSweepMs);
   timer.unref();
   return {
+    notified(payload) {
+      abortGenerations([payload.toLowerCase()]);
+    },
+    check,
     async stop() {
       stopped = true;
       clearInterval(timer);
       await checking;
-      await sub.unlisten().catch(() => {});
     },
   };
 }

@@ -66,7 +66,11 @@ export class Hub {
   /** Counters for tests and the benchmark. */
   readonly stats = { notices: 0, listens: 0, relistens: 0 };
 
-  constructor(private readonly sql: Sql, private readonly log: Logger) {}
+  /**
+   * `sql` listens (a direct pool); `notifySql` sends the watchdog's pings, through the pooler when
+   * there is one: a NOTIFY needs no session of its own, so the ping costs no second direct connection.
+   */
+  constructor(private readonly sql: Sql, private readonly log: Logger, private readonly notifySql: Sql = sql) {}
 
   /** The current position: pass it to `missed` after watching, to learn whether a read is stale. */
   mark(): number {
@@ -172,7 +176,7 @@ export class Hub {
     }, PING_TIMEOUT_MS);
     timer.unref();
     this.ping = { nonce, timer };
-    pgNotify(this.sql, CHANNEL, JSON.stringify({ k: 'ping', id: nonce })).catch(() => {
+    pgNotify(this.notifySql, CHANNEL, JSON.stringify({ k: 'ping', id: nonce })).catch(() => {
       // The database is unreachable: the missing echo listens afresh.
     });
   }
@@ -205,6 +209,6 @@ const hubs = new WeakMap<Sql, Hub>();
 export function hubOf(ctx: { sql: Sql; direct?: Sql; log: Logger }): Hub {
   const sql = ctx.direct ?? ctx.sql;
   let hub = hubs.get(sql);
-  if (!hub) hubs.set(sql, (hub = new Hub(sql, ctx.log)));
+  if (!hub) hubs.set(sql, (hub = new Hub(sql, ctx.log, ctx.sql)));
   return hub;
 }

@@ -17,7 +17,7 @@ import { attachWorkerPool } from '../db/sql/attach_worker_pool.ts';
 import { beatWorker } from '../db/sql/beat_worker.ts';
 import { registerWorker } from '../db/sql/register_worker.ts';
 import { retireWorker } from '../db/sql/retire_worker.ts';
-import { watchCancels } from '../generations/cancel.ts';
+import { CANCEL_CHANNEL, watchCancels } from '../generations/cancel.ts';
 import type { Lease } from '../generations/lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 import { startStoreSweep, storeSweepCron } from '../../tasks/store__sweep.ts';
@@ -62,6 +62,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
   registerPool('worker', () => ({ max: ctx.config.workerDbPoolSize, busy: p.totalCount - p.idleCount, idle: p.idleCount, waiting: p.waitingCount }));
   let term: Term;
   let restarting: Promise<void> | null = null;
+  const cancels = watchCancels(ctx);
 
   /** A lease (own connection, advisory lock, registration), then a runner whose tasks run under it. */
   const begin = async (): Promise<Term> => {
@@ -76,9 +77,20 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
       onclose: () => {
         if (t) leaseLost(t, 'its database session closed');
       },
+      // kiln:cancel arrives here: the lease's session is direct and lives as long as the lease.
+      // postgres.js passes `onnotify` to its connections (the option its own listen() uses) but
+      // leaves it out of its types.
+      ...({
+        onnotify: (channel: string, payload: string) => {
+          if (channel === CANCEL_CHANNEL) cancels.notified(payload);
+        },
+      } as {}),
     });
     try {
       const [{ id }] = await registerWorker(conn, os.hostname(), process.pid);
+      await conn.unsafe(`listen "${CANCEL_CHANNEL}"`);
+      // What was canceled while no session listened (before this lease, or between two).
+      cancels.check();
       const abort = new AbortController();
       const lease: Lease = { id, signal: abort.signal };
       const events = new EventEmitter() as WorkerEvents;
@@ -184,7 +196,6 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
     }
   };
 
-  const cancels = await watchCancels(ctx);
   try {
     term = await begin();
   } catch (e) {
