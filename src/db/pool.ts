@@ -1,6 +1,7 @@
 // The postgres.js pool every process shares, and typed array parameters for it.
 
 import postgres from 'postgres';
+import { sendUnpreparedInOneTrip } from './one-trip.ts';
 
 export type Sql = postgres.Sql<{}>;
 
@@ -13,7 +14,8 @@ export interface ConnectOptions {
   /**
    * false behind PgBouncer in transaction mode: each transaction may run on another server
    * connection, where a named prepared statement does not exist (PgBouncer 1.18 does not carry
-   * them). Statements then go out unnamed (the extended protocol, still parameterised).
+   * them). Statements then go out unnamed (the extended protocol, still parameterised), in one
+   * round trip where postgres.js would take two (./one-trip.ts).
    */
   prepare?: boolean;
   /** Seconds to wait for a connection (a replica that is down must not hold a read for long). */
@@ -21,7 +23,7 @@ export interface ConnectOptions {
 }
 
 export function connect(url: string, opts: ConnectOptions = {}): Sql {
-  return postgres(url, {
+  const sql: Sql = postgres(url, {
     max: opts.max ?? 10,
     prepare: opts.prepare ?? true,
     connect_timeout: opts.connectTimeout ?? 30,
@@ -31,6 +33,9 @@ export function connect(url: string, opts: ConnectOptions = {}): Sql {
     connection: { application_name: opts.appName ?? 'kiln' },
     idle_timeout: 60,
   });
+  // Unnamed statements in one round trip instead of two (./one-trip.ts).
+  if (opts.prepare === false) sendUnpreparedInOneTrip(sql);
+  return sql;
 }
 
 /** Array type OIDs for `pgArray`. */

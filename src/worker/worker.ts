@@ -44,10 +44,18 @@ interface Term {
 
 const RESTART_BACKOFF_MS = [100, 500, 1000, 2000, 5000];
 
+/**
+ * graphile-worker's note that its pool is smaller than its concurrency: true of a graphile-worker
+ * whose tasks query through its pool, not of Kiln's, whose tasks query through their own (pooled)
+ * client while graphile-worker's pool only fetches and completes jobs (docs/operators.md).
+ */
+const POOL_SMALLER_THAN_CONCURRENCY = /^WARNING: having maxPoolSize \(\d+\) smaller than concurrency/;
+
 /** graphile-worker's log lines through Kiln's log: errors as errors, warnings as warnings, the rest as debug. */
 function workerLogger(ctx: Context): Logger {
   return new Logger((scope) => (level, message) => {
-    const fn = level === 'error' ? ctx.log.error : level === 'warning' ? ctx.log.warn : ctx.log.debug;
+    const warn = level === 'warning' && !POOL_SMALLER_THAN_CONCURRENCY.test(message);
+    const fn = level === 'error' ? ctx.log.error : warn ? ctx.log.warn : ctx.log.debug;
     fn(message, { scope: scope.label, task: scope.taskIdentifier, jobId: scope.jobId });
   });
 }

@@ -64,9 +64,9 @@ export interface SoakFigures {
 
 async function soak(ctx: BenchContext, mode: 'pooled' | 'direct', seconds: number): Promise<SoakFigures> {
   const { sql } = ctx;
-  const poolSize = Number(process.env.KILN_SOAK_PGBOUNCER_POOL ?? 10);
+  const poolSize = Number(process.env.KILN_SOAK_PGBOUNCER_POOL ?? 6);
   // The same settings in both modes; graphile-worker's own (direct) pool sized for job fetches only.
-  const env: Record<string, string> = { KILN_READ_RPM: '10000000', KILN_DB_POOL_SIZE: '10', KILN_WORKER_DB_POOL_SIZE: process.env.KILN_SOAK_WORKER_POOL ?? '4' };
+  const env: Record<string, string> = { KILN_READ_RPM: '10000000', KILN_DB_POOL_SIZE: '10', KILN_WORKER_DB_POOL_SIZE: process.env.KILN_SOAK_WORKER_POOL ?? '2' };
   let bouncer: Bouncer | null = null;
   if (mode === 'pooled') {
     bouncer = await startPgBouncer(ctx.dbUrl, { poolSize });
