@@ -247,7 +247,7 @@ function soak(f: Figures): string[] {
   return [
     '## Soak: PgBouncer against direct connections (issue 31)',
     '',
-    `Two \`kiln api\` and two \`kiln worker\` processes (\`KILN_DB_POOL_SIZE=10\`, \`KILN_WORKER_DB_POOL_SIZE=4\`), ${f.seconds} s per phase, under the same closed-loop mix per API process (16 connections cycling POST /generations, GET /generations, GET /usage, GET /generations?status=completed; 64 keys); \`KILN_BENCH_ONLY=soak npm run bench\` (\`KILN_SOAK_SECONDS\`, \`KILN_SOAK_PHASES\`). Connections: the database's rows in \`pg_stat_activity\` sampled once a second, the bench's own left out; the queue's oldest job likewise. CPU: µs per request of the API processes / workers / PgBouncer / Postgres.`,
+    `Two \`kiln api\` and two \`kiln worker\` processes (\`KILN_DB_POOL_SIZE=10\`, \`KILN_WORKER_DB_POOL_SIZE=${f.workerPool ?? 4}\`), ${f.seconds} s per phase, under the same closed-loop mix per API process (16 connections cycling POST /generations, GET /generations, GET /usage, GET /generations?status=completed; 64 keys); \`KILN_BENCH_ONLY=soak npm run bench\` (\`KILN_SOAK_SECONDS\`, \`KILN_SOAK_PHASES\`). Connections: the database's rows in \`pg_stat_activity\` sampled once a second, the bench's own left out; the queue's oldest job likewise. CPU: µs per request of the API processes / workers / PgBouncer / Postgres.`,
     '',
     '| phase | req/s | POSTs/s | p50 / p99 | non-2xx | server connections (max) | oldest queued job (max) | CPU µs/req api / worker / pgbouncer / postgres |',
     '|---|---|---|---|---|---|---|---|',

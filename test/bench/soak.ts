@@ -180,5 +180,5 @@ export async function benchSoak(ctx: BenchContext) {
   const throughputRatio = Math.round((mean('pooled', (r) => r.rps) / mean('direct', (r) => r.rps)) * 1000) / 1000;
   const connectionRatio = Math.round((mean('pooled', (r) => r.connections.max) / mean('direct', (r) => r.connections.max)) * 1000) / 1000;
   console.log(`pooled/direct throughput ${throughputRatio} (goal ≥ 0.9), server connections ${connectionRatio} (goal ≤ 0.333)`);
-  return { seconds, phases: runs, throughputRatio, connectionRatio };
+  return { seconds, workerPool: Number(process.env.KILN_SOAK_WORKER_POOL ?? 2), phases: runs, throughputRatio, connectionRatio };
 }
