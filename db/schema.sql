@@ -6413,39 +6413,6 @@ end;
 $function$;
 comment on function kiln_private.unlock_silent_pools(integer) is 'The full sweep''s part of crash recovery: unlocks (graphile_worker.force_unlock_workers) the jobs of pools that hold locks older than the stale window and are not alive (never registered, or pre-lease workers without a recent heartbeat).';
 
-CREATE OR REPLACE FUNCTION kiln_private.usage_rows(p_account_id uuid, p_workspace_id uuid)
- RETURNS TABLE(usage json)
- LANGUAGE sql
- STABLE
-AS $function$
-  select json_build_object(
-    'tier', acct.tier,
-    'token_budget_micros', acct.budget_micros,
-    'used_micros', coalesce(bp.held_micros + bp.settled_micros, 0),
-    'remaining_micros', case when acct.budget_micros is not null
-                             then greatest(acct.budget_micros - coalesce(bp.held_micros + bp.settled_micros, 0), 0) end,
-    'resets_at', case when acct.budget_micros is not null
-                      then to_char((acct.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end,
-    'scope', case when p_workspace_id is null then 'personal' else 'workspace' end,
-    'workspace_id', p_workspace_id,
-    'workspace_budget_micros', ws.plan_budget_micros,
-    'workspace_used_micros', case when ws.id is not null then coalesce(wbp.held_micros + wbp.settled_micros, 0) end,
-    'workspace_remaining_micros', case when ws.plan_budget_micros is not null
-                                       then greatest(ws.plan_budget_micros - coalesce(wbp.held_micros + wbp.settled_micros, 0), 0) end,
-    'workspace_resets_at', case when ws.id is not null
-                                then to_char((ws.period + interval '1 month') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end)
-  from (select a.id, a.tier, a.budget_micros, kiln_private.period_start(a.period_anchor, now()) as period
-        from kiln_private.accounts a where a.id = p_account_id) acct
-  left join kiln_private.budget_periods bp on bp.pool_id = acct.id and bp.period_start = acct.period
-  left join (select w.id, w.plan_budget_micros, kiln_private.period_start(w.plan_period_anchor, now()) as period
-             from kiln_private.workspaces w
-             where w.id = p_workspace_id and w.plan_status = 'active'
-               and exists (select 1 from kiln_private.workspace_members m
-                           where m.workspace_id = w.id and m.account_id = p_account_id and m.left_at is null)) ws on true
-  left join kiln_private.budget_periods wbp on wbp.pool_id = ws.id and wbp.period_start = ws.period;
-$function$;
-comment on function kiln_private.usage_rows(uuid,uuid) is 'The GET /usage body as one row (none when the account does not exist); inlined by the planner into callers.';
-
 CREATE OR REPLACE FUNCTION kiln_private.usage_rows(p_account_id uuid, p_workspace_id uuid, p_key_id uuid)
  RETURNS TABLE(usage json)
  LANGUAGE sql

@@ -130,6 +130,20 @@ test('a generation that ends without its worker hearing of it (a missed notifica
   assert.deepEqual((await charges(srv.db.sql, id)).map((c) => c.status), ['released']);
 });
 
+test('the worker hears kiln:cancel on its lease connection: a bare NOTIFY, which the backstop cannot see, aborts the call', async () => {
+  await spawnWorker();
+  const { key } = await newKey();
+  const id = await create(key, { type: 'code', prompt: '[slow] [case:notify] take your time', model: 'peer/coder' });
+  const req = await until('the worker calls the peer', () => requestFor('[case:notify]'));
+  // Nothing ends the generation in SQL: only the notification itself can cut the call short.
+  await srv.db.sql`select pg_notify('kiln:cancel', ${id})`;
+  await until('the peer sees the connection aborted', () => req.abortedAt, 5_000);
+  assert.equal((await generationRow(srv.db.sql, id)).status, 'processing', 'the backstop had nothing to find');
+  // Tidy: the real cancel ends it and releases its reservation.
+  assert.equal((await cancel(key, id)).status, 200);
+  assert.deepEqual((await charges(srv.db.sql, id)).map((c) => c.status), ['released']);
+});
+
 test('a pending generation: failed "canceled", reservation released, its job dropped', async () => {
   await spawnWorker();
   // No parallel slot: the job waits pending (re-queued) until a slot frees.
