@@ -77,6 +77,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
   const events: SseEvent[] = [];
   const waiters: Array<() => void> = [];
   const notify = () => waiters.splice(0).forEach((w) => w());
+  let ended = false;
   const out: SseStream = {
     status: res.status,
     headers: res.headers,
@@ -89,12 +90,16 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
       for (;;) {
         const hit = events.find(pred);
         if (hit) return hit;
-        if (Date.now() > end) throw new Error(`no matching event within ${timeoutMs} ms; got ${JSON.stringify(events.map((e) => [e.id, e.event]))}`);
+        const got = JSON.stringify(events.map((e) => [e.id, e.event]));
+        // No event can come after the end: say so at once (and do not spin on the settled promise).
+        if (ended) throw new Error(`the stream ended with no matching event; got ${got}`);
+        if (Date.now() > end) throw new Error(`no matching event within ${timeoutMs} ms (the stream is still open); got ${got}`);
         await Promise.race([new Promise<void>((r) => waiters.push(r)), out.ended, new Promise((r) => setTimeout(r, 100))]);
       }
     },
   };
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    ended = true;
     const text = await res.text();
     try { out.body = JSON.parse(text); } catch { out.body = text; }
     return out;
@@ -127,6 +132,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
     } catch (e) {
       if ((e as Error).name !== 'AbortError') throw e;
     } finally {
+      ended = true;
       notify();
     }
   })();

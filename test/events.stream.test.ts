@@ -107,6 +107,37 @@ test('transactions committing out of id order: the later-numbered event is held 
   r.abort();
 });
 
+test('a transaction elsewhere holds the horizon: its end lets the held events through, with no notice to wake the stream', async () => {
+  const a = await account();
+  const s = await open(a.key);
+  await emit(a.id, 1);
+  await s.until(() => s.events.length >= 1);
+  s.abort();
+  // An unrelated writing transaction (any database of the cluster: transaction ids are shared)
+  // stays open while events 2 and 3 commit: they are held back behind it.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let started!: () => void;
+  const inTx = new Promise<void>((r) => (started = r));
+  const other = srv.db.sql.begin(async (tx) => {
+    await tx`select pg_current_xact_id()`;
+    started();
+    await held;
+  });
+  await inTx;
+  await emit(a.id, 2);
+  await emit(a.id, 3);
+  // Resumed after the events committed: their notices came before this stream was listening.
+  const r = await open(a.key, s.events[0]!.id!);
+  await new Promise((res) => setTimeout(res, 400));
+  assert.deepEqual(ns(r.events), [], 'held while the older transaction is open');
+  release();
+  await other;
+  await r.until(() => r.events.length >= 2, 3000);
+  assert.deepEqual(ns(r.events), [2, 3]);
+  r.abort();
+});
+
 test('many concurrent writers: a stream that reconnects after every few events still sees each event exactly once', async () => {
   const a = await account();
   let s = await open(a.key);

@@ -10,7 +10,6 @@
 import type { EventStreamMessage } from 'h3';
 import type { Context } from '../context.ts';
 import { eventId, parseEventId, type EventCursor } from './ids.ts';
-import { eventsHeldBack } from '../db/sql/events_held_back.ts';
 import { eventsHorizon } from '../db/sql/events_horizon.ts';
 import { readEvents, type EventRow } from '../db/sql/read_events.ts';
 import { keyOf } from '../live/hub.ts';
@@ -38,13 +37,10 @@ export function eventsFeed(ctx: Context, scopeId: string, start: EventCursor): F
     key: keyOf('events', scopeId),
     cursor: start,
     async read() {
-      const rows = await readEvents(ctx.sql, scopeId, cursor, new Date(Date.now() - RESUME_WINDOW_MS), PAGE);
-      if (rows.length === PAGE) again = 0;
-      else {
-        const last = rows.length ? rows[rows.length - 1]! : cursor;
-        const [held] = await eventsHeldBack(ctx.sql, scopeId, last);
-        again = held?.held ? HELD_BACK_POLL_MS : null;
-      }
+      // Held events come after every row read (their transactions are newer than the snapshot's
+      // horizon, the rows' older), so the flag says whether to read again soon.
+      const { rows, held } = await readEvents(ctx.sql, scopeId, cursor, new Date(Date.now() - RESUME_WINDOW_MS), PAGE);
+      again = rows.length === PAGE ? 0 : held ? HELD_BACK_POLL_MS : null;
       return rows;
     },
     async step(rows, from) {
