@@ -6,7 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { money, when, whenMinute, type KilnClient } from './api.ts';
 import { dollarsToMicros, keyStatus } from './keys.tsx';
-import { Alert, Empty, Loading, Section, Status, useLoad } from './ui.tsx';
+import { Alert, defaultRoute, Empty, Loading, Section, Status, useLoad } from './ui.tsx';
 
 const TIERS = ['legacy_free', 'pro', 'enterprise', 'blocked'] as const;
 const TABS = [
@@ -404,7 +404,7 @@ function Health({ client }: { client: KilnClient }) {
 export function Admin({ client, route }: { client: KilnClient; route: string[] }) {
   const tab = TABS.find((t) => t.path === route[0])?.path ?? 'accounts';
   useEffect(() => {
-    if (!route[0]) history.replaceState(null, '', '#/admin/accounts');
+    if (!route[0]) defaultRoute('admin', 'admin/accounts');
   }, [route[0]]);
   return (
     <Section title="Admin" intro="The operator's view. Every change here is written to the audit log under your name.">

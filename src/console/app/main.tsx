@@ -12,7 +12,7 @@ import { Playground } from './playground.tsx';
 import { SessionControls, SsoSignIn, useSession } from './session.tsx';
 import { Webhooks } from './webhooks.tsx';
 import { Workflows } from './workflows.tsx';
-import { go, useRoute } from './ui.tsx';
+import { defaultRoute, go, useRoute } from './ui.tsx';
 
 const SECTIONS = [
   { path: 'overview', name: 'Overview', icon: 'M3 13h4v8H3zM10 3h4v18h-4zM17 9h4v12h-4z' },
@@ -85,7 +85,7 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
   const section: { path: string } = sections.find((s) => s.path === route[0]) ?? (route[0] === 'admin' && admin === null ? { path: 'pending' } : SECTIONS[0]);
   const mainRef = useRef<HTMLElement>(null);
   useEffect(() => {
-    if (!route[0]) history.replaceState(null, '', '#/overview');
+    if (!route[0]) defaultRoute('', 'overview');
   }, [route[0]]);
   // Move focus to the new section's heading, so keyboard and screen reader users land there.
   const first = useRef(true);

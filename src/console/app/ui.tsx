@@ -16,6 +16,15 @@ export function useRoute(): string[] {
   return parts;
 }
 
+/**
+ * Names the default route in the address bar (`#/overview`) without a navigation, but only while
+ * the hash is still `from`: effects run after paint, and by then a link or a typed address may
+ * have moved on, which a late replace would overwrite (the new section never showing).
+ */
+export function defaultRoute(from: string, to: string): void {
+  if (location.hash.replace(/^#\/?/, '').replace(/\/+$/, '') === from) history.replaceState(null, '', `#/${to}`);
+}
+
 export function go(path: string): void {
   location.hash = `#/${path}`;
 }
