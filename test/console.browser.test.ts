@@ -539,7 +539,9 @@ test('keyboard: the sections are reached and opened with Tab and Enter', async (
   assert.ok(reached, 'the Models link takes focus by keyboard');
   await page.keyboard.press('Enter');
   await page.getByRole('heading', { level: 1, name: 'Models' }).waitFor();
-  // Focus moved to the section's heading.
+  // Focus moves to the section's heading: in an effect, after the new section is painted, so
+  // shortly after the heading shows (not in the same frame, under load).
+  await page.waitForFunction(() => document.activeElement?.tagName === 'H1', undefined, { timeout: 5000 }).catch(() => {});
   assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'H1');
 });
 

@@ -60,7 +60,9 @@ export async function benchDatabase(): Promise<BenchDb> {
 
 /** Starts a bench server process (test/bench/_server.ts) on `dbUrl`; resolves with its port once it listens. */
 export async function startBenchServer(dbUrl: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
+  // KILN_BENCH_CPU_PROF=<dir>: each bench server writes a V8 CPU profile there when it exits.
+  const prof = process.env.KILN_BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KILN_BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, ['--expose-gc', ...prof, '--import', 'tsx', path.join(import.meta.dirname, '_server.ts')], {
     env: { ...process.env, KILN_BENCH_DB: dbUrl, KILN_LOG: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
