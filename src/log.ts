@@ -12,6 +12,8 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Whether lines at `level` are written (to skip building fields nobody reads). */
+  enabled(level: Level): boolean;
 }
 
 export function createLogger(level: string): Logger {
@@ -20,19 +22,20 @@ export function createLogger(level: string): Logger {
     if (LEVELS[lvl] < min) return;
     process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...correlation(), ...fields }) + '\n');
   };
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'), enabled: (lvl) => LEVELS[lvl] >= min };
 }
 
-/** Set by telemetry/http.ts: the context key under which a request's id travels with its span. */
-export const requestIdKey: { key?: symbol } = {};
+/** Set by telemetry/http.ts on a request's server span: the request's id, which log lines carry. */
+export const REQUEST_ID_ON_SPAN = Symbol('kiln.request_id');
 
 /** trace_id, span_id and request_id of the active span (none without tracing: no context manager, no span). */
 function correlation(): Record<string, string> | undefined {
-  const active = context.active();
-  const sc = trace.getSpanContext(active);
-  if (!sc) return undefined;
-  const holder = requestIdKey.key ? (active.getValue(requestIdKey.key) as { id?: string } | undefined) : undefined;
-  return holder?.id ? { trace_id: sc.traceId, span_id: sc.spanId, request_id: holder.id } : { trace_id: sc.traceId, span_id: sc.spanId };
+  const span = trace.getSpan(context.active());
+  if (!span) return undefined;
+  const sc = span.spanContext();
+  // On a request's server span, and on the spans made active under it (telemetry/tracing.ts).
+  const id = (span as { [REQUEST_ID_ON_SPAN]?: string })[REQUEST_ID_ON_SPAN];
+  return id ? { trace_id: sc.traceId, span_id: sc.spanId, request_id: id } : { trace_id: sc.traceId, span_id: sc.spanId };
 }
 
 /** A loggable summary of an error: class, code and message only (no query, parameters or detail). */

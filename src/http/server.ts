@@ -14,7 +14,7 @@ import { buildOpenApi } from './openapi.ts';
 import { API_PREFIX, type RouteDef } from './route.ts';
 import { apiRoutes } from './routes/index.ts';
 import { openApiRoute } from './routes/openapi/get.ts';
-import { requestEnded, requestRejected, requestStarted, traceRequests } from '../telemetry/http.ts';
+import { carryMarks, requestEnded, requestIdOf, requestRejected, requestStarted, traceRequests } from '../telemetry/http.ts';
 
 declare module 'h3' {
   /** What Kiln keeps on every request (h3 merges this into event.context's type). */
@@ -23,8 +23,6 @@ declare module 'h3' {
     requestId?: string;
   }
 }
-
-const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface AppOptions {
   routes?: RouteDef[];
@@ -44,10 +42,8 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
     // Expected 4xx are not worth a stack trace; renderError logs real failures itself.
     silent: true,
     onRequest(event) {
-      const incoming = event.req.headers.get('x-request-id');
-      const id = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
-      event.context.requestId = id;
-      requestStarted(event, id);
+      event.context.requestId = requestIdOf(event.req);
+      requestStarted(event);
     },
     onResponse(response, event) {
       const id = event.context.requestId;
@@ -109,7 +105,9 @@ function answerHeadAsGet(app: H3): void {
   const dispatch = app.fetch;
   app.fetch = (req) => {
     if (req.method !== 'HEAD') return dispatch(req);
-    return dispatch(new Request(req.url, { method: 'GET', headers: req.headers, signal: req.signal }));
+    const get = new Request(req.url, { method: 'GET', headers: req.headers, signal: req.signal });
+    carryMarks(req, get);
+    return dispatch(get);
   };
 }
 

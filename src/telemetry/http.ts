@@ -3,19 +3,42 @@
 // is the template h3 matched (`/api/v1/generations/{id}`), `unmatched` for unknown paths: never
 // the raw path.
 
+import { randomUUID } from 'node:crypto';
 import type { H3, H3Event } from 'h3';
-import { createContextKey, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { Context } from '../context.ts';
-import { requestIdKey } from '../log.ts';
+import { REQUEST_ID_ON_SPAN } from '../log.ts';
 import { countRejection, observeHttp } from './metrics.ts';
 import { context, contextFromHeaders, SpanKind, startSpan, trace, tracingOn } from './tracing.ts';
 
-const started = new WeakMap<H3Event, number>();
 const templates = new Map<string, string>();
 
-/** The request id of the request being served, for log lines (set with tracing on: the context carries it). */
-export const REQUEST_ID = createContextKey('kiln.request_id');
-requestIdKey.key = REQUEST_ID;
+
+/** What the traced fetch leaves on a Request for its handlers: the server span and the request id. */
+const SPAN = Symbol('kiln.server_span');
+const ID = Symbol('kiln.request_id');
+type Marked = Request & { [SPAN]?: Span; [ID]?: string };
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's X-Request-ID when well-formed, else a new uuid: decided once per request. */
+export function requestIdOf(req: Request): string {
+  const r = req as Marked;
+  let id = r[ID];
+  if (id === undefined) {
+    const incoming = req.headers.get('x-request-id');
+    id = r[ID] = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
+  }
+  return id;
+}
+
+/** The request a HEAD is answered with (a GET) carries what the original was marked with. */
+export function carryMarks(from: Request, to: Request): void {
+  const a = from as Marked;
+  const b = to as Marked;
+  if (a[ID] !== undefined) b[ID] = a[ID];
+  if (a[SPAN] !== undefined) b[SPAN] = a[SPAN];
+}
 
 /** h3's matched route as a template: `:id` → `{id}`; the catch-all and no match → `unmatched`. */
 export function routeTemplate(event: H3Event): string {
@@ -29,30 +52,24 @@ export function routeTemplate(event: H3Event): string {
   return t;
 }
 
-export function requestStarted(event: H3Event, requestId: string): void {
-  started.set(event, performance.now());
-  if (tracingOn()) {
-    const holder = context.active().getValue(REQUEST_ID) as { id?: string } | undefined;
-    if (holder) holder.id = requestId;
-  }
+export function requestStarted(event: H3Event): void {
+  (event.context as { t0?: number }).t0 = performance.now();
 }
 
 export function requestEnded(ctx: Context, event: H3Event, status: number): void {
-  const t0 = started.get(event);
+  const t0 = (event.context as { t0?: number }).t0;
   const seconds = t0 === undefined ? 0 : (performance.now() - t0) / 1000;
   const route = routeTemplate(event);
   const method = event.req.method;
   observeHttp(method, route, status, seconds);
-  if (tracingOn()) {
-    const span = trace.getActiveSpan();
-    if (span) {
-      if (route !== 'unmatched') {
-        span.setAttribute('http.route', route);
-        span.updateName(`${method} ${route}`);
-      }
-    }
+  const span = (event.req as Marked)[SPAN];
+  if (span !== undefined && route !== 'unmatched' && span.isRecording()) {
+    span.setAttribute('http.route', route);
+    span.updateName(`${method} ${route}`);
   }
-  ctx.log.info('request', { method, route, status, duration_ms: Math.round(seconds * 1e4) / 10, request_id: event.context.requestId });
+  if (ctx.log.enabled('info')) {
+    ctx.log.info('request', { method, route, status, duration_ms: Math.round(seconds * 1e4) / 10, request_id: event.context.requestId });
+  }
 }
 
 /** An API error answered: a rejection when its code is one kiln_rejections_total counts. */
@@ -68,8 +85,8 @@ export function traceRequests(app: H3): void {
   if (!tracingOn()) return;
   const dispatch = app.fetch;
   app.fetch = (req: Request) => {
-    const parent = contextFromHeaders(req.headers);
-    const span = startSpan(req.method, { kind: SpanKind.SERVER, parent }) as Span;
+    const span = startSpan(req.method, { kind: SpanKind.SERVER, parent: contextFromHeaders(req.headers) })!;
+    (req as Marked)[SPAN] = span;
     if (span.isRecording()) {
       // The path without parsing the whole URL (the request's URL is absolute: scheme://host/path?query).
       const url = req.url;
@@ -81,22 +98,28 @@ export function traceRequests(app: H3): void {
         'url.scheme': url.slice(0, url.indexOf(':')),
       });
     }
-    const active = trace.setSpan(parent, span).setValue(REQUEST_ID, {});
-    return context.with(active, async () => {
-      try {
-        const res = await dispatch(req);
-        span.setAttribute('http.response.status_code', res.status);
-        if (res.status >= 500) {
-          span.setAttribute('error.type', String(res.status));
-          span.setStatus({ code: SpanStatusCode.ERROR, message: String(res.status) });
-        }
-        return res;
-      } catch (e) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: 'exception' });
-        throw e;
-      } finally {
-        span.end();
-      }
-    });
+    // The request id rides on the span (one context, not two): log lines read it there.
+    (span as Span & { [REQUEST_ID_ON_SPAN]?: string })[REQUEST_ID_ON_SPAN] = requestIdOf(req);
+    const active = trace.setSpan(ROOT_CONTEXT, span);
+    return context.with(active, served, undefined, dispatch, req, span);
   };
+}
+
+async function served(dispatch: (req: Request) => Response | Promise<Response>, req: Request, span: Span): Promise<Response> {
+  try {
+    const res = await dispatch(req);
+    if (span.isRecording()) {
+      span.setAttribute('http.response.status_code', res.status);
+      if (res.status >= 500) {
+        span.setAttribute('error.type', String(res.status));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String(res.status) });
+      }
+    }
+    return res;
+  } catch (e) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: 'exception' });
+    throw e;
+  } finally {
+    span.end();
+  }
 }

@@ -3,7 +3,8 @@
 // checks one flag and runs its function bare. With one, a NodeTracerProvider (W3C trace context,
 // AsyncLocalStorage context) exports batches over OTLP/HTTP, protobuf or JSON.
 
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context as OtelContext, type Span } from '@opentelemetry/api';
+import { REQUEST_ID_ON_SPAN } from '../log.ts';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context as OtelContext, type Span } from '@opentelemetry/api';
 
 let on = false;
 let shutdownFn: (() => Promise<void>) | null = null;
@@ -63,8 +64,10 @@ export async function stopTracing(): Promise<void> {
   await fn?.().catch(() => {});
 }
 
+let cachedTracer: ReturnType<typeof trace.getTracer> | undefined;
+/** Kiln's tracer, looked up once (the API's lookup builds a key string each call). */
 function tracer() {
-  return trace.getTracer('kiln');
+  return (cachedTracer ??= trace.getTracer('kiln'));
 }
 
 export interface SpanOptions {
@@ -87,6 +90,7 @@ export function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | u
   const parent = opts.parent ?? context.active();
   if (opts.requireParent && !trace.getSpan(parent)) return fn(undefined);
   const span = tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, startTime: opts.startTime }, parent);
+  inheritRequestId(parent, span);
   return context.with(trace.setSpan(parent, span), async () => {
     try {
       return await fn(span);
@@ -97,6 +101,14 @@ export function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | u
       span.end();
     }
   });
+}
+
+type Marked = Span & { [REQUEST_ID_ON_SPAN]?: string };
+
+/** A child of a request's span carries the request id too, for the log lines written under it. */
+function inheritRequestId(parent: OtelContext, span: Span): void {
+  const id = (trace.getSpan(parent) as Marked | undefined)?.[REQUEST_ID_ON_SPAN];
+  if (id !== undefined) (span as Marked)[REQUEST_ID_ON_SPAN] = id;
 }
 
 /** A span started now and ended by the caller (for work that does not fit one function). */
@@ -124,9 +136,9 @@ export function failSpan(span: Span | undefined, e: unknown, type = errorType(e)
 /** The active span's context as a W3C traceparent (to store with a job), or undefined. */
 export function currentTraceparent(): string | undefined {
   if (!on) return undefined;
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier.traceparent;
+  const sc = trace.getSpanContext(context.active());
+  // Formatted as the W3C propagator would (version 00, the sampled flag): no carrier object.
+  return sc && trace.isSpanContextValid(sc) ? `00-${sc.traceId}-${sc.spanId}-0${sc.traceFlags & 1}` : undefined;
 }
 
 const TRACEPARENT_RE = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -137,12 +149,18 @@ export function contextFrom(traceparent: unknown): OtelContext {
   return propagation.extract(context.active(), { traceparent });
 }
 
-/** The context of an incoming request's traceparent/tracestate headers. */
+const HEADERS_GETTER = {
+  get: (h: Headers, key: string) => h.get(key) ?? undefined,
+  keys: (h: Headers) => [...h.keys()],
+};
+
+/**
+ * The context of an incoming request's traceparent/tracestate headers; the root context when it
+ * has no traceparent (then there is nothing to continue: Kiln reads no baggage).
+ */
 export function contextFromHeaders(headers: Headers): OtelContext {
-  return propagation.extract(context.active(), headers, {
-    get: (h, key) => h.get(key) ?? undefined,
-    keys: (h) => [...h.keys()],
-  });
+  if (!headers.has('traceparent')) return ROOT_CONTEXT;
+  return propagation.extract(ROOT_CONTEXT, headers, HEADERS_GETTER);
 }
 
 export { context, trace };
