@@ -4094,7 +4094,7 @@ begin
       perform kiln.fail_generation(p_id, format(
         'the worker running this generation stopped during it %s times in a row (it crashed or was killed), so it was not run again: '
         'the request may be what stops the worker. Nothing was charged.', v_gen.crash_streak + 1));
-      return json_build_object('outcome', 'done', 'status', 'failed');
+      return json_build_object('outcome', 'done', 'status', 'failed', 'settled', true, 'type', v_gen.type, 'model_id', v_gen.model_id);
     end if;
   else
     if v_run_id is not null then
@@ -4115,7 +4115,7 @@ begin
     if v_account.tier = 'blocked' then
       perform kiln.fail_generation(p_id, case when v_run_id is null then 'this account cannot run generations'
                                               else 'insufficient_quota: this account cannot run generations' end);
-      return json_build_object('outcome', 'done', 'status', 'failed');
+      return json_build_object('outcome', 'done', 'status', 'failed', 'settled', true, 'type', v_gen.type, 'model_id', v_gen.model_id);
     end if;
     select coalesce(v_account.parallel_slots, t.parallel_slots) into v_slots
       from kiln_private.tiers t where t.tier = v_account.tier;
@@ -4171,7 +4171,7 @@ begin
       where u.run_id = v_run_id and u.output_node_id = any (v_out.refs) and u.status = 'completed') end);
 end;
 $function$;
-comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer,integer) is 'Moves a generation (any origin) to processing for a worker''s job, respecting the account''s parallel slots and, for a run output, its run (outcome run, with the request and, for a run output, its upstream results), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), superseded (a newer job holds its key and runs it), done (already settled, abandoned, expired, or failed after p_max_crashes crashes in a row), not_ready (a run output whose inputs are not settled), missing. Taking over from a dead worker counts a crash, not an attempt; p_job_max_attempts is unused (kept for older callers).';
+comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer,integer) is 'Moves a generation (any origin) to processing for a worker''s job, respecting the account''s parallel slots and, for a run output, its run (outcome run, with the request and, for a run output, its upstream results), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), superseded (a newer job holds its key and runs it), done (already settled, abandoned, expired, or failed here after p_max_crashes crashes in a row or for a blocked account: then settled true, with its type and model_id, for the caller to count), not_ready (a run output whose inputs are not settled), missing. Taking over from a dead worker counts a crash, not an attempt; p_job_max_attempts is unused (kept for older callers).';
 
 CREATE OR REPLACE FUNCTION kiln.start_generations(p_key_hashes bytea[], p_origin text, p_types text[], p_model_ids text[], p_model_versions bigint[], p_requests jsonb[], p_reserves bigint[], p_max_attempts integer, p_idem_keys text[] DEFAULT NULL::text[], p_fingerprints bytea[] DEFAULT NULL::bytea[], p_idem_ttl_seconds integer DEFAULT 86400)
  RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, retry_after integer, id uuid, error_code text, error_message text, replayed boolean)

@@ -253,6 +253,32 @@ test('counters move by exactly what was done', async () => {
   }
 });
 
+test('a generation the worker fails as it starts (its account blocked meanwhile) is counted failed, with its model', async () => {
+  const acct = await createAccount(db.sql);
+  const { key } = await createKey(db.sql, acct.id);
+  // One parallel slot, held by a call that hangs: the next generation waits for it, pending.
+  await db.sql`update kiln_private.accounts set parallel_slots = 1 where id = ${acct.id}`;
+  const body = (prompt: string) => ({ type: 'code', model: 'peer/coder', prompt, targetLanguage: 'tsx' });
+  const hung = await api(base, key, '/generations', { body: body('hang on') });
+  assert.equal(hung.status, 202, JSON.stringify(hung.body));
+  for (let i = 0; i < 200; i++) {
+    if ((await api(base, key, `/generations/${hung.body.id}`)).body.status === 'processing') break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const waiting = await api(base, key, '/generations', { body: body('after the hang') });
+  assert.equal(waiting.status, 202, JSON.stringify(waiting.body));
+  const before = (await scrape()).families;
+  const failed = { type: 'code', model: 'peer/coder', status: 'failed' };
+  // Blocked while it waits; the cancel frees the slot, and the worker's start fails it.
+  await db.sql`update kiln_private.accounts set tier = 'blocked' where id = ${acct.id}`;
+  assert.equal((await api(base, key, `/generations/${hung.body.id}/cancel`, { method: 'POST' })).status, 200);
+  const done = await waitDone(key, waiting.body.id);
+  assert.equal(done.status, 'failed');
+  assert.match(done.error, /cannot run generations/);
+  const after = (await scrapeUntil((f) => value(f, 'kiln_generations_total', failed) > value(before, 'kiln_generations_total', failed), 'the failure counted')).families;
+  assert.equal(value(after, 'kiln_generations_total', failed) - value(before, 'kiln_generations_total', failed), 1);
+});
+
 test('the Grafana dashboard and the alert rules name only metrics a process exports; promtool check rules passes', async () => {
   const { families } = await scrape();
   const root = path.resolve(import.meta.dirname, '..');

@@ -133,7 +133,12 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
     waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.maxAttempts, maxCrashes: ctx.config.generationMaxCrashes,
   });
   // wait (re-queued), busy (a live worker has it), superseded (a newer job has it), done, not_ready, missing
-  if (s.outcome !== 'run') return;
+  if (s.outcome !== 'run') {
+    // Failed by this call (crashes in a row, a blocked account): settled here, so counted here.
+    const done = s as { settled?: boolean; type?: string; model_id?: string | null };
+    if (done.settled) countGeneration(done.type ?? 'code', done.model_id, 'failed');
+    return;
+  }
   const started = s as Started;
   const type = started.request.type === 'image' ? 'image' : 'code';
   const requested = started.request.model?.id;
