@@ -132,7 +132,7 @@ export const pollGenerationCall: AuthorizedCall<string, { body: GenerationRow | 
 // ---------------------------------------------------------------- canceling
 
 /** What kiln.cancel_generations_for_keys adds to the authorization columns. */
-export type CancelColumns = Pick<CancelGenerationsForKeysRow, 'outcome' | 'body'>;
+export type CancelColumns = Pick<CancelGenerationsForKeysRow, 'outcome' | 'body'> & { model_id?: string | null };
 
 /**
  * POST /generations/{id}/cancel in one round trip: authorizes each (hashed) key — write scope,
@@ -151,8 +151,8 @@ export async function canceledGeneration(ctx: Context, row: CancelColumns): Prom
     throw errors.conflict(`The generation has already ${row.body?.status === 'completed' ? 'completed' : 'failed'}; only a pending or processing generation can be canceled.`);
   }
   if (row.outcome !== 'canceled' || !row.body) throw errors.notFound('Generation');
-  // Settled here (the cancel's process): the answer names no model, so it is counted as unknown.
-  countGeneration(row.body.type, undefined, 'canceled');
+  // Settled here (the cancel's process), so counted here, under the generation's model.
+  countGeneration(row.body.type, row.model_id, 'canceled');
   return renderGeneration(ctx, row.body);
 }
 
@@ -164,5 +164,5 @@ export async function canceledGeneration(ctx: Context, row: CancelColumns): Prom
 export async function cancelGeneration(ctx: Context, caller: Caller, id: string): Promise<GenerationStatusBody> {
   if (!isUuid(id)) throw errors.invalid('id: must be a uuid');
   const [{ c }] = await cancelGenerationSql(ctx.sql, caller.accountId, id.toLowerCase(), visibleOrigins(caller));
-  return canceledGeneration(ctx, { outcome: c.outcome, body: c.body ?? null });
+  return canceledGeneration(ctx, { outcome: c.outcome, body: c.body ?? null, model_id: c.model_id });
 }

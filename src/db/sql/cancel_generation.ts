@@ -7,6 +7,8 @@ import type { GenerationBody } from './get_generations.ts';
 export interface CancelOutcome<B> {
   outcome: 'canceled' | 'conflict' | 'missing';
   body?: B | null;
+  /** A canceled generation's catalog model (migration 000056). */
+  model_id?: string | null;
 }
 
 export function cancelGeneration(sql: Queryable, accountId: string, id: string, origins: string[]) {

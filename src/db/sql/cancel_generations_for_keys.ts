@@ -8,6 +8,8 @@ import type { GenerationBody } from './get_generations.ts';
 export interface CancelGenerationsForKeysRow extends AuthColumns {
   outcome: 'canceled' | 'conflict' | 'missing' | null;
   body: GenerationBody | null;
+  /** The canceled generation's catalog model (migration 000056), for kiln_generations_total. */
+  model_id: string | null;
 }
 
 export function cancelGenerationsForKeys(sql: Queryable, keyHashes: Uint8Array[], readRpm: number, ids: string[], origin: string) {
