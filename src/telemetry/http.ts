@@ -13,7 +13,6 @@ import { context, contextFromHeaders, SpanKind, startSpan, trace, tracingOn } fr
 
 const templates = new Map<string, string>();
 
-
 /** What the traced fetch leaves on a Request for its handlers: the server span and the request id. */
 const SPAN = Symbol('kiln.server_span');
 const ID = Symbol('kiln.request_id');
