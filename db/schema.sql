@@ -1491,6 +1491,7 @@ AS $function$
 declare
   v_run kiln_private.workflow_runs;
   v_out record;
+  v_settled json;
 begin
   select * into v_run from kiln_private.workflow_runs
     where id = p_run_id and account_id = p_account_id and workflow_id = p_workflow_id
@@ -1501,6 +1502,15 @@ begin
   if v_run.status in ('completed', 'failed') then
     return json_build_object('outcome', 'conflict', 'status', v_run.status);
   end if;
+  -- What this cancel settles, read under the run's lock (every settlement takes it first): the
+  -- generations of outputs not started (abandoned below: failed) and of outputs in flight
+  -- (canceled below).
+  select coalesce(json_agg(json_build_object('type', g.type, 'model_id', g.model_id,
+           'status', case when o.status = 'running' then 'canceled' else 'failed' end) order by o.ordinal), '[]'::json)
+    into v_settled
+    from kiln_private.workflow_run_outputs o
+    join kiln_private.generations g on g.id = o.generation_id
+    where o.run_id = p_run_id and o.status in ('waiting', 'queued', 'running') and g.status not in ('completed', 'failed');
   -- The run fails with 'canceled' first (outputs not started are abandoned, nothing charged) ...
   perform kiln_private.fail_workflow_run(p_run_id, 'canceled');
   -- ... then each output in flight is canceled like a generation: failed 'canceled', released,
@@ -1512,26 +1522,26 @@ begin
   loop
     perform kiln_private.cancel_generation(v_out.generation_id);
   end loop;
-  return json_build_object('outcome', 'canceled', 'run', kiln.get_workflow_run(p_account_id, p_workflow_id, p_run_id));
+  return json_build_object('outcome', 'canceled', 'run', kiln.get_workflow_run(p_account_id, p_workflow_id, p_run_id), 'settled', v_settled);
 end;
 $function$;
-comment on function kiln.cancel_workflow_run(uuid,uuid,uuid) is 'Cancels a pending or running run of the account''s workflow: the run fails with error ''canceled'', outputs not started are abandoned, outputs in flight are canceled (kiln_private.cancel_generation: released, their workers told to abort), completed ones stay. Outcome canceled (with the run as kiln.get_workflow_run reads it), conflict (already completed or failed) or missing. Never raises for these outcomes.';
+comment on function kiln.cancel_workflow_run(uuid,uuid,uuid) is 'Cancels a pending or running run of the account''s workflow: the run fails with error ''canceled'', outputs not started are abandoned, outputs in flight are canceled (kiln_private.cancel_generation: released, their workers told to abort), completed ones stay. Outcome canceled (with the run as kiln.get_workflow_run reads it, and settled: the generations it ended, each {type, model_id, status canceled|failed}, for the canceling process''s metrics), conflict (already completed or failed) or missing. Never raises for these outcomes.';
 
 CREATE OR REPLACE FUNCTION kiln.cancel_workflow_runs_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_workflow_ids uuid[], p_run_ids uuid[])
- RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, outcome text, body json)
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, outcome text, body json, settled json)
  LANGUAGE sql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
  SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
-  select a.ord, a.status, a.key_id, a.account_id, a.workspace_id, a.tier, a.scopes, a.retry_after, c->>'outcome', c->'run'
+  select a.ord, a.status, a.key_id, a.account_id, a.workspace_id, a.tier, a.scopes, a.retry_after, c->>'outcome', c->'run', c->'settled'
   from kiln_private.authorize_controls(p_key_hashes, p_read_rpm) a
   left join lateral (
     select kiln.cancel_workflow_run(a.account_id, p_workflow_ids[a.ord], p_run_ids[a.ord]) as c where a.status = 'ok'
   ) x on true
   order by a.ord;
 $function$;
-comment on function kiln.cancel_workflow_runs_for_keys(bytea[],integer,uuid[],uuid[]) is 'POST /workflows/{id}/runs/{runId}/cancel for a batch in one transaction: authorizes each key (write scope, the per-key read bucket, the key''s own rpm) and, when admitted, cancels that run of the key''s account (kiln.cancel_workflow_run; outcome null when not admitted).';
+comment on function kiln.cancel_workflow_runs_for_keys(bytea[],integer,uuid[],uuid[]) is 'POST /workflows/{id}/runs/{runId}/cancel for a batch in one transaction: authorizes each key (write scope, the per-key read bucket, the key''s own rpm) and, when admitted, cancels that run of the key''s account (kiln.cancel_workflow_run; outcome null when not admitted; settled: the generations it ended).';
 
 CREATE OR REPLACE FUNCTION kiln.claim_idempotency_key(p_account_id uuid, p_operation text, p_key text, p_fingerprint bytea, p_ttl_seconds integer)
  RETURNS TABLE(replayed boolean, response_status integer, response_body jsonb)

@@ -1,6 +1,7 @@
 // Workflow service shared by REST and MCP: list saved workflows, start a run (snapshot + plan +
 // enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
 
+import { countGeneration } from '../telemetry/metrics.ts';
 import { currentTraceparent } from '../telemetry/tracing.ts';
 import { authorizedCall, callerRead, type AuthorizedCall, type Caller, type CallerRead } from '../auth/access.ts';
 import { readTolerant } from '../db/replica.ts';
@@ -202,7 +203,7 @@ export const getRunCall: AuthorizedCall<RunIds, { body: RunRow | null }> = autho
 // ---------------------------------------------------------------- cancel, retry, history
 
 /** What kiln.cancel_workflow_runs_for_keys adds to the authorization columns. */
-export type CancelRunColumns = Pick<CancelWorkflowRunsForKeysRow, 'outcome' | 'body'>;
+export type CancelRunColumns = Pick<CancelWorkflowRunsForKeysRow, 'outcome' | 'body'> & Partial<Pick<CancelWorkflowRunsForKeysRow, 'settled'>>;
 
 /**
  * POST /workflows/{id}/runs/{runId}/cancel in one round trip: authorizes each key — write scope,
@@ -215,6 +216,8 @@ export const cancelRunCall: AuthorizedCall<RunIds, CancelRunColumns> = authorize
 export async function canceledRun(ctx: Context, row: CancelRunColumns): Promise<WorkflowRunBody> {
   if (row.outcome === 'conflict') throw errors.conflict('The run has already ended; only a pending or running run can be canceled.');
   if (row.outcome !== 'canceled' || !row.body) throw errors.notFound('Workflow run');
+  // The outputs this cancel ended were settled here (the cancel's process), so counted here.
+  for (const g of row.settled ?? []) countGeneration(g.type, g.model_id, g.status);
   const body = row.body;
   return renderRun(ctx, body, async () => body);
 }
@@ -227,7 +230,7 @@ export async function canceledRun(ctx: Context, row: CancelRunColumns): Promise<
 export async function cancelRun(ctx: Context, caller: Caller, workflowId: string, runId: string): Promise<WorkflowRunBody> {
   const ids = runIds(workflowId, runId);
   const [{ c }] = await cancelWorkflowRun(ctx.sql, caller.accountId, ids.workflowId, ids.runId);
-  return canceledRun(ctx, { outcome: c.outcome, body: c.run ?? null });
+  return canceledRun(ctx, { outcome: c.outcome, body: c.run ?? null, settled: c.settled ?? null });
 }
 
 /**

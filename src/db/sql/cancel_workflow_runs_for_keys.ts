@@ -5,9 +5,17 @@ import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
 import type { AuthColumns } from './authorize_requests.ts';
 import type { WorkflowRunJson } from './get_workflow_run.ts';
 
+/** A generation a run cancel ended (migration 000057): canceled in flight, or failed before it started. */
+export interface SettledOutput {
+  type: string;
+  model_id: string | null;
+  status: 'canceled' | 'failed';
+}
+
 export interface CancelWorkflowRunsForKeysRow extends AuthColumns {
   outcome: 'canceled' | 'conflict' | 'missing' | null;
   body: WorkflowRunJson | null;
+  settled: SettledOutput[] | null;
 }
 
 export function cancelWorkflowRunsForKeys(sql: Queryable, keyHashes: Uint8Array[], readRpm: number, workflowIds: string[], runIds: string[]) {
