@@ -283,13 +283,14 @@ test('a generation the worker fails as it starts (its account blocked meanwhile)
 test('a canceled run\'s outputs are counted by the process that served the cancel: in flight as canceled, not started as failed', async () => {
   const acct = await createAccount(db.sql);
   const { key } = await createKey(db.sql, acct.id);
-  // One parallel slot: the first output's call hangs in it, the second waits for it, not started.
+  // One parallel slot: whichever output takes it first hangs there (both calls hang), and the
+  // other waits for it, not started.
   await db.sql`update kiln_private.accounts set parallel_slots = 1 where id = ${acct.id}`;
   const graph = {
     nodes: [
       { id: 'p1', kind: 'prompt', output: 'code', targetLanguage: 'tsx', model: 'peer/coder', prompt: 'hang in the banner' },
       { id: 'o1', kind: 'output', label: 'Banner' },
-      { id: 'p2', kind: 'prompt', output: 'code', targetLanguage: 'tsx', model: 'peer/coder', prompt: 'A footer' },
+      { id: 'p2', kind: 'prompt', output: 'code', targetLanguage: 'tsx', model: 'peer/coder', prompt: 'hang in the footer' },
       { id: 'o2', kind: 'output', label: 'Footer' },
     ],
     edges: [{ from: 'p1', to: 'o1' }, { from: 'p2', to: 'o2' }],
@@ -301,6 +302,13 @@ test('a canceled run\'s outputs are counted by the process that served the cance
     const [{ n }] = await db.sql`select count(*)::int as n from kiln_private.workflow_run_outputs where run_id = ${run.body.id} and status = 'running'`;
     if (n === 1) break;
     assert.ok(i < 400, 'one output started');
+  }
+  // The other one has met the full slot (its generation waits, pending) or not been picked up yet.
+  for (let i = 0; ; i++) {
+    const [{ n }] = await db.sql`select count(*)::int as n from kiln_private.workflow_run_outputs o join kiln_private.generations g on g.id = o.generation_id
+      where o.run_id = ${run.body.id} and o.status = 'queued' and g.status = 'pending'`;
+    if (n === 1) break;
+    assert.ok(i < 400, 'the other output waits');
     await new Promise((r) => setTimeout(r, 50));
   }
   const before = (await scrape()).families;
