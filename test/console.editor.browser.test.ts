@@ -12,6 +12,15 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { startTestWorker } from './_generations.ts';
 
+/**
+ * Nothing matches `l`, once the page has re-rendered: what a click or an answer removes goes in a
+ * render after the one the awaited element appeared in, so it is waited for (up to 5 s), then checked.
+ */
+async function none(l: Locator): Promise<void> {
+  await l.first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
+  assert.equal(await l.count(), 0);
+}
+
 const CHROMIUM = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.resolve(import.meta.dirname, 'artifacts', 'console-editor');
 const AXE = fs.readFileSync(path.resolve(import.meta.dirname, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
@@ -335,7 +344,7 @@ test('a server validation error shows on the node it names, announced in an aler
   await page.locator('.react-flow__node[data-node-id="prompt-2"]:not([data-invalid])').waitFor();
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('status').filter({ hasText: `Saved: version ${v + 1}` }).waitFor();
-  assert.equal(await alert.count(), 0);
+  await none(alert);
 
   // A problem the server names by an edge's pointer lands on that edge. (The form draws only edges
   // the server accepts, so this answer is the server's shape played back for one request.)
@@ -357,7 +366,7 @@ test('a server validation error shows on the node it names, announced in an aler
   await shot('04b-edge-problem');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('status').filter({ hasText: `Saved: version ${v + 2}` }).waitFor();
-  assert.equal(await page.locator('.react-flow__edge[data-invalid]').count(), 0);
+  await none(page.locator('.react-flow__edge[data-invalid]'));
 });
 
 test('a 412 on save says the workflow changed elsewhere and offers Reload or Overwrite', async (t) => {
