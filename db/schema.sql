@@ -4411,6 +4411,23 @@ end;
 $function$;
 comment on function kiln.switch_session_workspace(bytea,uuid) is 'The console''s switcher: the session acts in one of its user''s workspaces (KN001 when not a current member), or personally (null).';
 
+CREATE OR REPLACE FUNCTION kiln.take_ended_generations()
+ RETURNS json
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v text := nullif(current_setting('kiln.ended_generations', true), '');
+begin
+  if v is null then
+    return '[]'::json;
+  end if;
+  perform set_config('kiln.ended_generations', '', true);
+  return ('[' || replace(rtrim(v, E'\n'), E'\n', ',') || ']')::json;
+end;
+$function$;
+comment on function kiln.take_ended_generations() is 'The generations ended (failed or canceled) in this transaction since the last call, each {type, model_id, status failed|canceled}, for the ending process''s kiln_generations_total; forgets them. Called in the same statement as the call that ended them (after it, from a materialized CTE).';
+
 CREATE OR REPLACE FUNCTION kiln.unlink_identity(p_issuer text, p_subject text)
  RETURNS kiln_private.identities
  LANGUAGE plpgsql
@@ -5247,10 +5264,16 @@ begin
         finished_at = now(),
         updated_at = now()
     where id = p_id;
+  -- One JSON object per line (json_build_object escapes newlines inside strings).
+  perform set_config('kiln.ended_generations',
+    coalesce(current_setting('kiln.ended_generations', true), '') ||
+      json_build_object('type', v_gen.type, 'model_id', v_gen.model_id,
+                        'status', case when p_error = 'canceled' then 'canceled' else 'failed' end)::text || E'\n',
+    true);
   return true;
 end;
 $function$;
-comment on function kiln_private.end_generation(uuid,text) is 'Fails a generation and releases its reservation, nothing else (callers handle its run and slots). False when already settled.';
+comment on function kiln_private.end_generation(uuid,text) is 'Fails a generation and releases its reservation, nothing else (callers handle its run and slots); notes it for kiln.take_ended_generations. False when already settled.';
 
 CREATE OR REPLACE FUNCTION kiln_private.enqueue_generations(p_ids uuid[], p_max_attempts integer)
  RETURNS void

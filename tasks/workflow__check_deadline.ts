@@ -7,6 +7,7 @@ import type { JobHelpers, Task } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import { isUuid } from '../src/schemas.ts';
 import { expireWorkflowRun } from '../src/db/sql/expire_workflow_run.ts';
+import { countEnded } from '../src/telemetry/metrics.ts';
 
 export default function workflowCheckDeadline(ctx: Context): Task {
   return async (payload: unknown, helpers: JobHelpers) => {
@@ -15,6 +16,7 @@ export default function workflowCheckDeadline(ctx: Context): Task {
       helpers.logger.error('workflow__check_deadline: malformed payload; dropping the job');
       return;
     }
-    await expireWorkflowRun(ctx.sql, run, ctx.config.workerStaleSeconds);
+    const [row] = await expireWorkflowRun(ctx.sql, run, ctx.config.workerStaleSeconds);
+    countEnded(row?.ended);
   };
 }

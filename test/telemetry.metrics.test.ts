@@ -324,6 +324,55 @@ test('a canceled run\'s outputs are counted by the process that served the cance
   assert.equal(ended, 2, 'both generations ended');
 });
 
+test('outputs a failing run abandons are counted failed by the worker that failed it; a retry counts the outputs it cancels in flight', async () => {
+  const acct = await createAccount(db.sql);
+  const { key } = await createKey(db.sql, acct.id);
+  const code = (status: string) => ({ type: 'code', model: 'peer/coder', status });
+  // One slot, and both calls refused: whichever output runs first fails the run, and the other,
+  // not started, is abandoned by that same statement (in SQL, under the worker's call).
+  await db.sql`update kiln_private.accounts set parallel_slots = 1 where id = ${acct.id}`;
+  const prompt = (id: string, text: string) => ({ id, kind: 'prompt', output: 'code', targetLanguage: 'tsx', model: 'peer/coder', prompt: text });
+  const graph = (a: string, b: string) => ({
+    nodes: [prompt('p1', a), { id: 'o1', kind: 'output', label: 'One' }, prompt('p2', b), { id: 'o2', kind: 'output', label: 'Two' }],
+    edges: [{ from: 'p1', to: 'o1' }, { from: 'p2', to: 'o2' }],
+  });
+  const before = (await scrape()).families;
+  const w = await createWorkflow(db.sql, testConfig(), { accountId: acct.id, workspaceId: null, name: 'refused twice', graph: graph('refuse one', 'refuse two') });
+  const run = await api(base, key, `/workflows/${w.id}/runs`, { method: 'POST' });
+  assert.equal(run.status, 202, JSON.stringify(run.body));
+  const delta = (after: Map<string, Family>, status: string) =>
+    value(after, 'kiln_generations_total', code(status)) - value(before, 'kiln_generations_total', code(status));
+  const after = (await scrapeUntil((f) => delta(f, 'failed') >= 2, 'both outputs counted failed')).families;
+  const [{ failed, abandoned }] = await db.sql`select count(*) filter (where status = 'failed')::int as failed, count(*) filter (where status = 'abandoned')::int as abandoned
+    from kiln_private.workflow_run_outputs where run_id = ${run.body.id}`;
+  assert.deepEqual({ failed, abandoned }, { failed: 1, abandoned: 1 }, 'one output failed, the other was abandoned');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(delta((await scrape()).families, 'failed'), 2, 'each counted once');
+  assert.equal(delta(after, 'completed') + delta(after, 'canceled'), 0);
+
+  // Two slots: one output hangs in flight while the other is refused, so the run fails with an
+  // output still running. Its retry cancels that output first (it would run twice): counted
+  // canceled by the process that served the retry, before it answers.
+  await db.sql`update kiln_private.accounts set parallel_slots = 2 where id = ${acct.id}`;
+  const w2 = await createWorkflow(db.sql, testConfig(), { accountId: acct.id, workspaceId: null, name: 'hang and refuse', graph: graph('hang here', 'refuse here') });
+  const run2 = await api(base, key, `/workflows/${w2.id}/runs`, { method: 'POST' });
+  assert.equal(run2.status, 202, JSON.stringify(run2.body));
+  for (let i = 0; ; i++) {
+    const [{ status, running }] = await db.sql`select r.status, (select count(*)::int from kiln_private.workflow_run_outputs o where o.run_id = r.id and o.status = 'running') as running
+      from kiln_private.workflow_runs r where r.id = ${run2.body.id}`;
+    if (status === 'failed' && running === 1) break;
+    assert.ok(i < 400, `the run failed with one output in flight (${status}, ${running} running)`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const mid = (await scrape()).families;
+  const retry = await api(base, key, `/workflows/${w2.id}/runs/${run2.body.id}/retry`, { method: 'POST' });
+  assert.equal(retry.status, 202, JSON.stringify(retry.body));
+  const end = (await scrape()).families;
+  assert.equal(value(end, 'kiln_generations_total', code('canceled')) - value(mid, 'kiln_generations_total', code('canceled')), 1, 'the output the retry canceled');
+  // The retry's own run hangs too: cancel it, so nothing is left in flight.
+  assert.equal((await api(base, key, `/workflows/${w2.id}/runs/${retry.body.id}/cancel`, { method: 'POST' })).status, 200);
+});
+
 test('the Grafana dashboard and the alert rules name only metrics a process exports; promtool check rules passes', async () => {
   const { families } = await scrape();
   const root = path.resolve(import.meta.dirname, '..');

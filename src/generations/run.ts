@@ -27,7 +27,7 @@ import { deferGeneration } from '../db/sql/defer_generation.ts';
 import { failGeneration } from '../db/sql/fail_generation.ts';
 import { reserveGeneration } from '../db/sql/reserve_generation.ts';
 import { startGeneration } from '../db/sql/start_generation.ts';
-import { countGeneration, countSpend, observeQueue, observeRun } from '../telemetry/metrics.ts';
+import { countEnded, countGeneration, countSpend, observeQueue, observeRun } from '../telemetry/metrics.ts';
 import { contextFrom, failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
 
 /** The graphile-worker job a run belongs to: its id, its cap on attempts, and its abort signal. */
@@ -92,10 +92,10 @@ async function complete(ctx: Context, id: string, started: Started, req: StoredR
   });
 }
 
-/** Fails the generation for good, counting it when this call settled it. */
-async function fail(ctx: Context, id: string, message: string, type: string, model: string | undefined): Promise<void> {
+/** Fails the generation for good, counting what the call ended: it (unless it had ended), and a run's outputs it abandoned. */
+async function fail(ctx: Context, id: string, message: string): Promise<void> {
   const [row] = await failGeneration(ctx.sql, id, message);
-  if ((row?.r as { applied?: boolean } | undefined)?.applied) countGeneration(type, model, 'failed');
+  countEnded(row?.ended);
 }
 
 /**
@@ -119,7 +119,7 @@ async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: Sto
   } catch (e) {
     const message = budgetMessage(e);
     if (!message) throw e;
-    await fail(ctx, id, message, req.type, req.model.id);
+    await fail(ctx, id, message);
     return null;
   }
   return r.ok ? { req, reservedMicros: Number(r.reserved_micros) } : null;
@@ -128,17 +128,15 @@ async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: Sto
 /** One execution of generation `id` for this job; `canceled` aborts it when the generation is canceled. */
 async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: string, canceled: AbortSignal): Promise<void> {
   const t0 = Date.now();
-  const [{ s }] = await startGeneration(ctx.sql, {
+  const [{ s, ended }] = await startGeneration(ctx.sql, {
     id, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
     waitMs: ctx.config.slotRetryMs, jobMaxAttempts: job.maxAttempts, maxCrashes: ctx.config.generationMaxCrashes,
   });
+  // Ended by this call (crashes in a row, a blocked account, an output of a run that ended or
+  // expired, and what that abandoned): settled here, so counted here.
+  countEnded(ended);
   // wait (re-queued), busy (a live worker has it), superseded (a newer job has it), done, not_ready, missing
-  if (s.outcome !== 'run') {
-    // Failed by this call (crashes in a row, a blocked account): settled here, so counted here.
-    const done = s as { settled?: boolean; type?: string; model_id?: string | null };
-    if (done.settled) countGeneration(done.type ?? 'code', done.model_id, 'failed');
-    return;
-  }
+  if (s.outcome !== 'run') return;
   const started = s as Started;
   const type = started.request.type === 'image' ? 'image' : 'code';
   const requested = started.request.model?.id;
@@ -182,7 +180,7 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
       if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
       if (!verdict.retry || (verdict.counted && started.attempt >= started.max_attempts)) {
         const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
-        await fail(ctx, id, message, type, requested);
+        await fail(ctx, id, message);
         observeRun(type, requested ?? 'unknown', (performance.now() - runStart) / 1000);
         span?.setAttribute('kiln.outcome', 'failed');
         return;

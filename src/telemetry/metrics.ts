@@ -4,6 +4,7 @@
 // enableMetrics() runs (KILN_METRICS_PORT set), so a process without metrics pays one branch.
 
 import client from 'prom-client';
+import type { EndedGeneration } from '../db/sql/ended_generations.ts';
 
 export const registry = new client.Registry();
 
@@ -71,6 +72,12 @@ export function countToolCall(tool: string, outcome: 'ok' | 'error' | 'exception
 
 export function countGeneration(type: string, model: string | null | undefined, status: 'completed' | 'failed' | 'canceled'): void {
   if (on) generations.inc({ type: type === 'image' ? 'image' : 'code', model: modelLabel(model), status });
+}
+
+/** Counts the generations a statement ended (its `ended` column): each once, in this process. */
+export function countEnded(ended: readonly EndedGeneration[] | null | undefined): void {
+  if (!on || !ended) return;
+  for (const g of ended) countGeneration(g.type, g.model_id, g.status === 'canceled' ? 'canceled' : 'failed');
 }
 
 export function observeQueue(type: string, seconds: number): void {

@@ -10,6 +10,7 @@ import { recordKeyExpiries } from '../db/sql/keys.ts';
 import { purgeEvents } from '../db/sql/purge_events.ts';
 import { purgeIdempotencyKeys } from '../db/sql/purge_idempotency_keys.ts';
 import { sweepWorkers } from '../db/sql/sweep_workers.ts';
+import { countEnded } from '../telemetry/metrics.ts';
 import { trimUpstreamMinutes } from '../db/sql/trim_upstream_minutes.ts';
 import { unlockDeadWorkers } from '../db/sql/unlock_dead_workers.ts';
 
@@ -30,7 +31,8 @@ export async function unlockDeadWorkerJobs(ctx: Context, conn: Queryable): Promi
 
 /** The full sweep's first chore: unlocks dead workers' jobs and fails the generations no job can finish any more. */
 export async function sweepDeadWorkers(ctx: Context, conn: Queryable): Promise<void> {
-  const [{ r }] = await sweepWorkers(conn, ctx.config.workerStaleSeconds);
+  const [{ r, ended }] = await sweepWorkers(conn, ctx.config.workerStaleSeconds);
+  countEnded(ended);
   if (r?.unlocked?.length) ctx.log.warn('unlocked the jobs of dead workers', { workers: r.unlocked });
   if (r?.failed_generations) ctx.log.warn('failed generations no job could finish', { count: r.failed_generations });
 }

@@ -1,7 +1,7 @@
 // Workflow service shared by REST and MCP: list saved workflows, start a run (snapshot + plan +
 // enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
 
-import { countGeneration } from '../telemetry/metrics.ts';
+import { countEnded, countGeneration } from '../telemetry/metrics.ts';
 import { currentTraceparent } from '../telemetry/tracing.ts';
 import { authorizedCall, callerRead, type AuthorizedCall, type Caller, type CallerRead } from '../auth/access.ts';
 import { readTolerant } from '../db/replica.ts';
@@ -153,7 +153,7 @@ async function renderResult(ctx: Context, r: WorkflowRunResultJson): Promise<Wor
 export async function renderRun(ctx: Context, row: RunRow | null, reread: () => Promise<RunRow | null>): Promise<WorkflowRunBody> {
   if (!row) throw errors.notFound('Workflow run');
   if (row.expired) {
-    await expireWorkflowRun(ctx.sql, row.id, ctx.config.workerStaleSeconds);
+    countEnded((await expireWorkflowRun(ctx.sql, row.id, ctx.config.workerStaleSeconds))[0]?.ended);
     row = (await reread()) ?? row;
   }
   return {
@@ -246,6 +246,7 @@ export async function retryRun(ctx: Context, caller: Caller, ids: RunIds): Promi
       workflowId: ids.workflowId, runId: ids.runId,
       windowSeconds: ctx.config.runWindowSeconds, maxAttempts: ctx.config.generationMaxAttempts,
     });
+    countEnded(r!.ended);
     return { id: r!.id, status: 'pending' };
   } catch (e) {
     throw fromDatabaseError(e) ?? e;
