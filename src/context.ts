@@ -1,5 +1,6 @@
 // The per-process service context handed to routes, MCP tools and tasks.
 
+import type { Span } from '@opentelemetry/api';
 import type { Config } from './config.ts';
 import type { Sql } from './db/pool.ts';
 import type { Replica } from './db/replica.ts';
@@ -16,6 +17,11 @@ export interface Context {
   log: Logger;
   /** Aborted when the process shuts down; long provider calls listen to it. */
   shutdown: AbortSignal;
+  /**
+   * The span this work is traced under (a request's, a job's), when tracing is on: the parent of
+   * the spans it starts. Set by telemetry/scope.ts underSpan, with `sql` and `log` bound to it.
+   */
+  span?: Span;
 }
 
 export function createContext(

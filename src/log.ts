@@ -1,8 +1,6 @@
 // Structured one-line JSON logs on stderr. Callers pass fields, never SQL parameters or secrets.
-// While a span is active (tracing on), each line also carries its trace_id, span_id and the
-// request_id of the request being served.
-
-import { context, trace } from '@opentelemetry/api';
+// Work traced under a span logs through a child logger (telemetry/scope.ts): each of its lines
+// carries the span's trace_id and span_id, and the request_id of the request being served.
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 export type Level = keyof typeof LEVELS;
@@ -14,28 +12,21 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
   /** Whether lines at `level` are written (to skip building fields nobody reads). */
   enabled(level: Level): boolean;
+  /** A logger whose every line also carries `fields` (after the message, before the line's own). */
+  child(fields: Record<string, unknown>): Logger;
 }
 
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, base?: Record<string, unknown>): Logger {
   const min = LEVELS[(level in LEVELS ? level : 'info') as Level];
   const emit = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return;
-    process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...correlation(), ...fields }) + '\n');
+    process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...base, ...fields }) + '\n');
   };
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'), enabled: (lvl) => LEVELS[lvl] >= min };
-}
-
-/** Set by telemetry/http.ts on a request's server span: the request's id, which log lines carry. */
-export const REQUEST_ID_ON_SPAN = Symbol('kiln.request_id');
-
-/** trace_id, span_id and request_id of the active span (none without tracing: no context manager, no span). */
-function correlation(): Record<string, string> | undefined {
-  const span = trace.getSpan(context.active());
-  if (!span) return undefined;
-  const sc = span.spanContext();
-  // On a request's server span, and on the spans made active under it (telemetry/tracing.ts).
-  const id = (span as { [REQUEST_ID_ON_SPAN]?: string })[REQUEST_ID_ON_SPAN];
-  return id ? { trace_id: sc.traceId, span_id: sc.spanId, request_id: id } : { trace_id: sc.traceId, span_id: sc.spanId };
+  return {
+    debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'),
+    enabled: (lvl) => LEVELS[lvl] >= min,
+    child: (fields) => createLogger(level, base ? { ...base, ...fields } : fields),
+  };
 }
 
 /** A loggable summary of an error: class, code and message only (no query, parameters or detail). */

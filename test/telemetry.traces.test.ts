@@ -162,3 +162,45 @@ test('a workflow run\'s outputs, the later ones queued by the worker, join the t
   const jobs = otlp.spans.filter((x) => x.traceId === traceId && x.name === 'generation__run');
   assert.ok(jobs.every((j) => j.attributes['kiln.outcome'] === 'completed'));
 });
+
+test('concurrent requests each trace their own queries, under their own server span (the context travels with the request)', async () => {
+  const acct = await createAccount(db.sql);
+  const { key } = await createKey(db.sql, acct.id);
+  const graph = {
+    nodes: [{ id: 'p1', kind: 'prompt', output: 'code', targetLanguage: 'tsx', model: 'peer/coder', prompt: 'A card' }, { id: 'o1', kind: 'output', label: 'Card' }],
+    edges: [{ from: 'p1', to: 'o1' }],
+  };
+  const tp = () => {
+    const id = randomBytes(16).toString('hex');
+    return { id, header: `00-${id}-${randomBytes(8).toString('hex')}-01` };
+  };
+  // Saves run in a transaction of their own (no batcher): each trace must hold exactly its own
+  // queries. Usage reads are batched: a batch's query joins one of its requests' traces.
+  const saves = Array.from({ length: 12 }, tp);
+  const reads = Array.from({ length: 12 }, tp);
+  const answers = await Promise.all([
+    ...saves.map((t, i) => api(apiProc.base, key, '/workflows', { body: { name: `concurrent ${i}`, graph }, headers: { traceparent: t.header } })),
+    ...reads.map((t) => api(apiProc.base, key, '/usage', { headers: { traceparent: t.header } })),
+  ]);
+  for (const a of answers) assert.ok(a.status === 201 || a.status === 200, JSON.stringify(a.body));
+  const all = [...saves, ...reads].map((t) => t.id);
+  await otlp.until((s) => all.every((id) => s.some((x) => x.traceId === id && x.kind === 2)));
+  await new Promise((r) => setTimeout(r, 500)); // the last database spans' export
+  const api_ = otlp.spans.filter((x) => x.service === 'kiln-api-test');
+  const dbNames = (id: string) => api_.filter((x) => x.traceId === id && x.attributes['db.system.name'] === 'postgresql').map((x) => x.name).sort();
+  for (const id of all) {
+    const server = api_.filter((x) => x.traceId === id && x.kind === 2);
+    assert.equal(server.length, 1, 'one server span per request');
+    for (const d of api_.filter((x) => x.traceId === id && x.attributes['db.system.name'] === 'postgresql')) {
+      assert.equal(d.parentSpanId, server[0]!.spanId, `${d.name} is a child of its own request's server span`);
+    }
+  }
+  // The authorization is batched across the saves too: compare the queries each save ran alone.
+  const own = (id: string) => dbNames(id).filter((n) => n !== 'SELECT kiln.authorize_requests');
+  const first = own(saves[0]!.id);
+  assert.ok(first.includes('SELECT kiln.create_workflow'), `a save's trace holds its queries: ${JSON.stringify(first)}`);
+  for (const t of saves) assert.deepEqual(own(t.id), first, 'every save traced exactly its own queries, none of another request');
+  assert.ok(saves.some((t) => dbNames(t.id).includes('SELECT kiln.authorize_requests')), 'the batched authorization joined a trace');
+  const readQueries = reads.reduce((n, t) => n + dbNames(t.id).length, 0);
+  assert.ok(readQueries >= 1, 'the batched reads joined a trace');
+});

@@ -12,7 +12,8 @@ import { consumeAccountRateLimit } from '../db/sql/consume_account_rate_limit.ts
 import { ApiError, errors, isDataError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { withTimeout } from '../db/timeout.ts';
-import type { Queryable } from '../db/pool.ts';
+import type { Queryable, Sql } from '../db/pool.ts';
+import { bindPool, currentQueryParent } from '../telemetry/pool.ts';
 import { readTolerant } from '../db/replica.ts';
 import { bearerKey, hashKey, sessionSecret } from './keys.ts';
 
@@ -102,7 +103,11 @@ export function callerRead<P, X>(
 ): CallerRead<P, X> {
   return perOwner<Context, CallerItem<P>, X>(
     max,
-    (ctx) => async (items, timeLeftMs) => byOrd(items.length, await readTolerant(ctx, (sql) => run(sql, ctx, items), timeLeftMs)),
+    (ctx) => async (items, timeLeftMs) => {
+      // Traced under the batch's first traced request, on whichever pool readTolerant picks.
+      const parent = currentQueryParent();
+      return byOrd(items.length, await readTolerant(ctx, (sql) => run(parent ? bindPool(sql as Sql, parent) : sql, ctx, items), timeLeftMs));
+    },
     (ctx) => ({ maxInFlight: REQUEST_BATCHES_IN_FLIGHT, timeoutMs: ctx.config.limiterTimeoutMs }),
   );
 }
@@ -213,7 +218,7 @@ export function authStats(ctx: Context) {
 
 async function submit<P, X>(ctx: Context, call: AuthorizedCall<P, X>, req: KeyRequest<P>): Promise<AuthRow & X> {
   try {
-    return await call(ctx).add(req);
+    return await call(ctx).add(req, ctx.span);
   } catch (e) {
     if (isDataError(e) && call !== (authorizeOnly as unknown)) {
       // Run alone (a failed batch is retried per item), the call still hit a value it cannot
@@ -260,7 +265,7 @@ export async function authorizeKey<P, X>(ctx: Context, hash: Buffer, access: Acc
   if (access.replicaRead && ctx.replica?.fresh()) {
     const auth = await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null });
     const caller = callerOf(auth, access.scope, via);
-    const read = await access.replicaRead(ctx).add({ caller, payload });
+    const read = await access.replicaRead(ctx).add({ caller, payload }, ctx.span);
     return { caller, row: { ...auth, ...read } as AuthRow & X, payload };
   }
   const row = await submit(ctx, access.call, { hash, scope: access.scope, bucket: access.bucket, payload });

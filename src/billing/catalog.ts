@@ -11,6 +11,7 @@ import type { CatalogModel } from './types.ts';
 import type { Sql } from '../db/pool.ts';
 import { enabledModels, type ModelRow } from '../db/sql/enabled_models.ts';
 import { registerSchemas } from '../schemas.ts';
+import { rootOf } from '../scope.ts';
 
 /** A catalog row as read from kiln.models, normalised for providers and billing. */
 export function rowToModel(row: ModelRow, defaultMarkup: number): CatalogModel {
@@ -140,10 +141,10 @@ export async function cachedEntries(ctx: Context): Promise<ReadonlyMap<string, C
 
 /** The per-process catalog cache, re-read in full when older than CATALOG_TTL_MS (`fresh`: just now). */
 async function catalogCache(ctx: Context): Promise<{ cache: CatalogCache; fresh: boolean }> {
-  const cache = catalogs.get(ctx.sql);
+  const cache = catalogs.get(rootOf(ctx.sql));
   if (cache && Date.now() - cache.at <= CATALOG_TTL_MS) return { cache, fresh: false };
   const next = { at: Date.now(), byId: new Map((await readEntries(ctx, null)).map((e) => [e.model.id, e])) };
-  catalogs.set(ctx.sql, next);
+  catalogs.set(rootOf(ctx.sql), next);
   return { cache: next, fresh: true };
 }
 
@@ -170,11 +171,11 @@ const cache = new WeakMap<Context, { at: number; body: string; models: ReturnTyp
 
 /** The public catalog, refreshed from the database at most every 5 minutes per process. */
 export async function cachedCatalog(ctx: Context) {
-  const hit = cache.get(ctx);
+  const hit = cache.get(rootOf(ctx));
   if (hit && Date.now() - hit.at < TTL_MS) return hit;
   const models = (await listModels(ctx.sql, ctx.config.defaultMarkup)).map(publicModel);
   const entry = { at: Date.now(), models, body: JSON.stringify({ data: models }) };
-  cache.set(ctx, entry);
+  cache.set(rootOf(ctx), entry);
   return entry;
 }
 

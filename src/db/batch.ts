@@ -3,7 +3,10 @@
 // `maxInFlight` batches already out, new calls wait for one to return and leave together — so
 // batches stay tiny when idle and grow with load, spreading each call's fixed cost.
 
+import type { Span } from '@opentelemetry/api';
 import { isUnavailable } from '../errors.ts';
+import { rootOf } from '../scope.ts';
+import { withQueryParent } from '../telemetry/pool.ts';
 
 export type BatchResult<O> = { ok: O } | { error: unknown };
 
@@ -44,6 +47,8 @@ export class BatchWaitTimeout extends Error {
 interface Pending<I, O> {
   item: I;
   at: number;
+  /** The span of the request that made the call, when traced. */
+  parent: Span | undefined;
   resolve(v: O): void;
   reject(e: unknown): void;
 }
@@ -77,9 +82,13 @@ export class Batcher<I, O> {
     this.timeoutMs = opts.timeoutMs ?? Infinity;
   }
 
-  add(item: I): Promise<O> {
+  /**
+   * Queues a call. `parent`: the caller's span (its Context's `span`), when traced: the batch's
+   * query joins the trace of its first traced call.
+   */
+  add(item: I, parent?: Span): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.pending.push({ item, at: performance.now(), resolve, reject });
+      this.pending.push({ item, at: performance.now(), parent, resolve, reject });
       if (this.pending.length >= this.max) this.flush();
       else this.schedule();
     });
@@ -103,7 +112,7 @@ export class Batcher<I, O> {
       this.stats.batches++;
       this.stats.items += batch.length;
       const timeLeft = batch[0]!.at + this.timeoutMs - performance.now();
-      this.run(batch.map((b) => b.item), timeLeft)
+      withQueryParent(batch.find((b) => b.parent !== undefined)?.parent, () => this.run(batch.map((b) => b.item), timeLeft))
         .then(
           (results) => {
             batch.forEach((b, i) => {
@@ -150,7 +159,7 @@ export class Batcher<I, O> {
           continue;
         }
         try {
-          const r = (await this.run([b.item], timeLeft))[0];
+          const r = (await withQueryParent(b.parent, () => this.run([b.item], timeLeft)))[0];
           if (!r) b.reject(new Error('batch returned no result'));
           else if ('ok' in r) b.resolve(r.ok);
           else b.reject(r.error);
@@ -190,7 +199,7 @@ export class Batcher<I, O> {
 }
 
 /**
- * One batcher per owner (a Context or a pool), created on first use: `perOwner(100, (ctx) =>
+ * One batcher per owner (a Context or a pool: the process's, see rootOf), created on first use: `perOwner(100, (ctx) =>
  * (items) => …)` returns the lookup. Options may depend on the owner (its configured timeouts).
  */
 export function perOwner<K extends object, I, O>(
@@ -199,7 +208,9 @@ export function perOwner<K extends object, I, O>(
   opts: BatcherOptions | ((owner: K) => BatcherOptions) = {},
 ): (owner: K) => Batcher<I, O> {
   const batchers = new WeakMap<K, Batcher<I, O>>();
-  return (owner) => {
+  return (of) => {
+    // A request's or job's Context (or pool) shares its process's batcher.
+    const owner = rootOf(of);
     let b = batchers.get(owner);
     if (!b) batchers.set(owner, (b = new Batcher(max, make(owner), typeof opts === 'function' ? opts(owner) : opts)));
     return b;

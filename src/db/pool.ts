@@ -2,6 +2,7 @@
 
 import postgres from 'postgres';
 import { sendUnpreparedInOneTrip } from './one-trip.ts';
+import { rootOf } from '../scope.ts';
 
 export type Sql = postgres.Sql<{}>;
 
@@ -66,7 +67,8 @@ export function pgArray(sql: Queryable, values: Array<string | number | boolean 
  * before that goes out with the element type. One query per pool settles it.
  */
 const typesReady = new WeakMap<Sql, Promise<unknown>>();
-export function arrayTypesReady(sql: Sql): Promise<unknown> {
+export function arrayTypesReady(of: Sql): Promise<unknown> {
+  const sql = rootOf(of);
   let p = typesReady.get(sql);
   if (!p) {
     p = sql`select 1`.then(() => undefined);

@@ -12,6 +12,7 @@ import { errorFields } from '../log.ts';
 import { authorizedCall, type AuthorizedCall, type Caller } from '../auth/access.ts';
 import { withTimeout } from '../db/timeout.ts';
 import { byOrd, perOwner } from '../db/batch.ts';
+import { bindPool, currentQueryParent } from '../telemetry/pool.ts';
 import type { Idempotency } from '../idempotency.ts';
 import { prepareGeneration, type PreparedGeneration } from './prepare.ts';
 import { generationStats } from './service.ts';
@@ -37,7 +38,9 @@ interface CreateItem {
 const CREATE_TIMEOUT_MS = 15_000;
 
 const creatorFor = perOwner<Context, CreateItem, Started>(50, (ctx) => async (items) => {
-  const sql = ctx.sql;
+  // Traced under the batch's first traced request (read before the first await).
+  const parent = currentQueryParent();
+  const sql = parent ? bindPool(ctx.sql, parent) : ctx.sql;
   await arrayTypesReady(sql);
   generationStats.createBatches++;
   generationStats.creates += items.length;
@@ -81,7 +84,7 @@ export async function startGeneration(ctx: Context, caller: Caller, input: unkno
   let prepared = { ...(await prepareGeneration(ctx, input)), idempotency };
   for (let attempt = 0; ; attempt++) {
     try {
-      return await creatorFor(ctx).add({ caller, p: prepared });
+      return await creatorFor(ctx).add({ caller, p: prepared }, ctx.span);
     } catch (e) {
       // The cached catalog price was stale: re-read the entry and price again, once.
       if (codeOf(e) === 'KS001' && attempt === 0) {

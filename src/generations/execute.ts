@@ -28,6 +28,7 @@ import { releaseUpstreamTrial } from '../db/sql/release_upstream_trial.ts';
 import { errorFields } from '../log.ts';
 import { observeProvider, providerLabel } from '../telemetry/metrics.ts';
 import { failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
+import { underSpan } from '../telemetry/scope.ts';
 import type { ImageFormat } from '../storage/store.ts';
 
 export type ExecutionOutput = (
@@ -138,10 +139,10 @@ async function executeWith(
   const attributes: Record<string, string> = { 'kiln.provider': providerLabel(model.provider), 'kiln.model': model.id };
   const host = upstreamHost(model);
   if (host) attributes['server.address'] = host;
-  return withSpan(`provider ${providerLabel(model.provider)}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+  return withSpan(`provider ${providerLabel(model.provider)}`, { kind: SpanKind.CLIENT, attributes, parent: ctx.span }, async (span) => {
     let outcome = 'ok';
     try {
-      return await callProvider(ctx, req, model, images, maxTokens, opts);
+      return await callProvider(underSpan(ctx, span), req, model, images, maxTokens, opts);
     } catch (e) {
       outcome = opts.signal.aborted ? 'aborted' : e instanceof ProviderError ? e.code : e instanceof InputError ? 'input_error' : 'error';
       if (e instanceof ProviderError || e instanceof InputError) failSpan(span, e, outcome);

@@ -2,7 +2,7 @@
 // checks a POST's body (REST, MCP) against every SPEC rule and prices it at the catalog's cached
 // entry; priceRequest is the one pricing function, for a POST and for a run output alike.
 
-import { currentTraceparent } from '../telemetry/tracing.ts';
+import { traceparentOf } from '../telemetry/tracing.ts';
 import { isIP } from 'node:net';
 import * as v from 'valibot';
 import { cachedEntries, catalogEntry, fallbackChain, type CatalogModel } from '../billing/catalog.ts';
@@ -101,7 +101,7 @@ export async function prepareGeneration(ctx: Context, input: unknown): Promise<P
     maxTokens,
     model,
   };
-  const traceparent = currentTraceparent();
+  const traceparent = traceparentOf(ctx.span);
   if (traceparent) request.traceparent = traceparent;
   if (model.fallbacks?.length) {
     // From the cache only (it holds every enabled entry): a disabled or unknown fallback id must

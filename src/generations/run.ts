@@ -29,6 +29,7 @@ import { reserveGeneration } from '../db/sql/reserve_generation.ts';
 import { startGeneration } from '../db/sql/start_generation.ts';
 import { countEnded, countGeneration, countSpend, observeQueue, observeRun } from '../telemetry/metrics.ts';
 import { contextFrom, failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
+import { underSpan } from '../telemetry/scope.ts';
 
 /** The graphile-worker job a run belongs to: its id, its cap on attempts, and its abort signal. */
 export interface GenerationJob {
@@ -150,19 +151,21 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
     startTime: t0,
     attributes: { 'kiln.job.task': 'generation__run', 'kiln.generation.id': id, 'kiln.generation.type': type, 'kiln.generation.attempt': started.attempt, 'kiln.model': requested ?? 'unknown' },
   }, async (span) => {
+    // What the execution does is traced under the job's span, and logs with its trace ids.
+    const jctx = underSpan(ctx, span);
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), ctx.config.generationTimeoutMs);
-    const shutdown = AbortSignal.any([ctx.shutdown, job.signal, lease.signal]);
+    const timer = setTimeout(() => deadline.abort(), jctx.config.generationTimeoutMs);
+    const shutdown = AbortSignal.any([jctx.shutdown, job.signal, lease.signal]);
     const signal = AbortSignal.any([shutdown, deadline.signal, canceled]);
     try {
-      const prepared = await prepare(ctx, id, started);
+      const prepared = await prepare(jctx, id, started);
       if (!prepared) {
         // The budget refused a run output (failed, and counted, in prepare) or it ended meanwhile.
         span?.setAttribute('kiln.outcome', 'ended');
         return;
       }
-      const out = await executeRequest(ctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
-      if (await complete(ctx, id, started, prepared.req, out)) {
+      const out = await executeRequest(jctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
+      if (await complete(jctx, id, started, prepared.req, out)) {
         countGeneration(type, out.modelId, 'completed');
         countSpend(out.modelId, out.costMicros);
         observeRun(type, out.modelId, (performance.now() - runStart) / 1000);
@@ -177,10 +180,10 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
       }
       const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });
       failSpan(span, err);
-      if (verdict.message === 'internal error') ctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
+      if (verdict.message === 'internal error') jctx.log.error('generation failed unexpectedly', { generation: id, ...errorFields(err) });
       if (!verdict.retry || (verdict.counted && started.attempt >= started.max_attempts)) {
         const message = verdict.retry && started.attempt > 1 ? `${verdict.message} (after ${started.attempt} attempts)` : verdict.message;
-        await fail(ctx, id, message);
+        await fail(jctx, id, message);
         observeRun(type, requested ?? 'unknown', (performance.now() - runStart) / 1000);
         span?.setAttribute('kiln.outcome', 'failed');
         return;
@@ -188,7 +191,7 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
       // Back to pending with a new job for the retry, after graphile-worker's backoff when the
       // attempt counted. This job ends (it lost the generation's key), so job attempts never add
       // up across retries: Kiln counts attempts and crashes on the generation.
-      await deferGeneration(ctx.sql, id, lease.id, job.id, verdict.message, verdict.counted);
+      await deferGeneration(jctx.sql, id, lease.id, job.id, verdict.message, verdict.counted);
       span?.setAttribute('kiln.outcome', 'retry');
     } finally {
       clearTimeout(timer);

@@ -15,6 +15,7 @@ import { isUuid } from '../schemas.ts';
 import { withTimeout } from '../db/timeout.ts';
 import { signedUrl } from '../storage/store.ts';
 import { perOwner, type BatchResult } from '../db/batch.ts';
+import { bindPool, currentQueryParent } from '../telemetry/pool.ts';
 import type { GenerationStatusBody } from './schemas.ts';
 
 export type { Caller, Origin };
@@ -64,7 +65,9 @@ interface GetItem {
 }
 
 const readerFor = perOwner<Context, GetItem, GenerationRow | null>(100, (ctx) => async (items) => {
-  const sql = ctx.sql;
+  // Traced under the batch's first traced request (read before the first await).
+  const parent = currentQueryParent();
+  const sql = parent ? bindPool(ctx.sql, parent) : ctx.sql;
   await arrayTypesReady(sql);
   generationStats.readBatches++;
   generationStats.reads += items.length;
@@ -96,7 +99,7 @@ export function visibleOrigins(caller: Caller): Origin[] {
  * authorized for (a wait, an event stream). Batched with concurrent reads.
  */
 export function readGeneration(ctx: Context, caller: Caller, id: string): Promise<GenerationRow | null> {
-  return readerFor(ctx).add({ accountId: caller.accountId, id: id.toLowerCase(), origins: visibleOrigins(caller) });
+  return readerFor(ctx).add({ accountId: caller.accountId, id: id.toLowerCase(), origins: visibleOrigins(caller) }, ctx.span);
 }
 
 /**

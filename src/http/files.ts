@@ -7,6 +7,7 @@ import type { H3, H3Event } from 'h3';
 import type { Context } from '../context.ts';
 import { ApiError, errors } from '../errors.ts';
 import { isValidPath, locateObject, MAX_PRESIGN_SECONDS, needBucket, verifySignature, type LocatedObject } from '../storage/store.ts';
+import { requestContext } from '../telemetry/http.ts';
 
 const PREFIX = '/files/';
 
@@ -79,5 +80,5 @@ function bytes(obj: LocatedObject, body: Buffer | ReadableStream, cacheControl: 
 }
 
 export function mountFiles(app: H3, ctx: Context): void {
-  app.get(`${PREFIX}**`, (event) => serveFile(ctx, event));
+  app.get(`${PREFIX}**`, (event) => serveFile(requestContext(ctx, event.req), event));
 }

@@ -14,7 +14,7 @@ import { buildOpenApi } from './openapi.ts';
 import { API_PREFIX, type RouteDef } from './route.ts';
 import { apiRoutes } from './routes/index.ts';
 import { openApiRoute } from './routes/openapi/get.ts';
-import { carryMarks, requestEnded, requestIdOf, requestRejected, requestStarted, traceRequests } from '../telemetry/http.ts';
+import { carryMarks, requestContext, requestEnded, requestIdOf, requestRejected, requestStarted, traceRequests } from '../telemetry/http.ts';
 
 declare module 'h3' {
   /** What Kiln keeps on every request (h3 merges this into event.context's type). */
@@ -64,9 +64,13 @@ export function createApp(ctx: Context, opts: AppOptions = {}): H3 {
   for (const r of all) {
     const h3Path = API_PREFIX + r.path.replace(/\{(\w+)\}/g, ':$1');
     // The one authorization path: the route's access rule, applied before its handler.
+    // Each handler is served with the request's Context (traced under its span when tracing is on).
     app.on(r.method, h3Path, r.scope === null
-      ? async (event) => r.handler(ctx, event)
-      : async (event) => r.handler(ctx, event, await authorizeRequest(ctx, event, r)));
+      ? async (event) => r.handler(requestContext(ctx, event.req), event)
+      : async (event) => {
+        const rctx = requestContext(ctx, event.req);
+        return r.handler(rctx, event, await authorizeRequest(rctx, event, r));
+      });
   }
   // Known paths with another method → 405 with Allow.
   const methods = new Map<string, string[]>();
@@ -125,7 +129,7 @@ function renderError(ctx: Context, error: HTTPError, event: H3Event): Response {
 
   requestRejected(api.type);
   if (api.status >= 500 && api.status !== 503) {
-    ctx.log.error('request failed', { requestId: requestId(event), path: event.url.pathname, ...errorFields(cause ?? error) });
+    requestContext(ctx, event.req).log.error('request failed', { requestId: requestId(event), path: event.url.pathname, ...errorFields(cause ?? error) });
   }
   return json(envelope(api), api.status, { ...api.headers, 'x-request-id': requestId(event) ?? randomUUID() });
 }

@@ -10,6 +10,7 @@ import { beginSignIn, clearSessionCookie, clearTransactionCookie, completeSignIn
 import type { Context } from '../context.ts';
 import { errors } from '../errors.ts';
 import { errorFields } from '../log.ts';
+import { requestContext } from '../telemetry/http.ts';
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;background:#f6f5f4;color:#1c1917}'
   + 'main{max-width:32rem;margin:1rem;padding:2rem;background:#fff;border-radius:12px;box-shadow:0 1px 3px #0002}'
@@ -68,10 +69,11 @@ function answer(ctx: Context, r: SignInResult): Response {
   }
 }
 
-export function mountSso(app: H3, ctx: Context): void {
-  const o = ctx.config.oidc;
+export function mountSso(app: H3, base: Context): void {
+  const o = base.config.oidc;
   if (o) {
-    app.get('/auth/login', async () => {
+    app.get('/auth/login', async (event: H3Event) => {
+      const ctx = requestContext(base, event.req);
       try {
         const { location, cookie } = await beginSignIn(ctx, o);
         const headers = new Headers({ location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
@@ -83,6 +85,7 @@ export function mountSso(app: H3, ctx: Context): void {
       }
     });
     app.get('/auth/callback', async (event: H3Event) => {
+      const ctx = requestContext(base, event.req);
       const r = await completeSignIn(ctx, o, event.url, event.req.headers.get('cookie'), {
         ip: clientIp(ctx, event), requestId: event.context.requestId, userAgent: event.req.headers.get('user-agent'),
       });
@@ -92,6 +95,7 @@ export function mountSso(app: H3, ctx: Context): void {
   // Sign-out: the console posts it (fetch, same origin). Another origin's POST is refused like any
   // cookie-authenticated unsafe request, so a foreign page cannot sign the user out either.
   app.post('/auth/logout', async (event: H3Event) => {
+    const ctx = requestContext(base, event.req);
     if (event.req.headers.get('origin') !== publicOrigin(ctx)) throw errors.crossOrigin();
     const secret = sessionSecret(event.req.headers.get('cookie'));
     if (secret) await signOut(ctx, secret, { ip: clientIp(ctx, event), requestId: event.context.requestId });

@@ -6,17 +6,19 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
 import type { Sql } from '../db/pool.ts';
 import { ensureSecret } from '../db/sql/ensure_secret.ts';
+import { rootOf } from '../scope.ts';
 
 const secrets = new WeakMap<Sql, Promise<Buffer>>();
 
 /** KILN_URL_SIGNING_SECRET, or a secret generated once and kept in the database for every process. */
 export function signingKey(ctx: Pick<Context, 'sql' | 'config'>): Promise<Buffer> {
   if (ctx.config.urlSigningSecret) return Promise.resolve(Buffer.from(ctx.config.urlSigningSecret, 'utf8'));
-  let p = secrets.get(ctx.sql);
+  const sql = rootOf(ctx.sql);
+  let p = secrets.get(sql);
   if (!p) {
-    p = ensureSecret(ctx.sql, 'url_signing', randomBytes(32)).then(([r]) => r!.value);
-    p.catch(() => secrets.delete(ctx.sql));
-    secrets.set(ctx.sql, p);
+    p = ensureSecret(sql, 'url_signing', randomBytes(32)).then(([r]) => r!.value);
+    p.catch(() => secrets.delete(sql));
+    secrets.set(sql, p);
   }
   return p;
 }

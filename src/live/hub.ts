@@ -16,6 +16,7 @@ import type { Sql } from '../db/pool.ts';
 import { pgNotify } from '../db/sql/pg_notify.ts';
 import type { Logger } from '../log.ts';
 import { errorFields } from '../log.ts';
+import { rootOf } from '../scope.ts';
 
 export const CHANNEL = 'kiln_status';
 
@@ -206,7 +207,9 @@ const hubs = new WeakMap<Sql, Hub>();
  * The hub of a pool (one listening connection per pool, shared by every context on it): the
  * direct pool, never the pooler's — PgBouncer in transaction mode does not keep a LISTEN.
  */
-export function hubOf(ctx: { sql: Sql; direct?: Sql; log: Logger }): Hub {
+export function hubOf(of: { sql: Sql; direct?: Sql; log: Logger }): Hub {
+  // A request's Context shares its process's hub (and the hub logs with the process's logger).
+  const ctx = rootOf(of);
   const sql = ctx.direct ?? ctx.sql;
   let hub = hubs.get(sql);
   if (!hub) hubs.set(sql, (hub = new Hub(sql, ctx.log, ctx.sql)));

@@ -9,6 +9,7 @@ import { ApiError } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { hubOf, type Notice } from './hub.ts';
 import { onShutdown } from './wait.ts';
+import { rootOf } from '../scope.ts';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
@@ -35,7 +36,7 @@ const open = new WeakMap<Context, Map<string, number>>();
 
 /** Streams open now per account in this process (tests and the benchmark). */
 export function openStreams(ctx: Context, accountId: string): number {
-  return open.get(ctx)?.get(accountId) ?? 0;
+  return open.get(rootOf(ctx))?.get(accountId) ?? 0;
 }
 
 /**
@@ -44,8 +45,8 @@ export function openStreams(ctx: Context, accountId: string): number {
  * client goes away, or when the server shuts down (the client then reconnects with Last-Event-ID).
  */
 export function openEventStream<S, C>(ctx: Context, event: H3Event, accountId: string, feed: Feed<S, C>) {
-  let counts = open.get(ctx);
-  if (!counts) open.set(ctx, (counts = new Map()));
+  let counts = open.get(rootOf(ctx));
+  if (!counts) open.set(rootOf(ctx), (counts = new Map()));
   const n = counts.get(accountId) ?? 0;
   if (n >= ctx.config.maxStreams) {
     throw new ApiError('rate_limited', `Too many open event streams for this account (at most ${ctx.config.maxStreams} per server). Close one, or retry after ${STREAM_RETRY_SECONDS} seconds.`, {

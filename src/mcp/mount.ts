@@ -10,6 +10,7 @@ import { createTokenVerifier, metadataPaths, protectedResourceMetadataHandler, t
 import { DEV_ISSUER_ENV, devIssuerUrl, startDevIssuer } from './dev-issuer.ts';
 import { createMcpRoute } from './server.ts';
 import { kilnTools, resolveIdentity } from './tools/index.ts';
+import { serverSpanOf } from '../telemetry/http.ts';
 
 /** MCP_URL, or `<public URL>/mcp`. It is also the audience every token must carry. */
 export function mcpUrlOf(config: Config): string {
@@ -62,6 +63,7 @@ export function mountMcp(app: H3, ctx: Context, opts: MountOptions = {}): void {
     testOnlyDisableAuth: opts.testOnlyDisableAuth,
     resolveAccount: (identity) => resolveIdentity(ctx, identity),
     requestId: (req) => ids.get(req) ?? randomUUID(),
+    span: serverSpanOf,
     // Image inputs may be data: URIs, as over REST.
     maxRequestBodySize: config.maxBodyBytes,
     instructions:

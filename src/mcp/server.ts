@@ -5,6 +5,7 @@ import { createMcpHandler, UnsupportedProtocolVersionError } from '@modelcontext
 import { production } from '../config.ts';
 import { AuthError, authErrorResponse, type Identity } from './auth.ts';
 import { createToolServerFactory, type Principal, type ToolDef } from './tools.ts';
+import type { Span } from '@opentelemetry/api';
 
 export type { Identity } from './auth.ts';
 export type { ToolContext, ToolDef, ToolError } from './tools.ts';
@@ -32,6 +33,8 @@ export interface McpRouteOptions {
   maxRequestBodySize?: number;
   /** Per-request correlation id; default a random UUID. */
   requestId?: (req: Request) => string;
+  /** The request's server span (telemetry/http.ts), the parent of its tool calls' spans. */
+  span?: (req: Request) => Span | undefined;
   /** Tool crashes and bad tool results (log as errors) plus requests the SDK rejected with a 4xx (info/debug). */
   onError?: (err: unknown, info: { requestId?: string; tool?: string }) => void;
 }
@@ -142,6 +145,7 @@ export function createMcpRoute(opts: McpRouteOptions): (req: Request) => Promise
     const principal: Principal = {
       identity,
       requestId,
+      span: opts.span?.(req),
       signal: req.signal,
       resolveAccount: () => (account ??= opts.resolveAccount(identity)),
     };

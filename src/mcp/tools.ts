@@ -2,6 +2,7 @@
 // tools/call, mapping business errors, bad arguments and unlinked identities to isError tool results.
 import { countRejection, countToolCall } from '../telemetry/metrics.ts';
 import { failSpan, withSpan } from '../telemetry/tracing.ts';
+import type { Span } from '@opentelemetry/api';
 import { fromJsonSchema, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { Identity } from './auth.ts';
@@ -13,6 +14,8 @@ export interface ToolContext {
   accountId: string;
   identity: Identity;
   requestId: string;
+  /** The call's `tools/call` span, when tracing is on: the parent of what the tool does. */
+  span?: Span;
   /** Aborted when the client disconnects. */
   signal?: AbortSignal;
 }
@@ -48,6 +51,8 @@ export interface ToolDef {
 export interface Principal {
   identity: Identity;
   requestId: string;
+  /** The HTTP request's server span, when tracing is on. */
+  span?: Span;
   resolveAccount(): Promise<string | null>;
   signal?: AbortSignal;
 }
@@ -165,7 +170,7 @@ export function createToolServerFactory(tools: ToolDef[], opts: ToolServerOption
       const { name, arguments: args } = request.params;
       const tool = compiled.get(name);
       if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-      const result = await observeToolCall(tool.def.name, () => callTool(tool, args ?? {}, principal, opts));
+      const result = await observeToolCall(tool.def.name, principal.span, (span) => callTool(tool, args ?? {}, principal, opts, span));
       return server.projectCallToolResult(result, tool.outputSchema);
     });
     return server;
@@ -173,11 +178,11 @@ export function createToolServerFactory(tools: ToolDef[], opts: ToolServerOption
 }
 
 /** kiln_mcp_tool_calls_total, kiln_rejections_total for refused calls, and a `tools/call <tool>` span. */
-function observeToolCall(name: string, call: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  return withSpan(`tools/call ${name}`, { attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name } }, async (span) => {
+function observeToolCall(name: string, parent: Span | undefined, call: (span: Span | undefined) => Promise<CallToolResult>): Promise<CallToolResult> {
+  return withSpan(`tools/call ${name}`, { parent, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': name } }, async (span) => {
     let result: CallToolResult;
     try {
-      result = await call();
+      result = await call(span);
     } catch (e) {
       countToolCall(name, 'exception');
       throw e;
@@ -195,7 +200,7 @@ function observeToolCall(name: string, call: () => Promise<CallToolResult>): Pro
   });
 }
 
-async function callTool(tool: CompiledTool, args: unknown, principal: Principal, opts: ToolServerOptions): Promise<CallToolResult> {
+async function callTool(tool: CompiledTool, args: unknown, principal: Principal, opts: ToolServerOptions, span: Span | undefined): Promise<CallToolResult> {
   const { requestId } = principal;
   const report = (err: unknown) => opts.onError?.(err, { requestId, tool: tool.def.name });
   // Before any SQL, as for REST bodies (the SDK parses the JSON-RPC body itself).
@@ -215,7 +220,7 @@ async function callTool(tool: CompiledTool, args: unknown, principal: Principal,
   try {
     const accountId = await principal.resolveAccount();
     if (!accountId) return toolError('unauthorized', unlinkedMessage(principal.identity));
-    out = await tool.def.handler({ accountId, identity: principal.identity, requestId, signal: principal.signal }, args);
+    out = await tool.def.handler({ accountId, identity: principal.identity, requestId, signal: principal.signal, span }, args);
   } catch (err) {
     report(err);
     return toolError('server_error', `Internal error while running ${tool.def.name} (request ${requestId}).`);

@@ -5,18 +5,19 @@
 
 import { randomUUID } from 'node:crypto';
 import type { H3, H3Event } from 'h3';
-import { ROOT_CONTEXT, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { Context } from '../context.ts';
-import { REQUEST_ID_ON_SPAN } from '../log.ts';
 import { countRejection, observeHttp } from './metrics.ts';
-import { context, contextFromHeaders, SpanKind, startSpan, trace, tracingOn } from './tracing.ts';
+import { underSpan } from './scope.ts';
+import { contextFromHeaders, SpanKind, startSpan, tracingOn } from './tracing.ts';
 
 const templates = new Map<string, string>();
 
-/** What the traced fetch leaves on a Request for its handlers: the server span and the request id. */
+/** What the traced fetch leaves on a Request for its handlers: the server span, the request id, the request's Context. */
 const SPAN = Symbol('kiln.server_span');
 const ID = Symbol('kiln.request_id');
-type Marked = Request & { [SPAN]?: Span; [ID]?: string };
+const CTX = Symbol('kiln.request_ctx');
+type Marked = Request & { [SPAN]?: Span; [ID]?: string; [CTX]?: Context };
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -29,6 +30,23 @@ export function requestIdOf(req: Request): string {
     id = r[ID] = incoming && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
   }
   return id;
+}
+
+/** A request's server span (tracing on), for what is served outside the routes (MCP). */
+export function serverSpanOf(req: Request): Span | undefined {
+  return (req as Marked)[SPAN];
+}
+
+/**
+ * The Context a request is served with: with tracing on, the process's under the request's server
+ * span (its queries traced under it, its log lines carrying the trace and request ids); else
+ * `ctx` itself. Made once per request.
+ */
+export function requestContext(ctx: Context, req: Request): Context {
+  const r = req as Marked;
+  const span = r[SPAN];
+  if (span === undefined) return ctx;
+  return (r[CTX] ??= underSpan(ctx, span, requestIdOf(req)));
 }
 
 /** The request a HEAD is answered with (a GET) carries what the original was marked with. */
@@ -67,7 +85,7 @@ export function requestEnded(ctx: Context, event: H3Event, status: number): void
     span.updateName(`${method} ${route}`);
   }
   if (ctx.log.enabled('info')) {
-    ctx.log.info('request', { method, route, status, duration_ms: Math.round(seconds * 1e4) / 10, request_id: event.context.requestId });
+    requestContext(ctx, event.req).log.info('request', { method, route, status, duration_ms: Math.round(seconds * 1e4) / 10, request_id: event.context.requestId });
   }
 }
 
@@ -78,7 +96,7 @@ export function requestRejected(code: string): void {
 
 /**
  * With tracing on, wraps the app's fetch in a server span: the incoming traceparent is its parent,
- * and the span (with the request id) is the active context while the request is handled.
+ * and the span rides on the Request, where requestContext finds it.
  */
 export function traceRequests(app: H3): void {
   if (!tracingOn()) return;
@@ -97,10 +115,7 @@ export function traceRequests(app: H3): void {
         'url.scheme': url.slice(0, url.indexOf(':')),
       });
     }
-    // The request id rides on the span (one context, not two): log lines read it there.
-    (span as Span & { [REQUEST_ID_ON_SPAN]?: string })[REQUEST_ID_ON_SPAN] = requestIdOf(req);
-    const active = trace.setSpan(ROOT_CONTEXT, span);
-    return context.with(active, served, undefined, dispatch, req, span);
+    return served(dispatch, req, span);
   };
 }
 

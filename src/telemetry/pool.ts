@@ -1,13 +1,20 @@
 // A postgres.js pool seen from outside: its queries in flight (kiln_db_pool_connections) and, with
-// tracing on, one database span per query run inside a request or a job. postgres.js has no
+// tracing on, one database span per query run inside a traced request or job. postgres.js has no
 // official instrumentation, so the pool is wrapped: each tagged-template query (every typed
 // wrapper of src/db/sql/ is one) is timed from the moment it is sent to its answer. The span names
 // the SQL function it calls (`kiln.start_generation`) or its first keyword, never its text or
 // parameters. With neither metrics nor tracing on, the pool is returned untouched.
+//
+// A query's parent span is the one its pool is bound to (bindPool: a traced request's or job's
+// copy of the pool), or, for a query a batcher sends for several requests, the span named by
+// withQueryParent while the query is built. Queries of the process's own pool outside those have
+// no span: a query outside any request or job is not worth a trace of its own.
 
+import type { Span } from '@opentelemetry/api';
 import type { Sql } from '../db/pool.ts';
+import { ROOT } from '../scope.ts';
 import { metricsOn, registerPool } from './metrics.ts';
-import { failSpan, SpanKind, startSpan, tracingOn, context, trace } from './tracing.ts';
+import { failSpan, SpanKind, startSpan, tracingOn } from './tracing.ts';
 
 interface QueryInfo {
   name: string;
@@ -30,14 +37,48 @@ function queryInfo(strings: TemplateStringsArray): QueryInfo {
   return info;
 }
 
-/** Wraps `sql` (and the transactions it begins) so each query is counted and, inside a span, traced. */
+const BIND = Symbol('kiln.bind_pool');
+
+/** The parent of the queries built while a batcher's call runs (withQueryParent). */
+let batchParent: Span | undefined;
+
+/**
+ * Runs `build` with `parent` as the parent span of every query built during it (synchronously):
+ * a batcher's call, sent once for several requests, joins the trace of one of them.
+ */
+export function withQueryParent<T>(parent: Span | undefined, build: () => T): T {
+  if (parent === undefined) return build();
+  const prev = batchParent;
+  batchParent = parent;
+  try {
+    return build();
+  } finally {
+    batchParent = prev;
+  }
+}
+
+/** The parent withQueryParent names now (read synchronously at the start of a batcher's call). */
+export function currentQueryParent(): Span | undefined {
+  return batchParent;
+}
+
+/**
+ * A copy of an observed pool whose queries (and transactions) are traced under `span`; the same
+ * pool (rootOf gives the process's) for everything else. A pool not observed is returned as is.
+ */
+export function bindPool(sql: Sql, span: Span): Sql {
+  const bind = (sql as unknown as { [BIND]?: (span: Span) => Sql })[BIND];
+  return bind ? bind(span) : sql;
+}
+
+/** Wraps `sql` (and the transactions it begins) so each query is counted and, under a span, traced. */
 export function observePool(name: string, sql: Sql): Sql {
   const max = Number((sql as unknown as { options?: { max?: number } }).options?.max ?? 10);
   let inFlight = 0;
   registerPool(name, () => ({ max, busy: Math.min(inFlight, max), waiting: Math.max(0, inFlight - max) }));
   if (!metricsOn() && !tracingOn()) return sql;
 
-  const watch = (q: any, strings: TemplateStringsArray, counted: boolean) => {
+  const watch = (q: any, strings: TemplateStringsArray, counted: boolean, parent: Span | undefined) => {
     const handle = q.handle;
     let started = false;
     q.handle = function (this: unknown) {
@@ -46,9 +87,9 @@ export function observePool(name: string, sql: Sql): Sql {
         if (counted) inFlight++;
         let span: ReturnType<typeof startSpan>;
         // Only under a span that records: an unsampled request's queries cost no span at all.
-        if (tracingOn() && trace.getSpan(context.active())?.isRecording()) {
+        if (parent?.isRecording()) {
           const info = queryInfo(strings);
-          span = startSpan(info.name, { kind: SpanKind.CLIENT, attributes: info.attributes });
+          span = startSpan(info.name, { kind: SpanKind.CLIENT, attributes: info.attributes, parent });
         }
         // Promise's own then: postgres.js's would run the query again.
         Promise.prototype.then.call(q, () => {
@@ -65,13 +106,16 @@ export function observePool(name: string, sql: Sql): Sql {
     return q;
   };
 
-  const wrap = (target: any, counted: boolean): any => new Proxy(target, {
+  let root: any;
+  const wrap = (target: any, counted: boolean, bound: Span | undefined): any => new Proxy(target, {
     apply(fn, self, args) {
       const q: any = Reflect.apply(fn, self, args);
       const strings = args[0];
-      return strings && Array.isArray(strings.raw) && typeof q?.handle === 'function' ? watch(q, strings, counted) : q;
+      return strings && Array.isArray(strings.raw) && typeof q?.handle === 'function' ? watch(q, strings, counted, bound ?? batchParent) : q;
     },
     get(obj, prop, receiver) {
+      if (prop === ROOT) return bound === undefined ? undefined : root;
+      if (prop === BIND) return counted && tracingOn() ? (span: Span) => wrap(target, true, span) : undefined;
       const v = Reflect.get(obj, prop, receiver);
       if (prop === 'begin' && typeof v === 'function') {
         // A transaction holds a connection for its length; its queries are traced, not counted again.
@@ -79,7 +123,7 @@ export function observePool(name: string, sql: Sql): Sql {
           const i = args.findIndex((a) => typeof a === 'function');
           if (i >= 0) {
             const cb = args[i];
-            args[i] = (tx: any) => cb(wrap(tx, false));
+            args[i] = (tx: any) => cb(wrap(tx, false, bound ?? batchParent));
           }
           inFlight++;
           const p = v.apply(obj, args);
@@ -91,5 +135,6 @@ export function observePool(name: string, sql: Sql): Sql {
       return v;
     },
   });
-  return wrap(sql, true) as Sql;
+  root = wrap(sql, true, undefined);
+  return root as Sql;
 }

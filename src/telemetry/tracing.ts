@@ -1,10 +1,14 @@
 // OpenTelemetry traces, configured only by the standard OTEL_* variables. Without an OTLP endpoint
 // (or with OTEL_SDK_DISABLED=true) the SDK and exporters are never loaded: every helper here
-// checks one flag and runs its function bare. With one, a NodeTracerProvider (W3C trace context,
-// AsyncLocalStorage context) exports batches over OTLP/HTTP, protobuf or JSON.
+// checks one flag and runs its function bare. With one, a NodeTracerProvider (W3C trace context)
+// exports batches over OTLP/HTTP, protobuf or JSON.
+//
+// No context manager is registered: a span's parent is always passed explicitly (the request's
+// or job's span travels on its Context, telemetry/scope.ts), never looked up in
+// AsyncLocalStorage, whose promise hooks on Node 20 cost every request, sampled or not, more than
+// its spans do (BENCH.md).
 
-import { REQUEST_ID_ON_SPAN } from '../log.ts';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context as OtelContext, type Span } from '@opentelemetry/api';
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context as OtelContext, type Span } from '@opentelemetry/api';
 
 let on = false;
 let shutdownFn: (() => Promise<void>) | null = null;
@@ -51,7 +55,8 @@ export async function startTracing(defaultServiceName = 'kiln'): Promise<boolean
     resource,
     spanProcessors: [new BatchSpanProcessor(new exporterModule.OTLPTraceExporter())],
   });
-  provider.register();
+  // contextManager null: none (see above); the W3C trace-context propagator is registered.
+  provider.register({ contextManager: null });
   on = true;
   shutdownFn = () => provider.shutdown();
   return true;
@@ -73,50 +78,42 @@ function tracer() {
 export interface SpanOptions {
   kind?: SpanKind;
   attributes?: Attributes;
-  /** The parent (default: the active context). */
-  parent?: OtelContext;
-  /** Only when a span is active already: a query outside any request or job is not worth a trace of its own. */
-  requireParent?: boolean;
+  /**
+   * The parent: a span of this process (a Context's `span`), or a remote context (contextFrom,
+   * contextFromHeaders). None: a new trace.
+   */
+  parent?: Span | OtelContext;
   startTime?: number;
 }
 
-/**
- * Runs `fn` in a new span (active while it runs) that ends when `fn` settles; a throw sets the
- * span's status to error with the error's type (its class or code), never its message. With
- * tracing off, `fn` runs bare with no span.
- */
-export function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
-  if (!on) return fn(undefined);
-  const parent = opts.parent ?? context.active();
-  if (opts.requireParent && !trace.getSpan(parent)) return fn(undefined);
-  const span = tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, startTime: opts.startTime }, parent);
-  inheritRequestId(parent, span);
-  return context.with(trace.setSpan(parent, span), async () => {
-    try {
-      return await fn(span);
-    } catch (e) {
-      failSpan(span, e);
-      throw e;
-    } finally {
-      span.end();
-    }
-  });
+function parentContext(parent: Span | OtelContext | undefined): OtelContext {
+  if (parent === undefined) return ROOT_CONTEXT;
+  return typeof (parent as Span).spanContext === 'function' ? trace.setSpan(ROOT_CONTEXT, parent as Span) : (parent as OtelContext);
 }
 
-type Marked = Span & { [REQUEST_ID_ON_SPAN]?: string };
-
-/** A child of a request's span carries the request id too, for the log lines written under it. */
-function inheritRequestId(parent: OtelContext, span: Span): void {
-  const id = (trace.getSpan(parent) as Marked | undefined)?.[REQUEST_ID_ON_SPAN];
-  if (id !== undefined) (span as Marked)[REQUEST_ID_ON_SPAN] = id;
+/**
+ * Runs `fn` with a new span that ends when `fn` settles; a throw sets the span's status to error
+ * with the error's type (its class or code), never its message. With tracing off, `fn` runs bare
+ * with no span. The span is `fn`'s to pass on (telemetry/scope.ts underSpan), as the parent of
+ * what it does.
+ */
+export async function withSpan<T>(name: string, opts: SpanOptions, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
+  if (!on) return fn(undefined);
+  const span = tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, startTime: opts.startTime }, parentContext(opts.parent));
+  try {
+    return await fn(span);
+  } catch (e) {
+    failSpan(span, e);
+    throw e;
+  } finally {
+    span.end();
+  }
 }
 
 /** A span started now and ended by the caller (for work that does not fit one function). */
 export function startSpan(name: string, opts: SpanOptions = {}): Span | undefined {
   if (!on) return undefined;
-  const parent = opts.parent ?? context.active();
-  if (opts.requireParent && !trace.getSpan(parent)) return undefined;
-  return tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, startTime: opts.startTime }, parent);
+  return tracer().startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: opts.attributes, startTime: opts.startTime }, parentContext(opts.parent));
 }
 
 /** The type of an error, safe for a span: a code such as KQ001 or timeout, else its class name. */
@@ -133,10 +130,10 @@ export function failSpan(span: Span | undefined, e: unknown, type = errorType(e)
   span.setStatus({ code: SpanStatusCode.ERROR, message: type });
 }
 
-/** The active span's context as a W3C traceparent (to store with a job), or undefined. */
-export function currentTraceparent(): string | undefined {
-  if (!on) return undefined;
-  const sc = trace.getSpanContext(context.active());
+/** A span's context as a W3C traceparent (to store with a job), or undefined. */
+export function traceparentOf(span: Span | undefined): string | undefined {
+  if (!on || !span) return undefined;
+  const sc = span.spanContext();
   // Formatted as the W3C propagator would (version 00, the sampled flag): no carrier object.
   return sc && trace.isSpanContextValid(sc) ? `00-${sc.traceId}-${sc.spanId}-0${sc.traceFlags & 1}` : undefined;
 }
@@ -145,8 +142,8 @@ const TRACEPARENT_RE = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /** The context a stored traceparent names (a job's parent), or the root context. */
 export function contextFrom(traceparent: unknown): OtelContext {
-  if (!on || typeof traceparent !== 'string' || !TRACEPARENT_RE.test(traceparent)) return context.active();
-  return propagation.extract(context.active(), { traceparent });
+  if (!on || typeof traceparent !== 'string' || !TRACEPARENT_RE.test(traceparent)) return ROOT_CONTEXT;
+  return propagation.extract(ROOT_CONTEXT, { traceparent });
 }
 
 const HEADERS_GETTER = {
@@ -163,4 +160,4 @@ export function contextFromHeaders(headers: Headers): OtelContext {
   return propagation.extract(ROOT_CONTEXT, headers, HEADERS_GETTER);
 }
 
-export { context, trace };
+export { trace };

@@ -7,6 +7,7 @@ import { ImageInputError, MAX_SOURCE_BYTES, mediaTypeOf, transformImage } from '
 import { parseWith } from '../schemas.ts';
 import { getObject, objectPath, publicUrl, putObject, resolveSource } from '../storage/store.ts';
 import { TransformRequest, type TransformResultBody } from './schemas.ts';
+import { rootOf } from '../scope.ts';
 
 /** Bounds concurrent decodes per process: image work is CPU- and memory-heavy. */
 class Semaphore {
@@ -37,8 +38,8 @@ export async function runTransform(ctx: Context, caller: { accountId: string }, 
   if (source.bytes > MAX_SOURCE_BYTES) {
     throw errors.invalid(`Source image is larger than 10 MB (${source.bytes} bytes).`);
   }
-  let gate = gates.get(ctx);
-  if (!gate) gates.set(ctx, (gate = new Semaphore(ctx.config.transformConcurrency)));
+  let gate = gates.get(rootOf(ctx));
+  if (!gate) gates.set(rootOf(ctx), (gate = new Semaphore(ctx.config.transformConcurrency)));
   let out;
   try {
     out = await gate.run(() => transformImage(source.data, req.op, req.options ?? {}));

@@ -12,6 +12,7 @@ import { decryptSecret, signedHeaders } from './secrets.ts';
 import { DISABLE_AFTER_SECONDS } from './service.ts';
 import { countWebhook } from '../telemetry/metrics.ts';
 import { contextFrom, failSpan, SpanKind, tracingOn, withSpan } from '../telemetry/tracing.ts';
+import { underSpan } from '../telemetry/scope.ts';
 import { eventTraceparent } from '../db/sql/event_traceparent.ts';
 
 export interface DeliverJob {
@@ -25,13 +26,15 @@ export interface DeliverJob {
 /** Only tests set this: a CA for self-signed https receivers. */
 export const testHooks: { ca?: string | Buffer } = {};
 
-export async function deliver(ctx: Context, job: DeliverJob): Promise<string> {
-  const [row] = await beginWebhookAttempt(ctx.sql, job.d, job.r, job.n);
+export async function deliver(base: Context, job: DeliverJob): Promise<string> {
+  const [row] = await beginWebhookAttempt(base.sql, job.d, job.r, job.n);
   const a = row?.a;
   if (!a) return 'stale';
   // With tracing on, the delivery joins the trace of the request behind its event.
-  const parent = tracingOn() ? contextFrom(await eventTraceparent(ctx.sql, a.event.id).then(([r]) => r?.tp, () => undefined)) : undefined;
+  const parent = tracingOn() ? contextFrom(await eventTraceparent(base.sql, a.event.id).then(([r]) => r?.tp, () => undefined)) : undefined;
   return withSpan('webhook__deliver', { kind: SpanKind.CLIENT, parent, attributes: { 'kiln.job.task': 'webhook__deliver', 'kiln.webhook.try': job.n, 'kiln.event.type': a.event.type } }, async (span) => {
+    // The attempt's queries and log lines belong to the delivery's span.
+    const ctx = underSpan(base, span);
     const body = await eventBody(ctx, a.event);
     const secrets = [await decryptSecret(ctx, Buffer.from(a.secret, 'base64'))];
     if (a.oldSecret) secrets.push(await decryptSecret(ctx, Buffer.from(a.oldSecret, 'base64')));

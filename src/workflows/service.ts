@@ -2,7 +2,7 @@
 // enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
 
 import { countEnded, countGeneration } from '../telemetry/metrics.ts';
-import { currentTraceparent } from '../telemetry/tracing.ts';
+import { traceparentOf } from '../telemetry/tracing.ts';
 import { authorizedCall, callerRead, type AuthorizedCall, type Caller, type CallerRead } from '../auth/access.ts';
 import { readTolerant } from '../db/replica.ts';
 import { listWorkflowsForCallers } from '../db/sql/list_workflows_for_callers.ts';
@@ -105,7 +105,7 @@ export async function startRunOnce(ctx: Context, caller: RunCaller, workflowId: 
       const models = w.models.map((r) => rowToModel(r, ctx.config.defaultMarkup));
       const checked = checkGraph(ctx.config, models, caller.accountId, w.graph);
       if (!checked.ok) throw errors.invalid(`graph: ${issuesMessage(checked.issues)}`);
-      const traceparent = currentTraceparent();
+      const traceparent = traceparentOf(ctx.span);
       const units = traceparent ? planRun(checked.value).map((u) => ({ ...u, spec: { ...u.spec, traceparent } })) : planRun(checked.value);
       const [r] = await startWorkflowRun(tx, {
         accountId: caller.accountId, keyId: caller.keyId, workspaceId: caller.workspaceId, origin: caller.origin,

@@ -6,6 +6,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { authorizeMcp, type Bucket, type Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
+import { underSpan } from '../../telemetry/scope.ts';
 import { resolveIdentity as resolveIdentitySql } from '../../db/sql/resolve_identity.ts';
 import { ApiError, envelope, fromDatabaseError } from '../../errors.ts';
 import { IdempotencyKeySchema } from '../../idempotency.ts';
@@ -94,7 +95,8 @@ export function defineTool<A>(
     output: v.GenericSchema;
     /** 'read' = the account's MCP read bucket, 'transform' = the transform bucket shared with REST, null = none (starts). */
     bucket: Bucket;
-    handler(caller: Caller, args: A, t: ToolContext): Promise<ToolResult>;
+    /** `ctx`: the call's Context (traced under its `tools/call` span when tracing is on). */
+    handler(caller: Caller, args: A, ctx: Context, t: ToolContext): Promise<ToolResult>;
   },
 ): ToolDef {
   const { input, output, handler, bucket, ...rest } = def;
@@ -104,8 +106,9 @@ export function defineTool<A>(
     outputSchema: jsonSchema(output),
     handler: (t, args) => guard(async () => {
       const caller = callerOf(t);
-      await authorizeMcp(ctx, caller, bucket);
-      return handler(caller, args as A, t);
+      const call = underSpan(ctx, t.span, t.requestId);
+      await authorizeMcp(call, caller, bucket);
+      return handler(caller, args as A, call, t);
     }),
   };
 }

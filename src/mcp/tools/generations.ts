@@ -31,7 +31,7 @@ function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; ti
     annotations: SPENDS,
     // Starts are bounded by the budget and the plan's parallel slots, as on REST.
     bucket: null,
-    async handler(caller, args: Record<string, unknown>) {
+    async handler(caller, args: Record<string, unknown>, ctx) {
       // The fingerprint is the REST body's: the same request over REST and MCP replays.
       const { waitSeconds, idempotencyKey, ...rest } = args;
       const request = { ...rest, type };
@@ -93,7 +93,7 @@ export function getGenerationTool(ctx: Context): ToolDef {
     annotations: READ_ONLY,
     bucket: 'read',
     // The account's own MCP and REST jobs (never app or workflow internals).
-    async handler(caller, args: v.InferOutput<typeof GetArgs>) {
+    async handler(caller, args: v.InferOutput<typeof GetArgs>, ctx) {
       const g = args.waitSeconds ? await waitedGeneration(ctx, caller, args.id, args.waitSeconds) : await getGeneration(ctx, caller, args.id);
       return { structuredContent: g, text: generationText(g) };
     },
@@ -121,7 +121,7 @@ export function listGenerationsTool(ctx: Context): ToolDef {
     output: GenerationList,
     annotations: READ_ONLY,
     bucket: 'read',
-    async handler(caller, args: v.InferOutput<typeof ListArgs>) {
+    async handler(caller, args: v.InferOutput<typeof ListArgs>, ctx) {
       // The REST query's own checks (cursor signature, model id, since), on the same strings.
       const q = await parseListQuery(ctx, {
         limit: args.limit === undefined ? undefined : String(args.limit),
@@ -155,7 +155,7 @@ export function cancelGenerationTool(ctx: Context): ToolDef {
     output: GenerationStatus,
     annotations: CANCELS,
     bucket: 'read',
-    async handler(caller, args: v.InferOutput<typeof CancelArgs>) {
+    async handler(caller, args: v.InferOutput<typeof CancelArgs>, ctx) {
       const g = await cancelGeneration(ctx, caller, args.id);
       return { structuredContent: g, text: `Generation ${g.id} was canceled; nothing was charged.` };
     },

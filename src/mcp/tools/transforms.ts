@@ -22,7 +22,7 @@ export function transformImageTool(ctx: Context): ToolDef {
     annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false, idempotentHint: false },
     // The transform bucket, shared with POST /images/transforms and the application's image tools.
     bucket: 'transform',
-    async handler(caller, args: v.InferInput<typeof TransformRequest>) {
+    async handler(caller, args: v.InferInput<typeof TransformRequest>, ctx) {
       const result = await runTransform(ctx, caller, args);
       return { structuredContent: result, text: transformText(result) };
     },

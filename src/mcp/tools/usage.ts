@@ -21,7 +21,7 @@ export function usageTool(ctx: Context): ToolDef {
     output: Usage,
     annotations: READ_ONLY,
     bucket: 'read',
-    async handler(caller) {
+    async handler(caller, _args: unknown, ctx) {
       const usage = await getUsage(ctx, caller);
       return { structuredContent: usage, text: usageText(usage) };
     },
@@ -41,7 +41,7 @@ export function dailyUsageTool(ctx: Context): ToolDef {
     output: DailyUsage,
     annotations: READ_ONLY,
     bucket: 'read',
-    async handler(caller, args: v.InferOutput<typeof DailyArgs>) {
+    async handler(caller, args: v.InferOutput<typeof DailyArgs>, ctx) {
       const body = await dailyUsageOf(ctx, caller, parseDailyRange(args));
       const total = body.days.reduce((sum, d) => sum + d.spend_micros, 0);
       const charges = body.days.reduce((sum, d) => sum + d.charges, 0);
@@ -89,7 +89,7 @@ export function modelsTool(ctx: Context): ToolDef {
     output: ModelList,
     annotations: READ_ONLY,
     bucket: 'read',
-    async handler(_caller, args: v.InferOutput<typeof ModelFilter>) {
+    async handler(_caller, args: v.InferOutput<typeof ModelFilter>, ctx) {
       const catalog = await cachedCatalog(ctx);
       const data = catalog.models.filter((m) => !args.filter || (args.filter === 'image' ? m.category === 'image' : m.category !== 'image'));
       const text = data.length

@@ -28,7 +28,7 @@ export function listWorkflowsTool(ctx: Context): ToolDef {
     output: WorkflowList,
     annotations: READ_ONLY,
     bucket: 'read',
-    async handler(caller, args: v.InferOutput<typeof ListArgs>) {
+    async handler(caller, args: v.InferOutput<typeof ListArgs>, ctx) {
       const list = await listWorkflows(ctx, caller, args);
       const text = list.data.length
         ? `${list.data.length} workflow${list.data.length === 1 ? '' : 's'}: ${list.data.map((w) => `${w.name} (${w.id})`).join(', ')}.`
@@ -51,7 +51,7 @@ export function getWorkflowTool(ctx: Context): ToolDef {
     output: Workflow,
     annotations: READ_ONLY,
     bucket: 'read',
-    async handler(caller, args: v.InferOutput<typeof GetArgs>) {
+    async handler(caller, args: v.InferOutput<typeof GetArgs>, ctx) {
       const w = await getWorkflowFor(ctx, caller, args.id);
       return { structuredContent: w, text: `${workflowText(w)}` };
     },
@@ -88,7 +88,7 @@ export function saveWorkflowTool(ctx: Context): ToolDef {
     annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: false, idempotentHint: false },
     bucket: 'read',
     checksArguments: true,
-    async handler(caller, args: Record<string, unknown>) {
+    async handler(caller, args: Record<string, unknown>, ctx) {
       const ids = v.safeParse(SaveIds, args);
       if (!ids.success) throw errors.invalid(issueMessage(ids.issues));
       const { id, version, idempotencyKey } = ids.output;
@@ -126,7 +126,7 @@ export function runWorkflowTool(ctx: Context): ToolDef {
     // Spends budget, calls model providers, and overwrites the saved workflow's output nodes on completion.
     annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true, idempotentHint: false },
     bucket: null,
-    async handler(caller, args: v.InferOutput<typeof RunArgs>) {
+    async handler(caller, args: v.InferOutput<typeof RunArgs>, ctx) {
       const started = await startRunOnce(ctx, caller, args.workflowId, idempotencyOf(args.idempotencyKey ?? null, null));
       const accepted = started.body;
       return {
@@ -157,7 +157,7 @@ export function getWorkflowRunTool(ctx: Context): ToolDef {
     output: WorkflowRun,
     annotations: READ_ONLY,
     bucket: 'read',
-    async handler(caller, args: v.InferOutput<typeof GetRunArgs>) {
+    async handler(caller, args: v.InferOutput<typeof GetRunArgs>, ctx) {
       const run = args.waitSeconds ? await waitedRun(ctx, caller, args.workflowId, args.runId, args.waitSeconds) : await getRun(ctx, caller, args.workflowId, args.runId);
       return { structuredContent: run, text: runText(run) };
     },
@@ -181,7 +181,7 @@ export function cancelWorkflowRunTool(ctx: Context): ToolDef {
     output: WorkflowRun,
     annotations: CANCELS,
     bucket: 'read',
-    async handler(caller, args: v.InferOutput<typeof CancelRunArgs>) {
+    async handler(caller, args: v.InferOutput<typeof CancelRunArgs>, ctx) {
       const run = await cancelRun(ctx, caller, args.workflowId, args.runId);
       return { structuredContent: run, text: runText(run) };
     },

@@ -1,0 +1,23 @@
+// The Context of work traced under a span: a request's server span, a job's span, an MCP tool's.
+// It is the process's Context with `span` set, pools bound to the span (their queries are traced
+// under it, telemetry/pool.ts), and a logger whose lines carry the span's trace_id and span_id
+// (and the request's request_id). It is passed down explicitly like any Context; nothing is held
+// in AsyncLocalStorage. Caches keyed by a Context or a pool use rootOf (src/scope.ts).
+
+import type { Span } from '@opentelemetry/api';
+import type { Context } from '../context.ts';
+import { ROOT, rootOf } from '../scope.ts';
+import { bindPool } from './pool.ts';
+
+/** `ctx` for work under `span` (ctx itself without a span: tracing off). */
+export function underSpan(ctx: Context, span: Span | undefined, requestId?: string): Context {
+  if (span === undefined) return ctx;
+  const root = rootOf(ctx);
+  const { traceId, spanId } = span.spanContext();
+  const log = root.log.child(requestId === undefined ? { trace_id: traceId, span_id: spanId } : { trace_id: traceId, span_id: spanId, request_id: requestId });
+  // An unsampled span records nothing: its queries need no span, so the pools stay the process's.
+  if (!span.isRecording()) return { ...root, [ROOT]: root, span, log } as Context;
+  const sql = bindPool(root.sql, span);
+  const direct = root.direct === root.sql ? sql : bindPool(root.direct, span);
+  return { ...root, [ROOT]: root, span, sql, direct, log } as Context;
+}
