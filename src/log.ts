@@ -17,16 +17,44 @@ export interface Logger {
 }
 
 export function createLogger(level: string, base?: Record<string, unknown>): Logger {
-  const min = LEVELS[(level in LEVELS ? level : 'info') as Level];
-  const emit = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
-    if (LEVELS[lvl] < min) return;
-    process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...base, ...fields }) + '\n');
-  };
-  return {
-    debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'),
-    enabled: (lvl) => LEVELS[lvl] >= min,
-    child: (fields) => createLogger(level, base ? { ...base, ...fields } : fields),
-  };
+  return new JsonLogger(LEVELS[(level in LEVELS ? level : 'info') as Level], base);
+}
+
+// A class, not closures: a traced request makes a child logger, and closures cost more to make.
+class JsonLogger implements Logger {
+  constructor(
+    private readonly min: number,
+    private readonly base: Record<string, unknown> | undefined,
+  ) {}
+
+  private write(lvl: Level, msg: string, fields: Record<string, unknown> | undefined): void {
+    if (LEVELS[lvl] < this.min) return;
+    process.stderr.write(JSON.stringify({ t: new Date().toISOString(), level: lvl, msg, ...this.base, ...fields }) + '\n');
+  }
+
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    this.write('debug', msg, fields);
+  }
+
+  info(msg: string, fields?: Record<string, unknown>): void {
+    this.write('info', msg, fields);
+  }
+
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    this.write('warn', msg, fields);
+  }
+
+  error(msg: string, fields?: Record<string, unknown>): void {
+    this.write('error', msg, fields);
+  }
+
+  enabled(lvl: Level): boolean {
+    return LEVELS[lvl] >= this.min;
+  }
+
+  child(fields: Record<string, unknown>): Logger {
+    return new JsonLogger(this.min, this.base ? { ...this.base, ...fields } : fields);
+  }
 }
 
 /** A loggable summary of an error: class, code and message only (no query, parameters or detail). */

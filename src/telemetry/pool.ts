@@ -107,23 +107,33 @@ export function observePool(name: string, sql: Sql): Sql {
   };
 
   let root: any;
-  const wrap = (target: any, counted: boolean, bound: Span | undefined): any => new Proxy(target, {
-    apply(fn, self, args) {
+  // The proxy's handler is a class (methods shared, no closures per proxy): a traced request
+  // binds a copy of the pool, so one is made per request.
+  class Handler {
+    constructor(
+      private readonly target: any,
+      private readonly counted: boolean,
+      private readonly bound: Span | undefined,
+    ) {}
+
+    apply(fn: any, self: unknown, args: any[]): any {
       const q: any = Reflect.apply(fn, self, args);
       const strings = args[0];
-      return strings && Array.isArray(strings.raw) && typeof q?.handle === 'function' ? watch(q, strings, counted, bound ?? batchParent) : q;
-    },
-    get(obj, prop, receiver) {
-      if (prop === ROOT) return bound === undefined ? undefined : root;
-      if (prop === BIND) return counted && tracingOn() ? (span: Span) => wrap(target, true, span) : undefined;
+      return strings && Array.isArray(strings.raw) && typeof q?.handle === 'function' ? watch(q, strings, this.counted, this.bound ?? batchParent) : q;
+    }
+
+    get(obj: any, prop: string | symbol, receiver: unknown): any {
+      if (prop === ROOT) return this.bound === undefined ? undefined : root;
+      if (prop === BIND) return this.counted && tracingOn() ? (span: Span) => wrap(this.target, true, span) : undefined;
       const v = Reflect.get(obj, prop, receiver);
       if (prop === 'begin' && typeof v === 'function') {
         // A transaction holds a connection for its length; its queries are traced, not counted again.
+        const parent = this.bound ?? batchParent;
         return (...args: any[]) => {
           const i = args.findIndex((a) => typeof a === 'function');
           if (i >= 0) {
             const cb = args[i];
-            args[i] = (tx: any) => cb(wrap(tx, false, bound ?? batchParent));
+            args[i] = (tx: any) => cb(wrap(tx, false, parent));
           }
           inFlight++;
           const p = v.apply(obj, args);
@@ -133,8 +143,9 @@ export function observePool(name: string, sql: Sql): Sql {
         };
       }
       return v;
-    },
-  });
+    }
+  }
+  const wrap = (target: any, counted: boolean, bound: Span | undefined): any => new Proxy(target, new Handler(target, counted, bound));
   root = wrap(sql, true, undefined);
   return root as Sql;
 }

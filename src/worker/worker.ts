@@ -55,8 +55,10 @@ const POOL_SMALLER_THAN_CONCURRENCY = /^WARNING: having maxPoolSize \(\d+\) smal
 function workerLogger(ctx: Context): Logger {
   return new Logger((scope) => (level, message) => {
     const warn = level === 'warning' && !POOL_SMALLER_THAN_CONCURRENCY.test(message);
-    const fn = level === 'error' ? ctx.log.error : warn ? ctx.log.warn : ctx.log.debug;
-    fn(message, { scope: scope.label, task: scope.taskIdentifier, jobId: scope.jobId });
+    const fields = { scope: scope.label, task: scope.taskIdentifier, jobId: scope.jobId };
+    if (level === 'error') ctx.log.error(message, fields);
+    else if (warn) ctx.log.warn(message, fields);
+    else ctx.log.debug(message, fields);
   });
 }
 
