@@ -13,7 +13,8 @@ import { ApiError, errors, isDataError, UNSTORABLE_MESSAGE } from '../errors.ts'
 import { errorFields } from '../log.ts';
 import { withTimeout } from '../db/timeout.ts';
 import type { Queryable, Sql } from '../db/pool.ts';
-import { bindPool, currentQueryParent } from '../telemetry/pool.ts';
+import { currentQueryParent } from '../db/query-parent.ts';
+import { bindPool } from '../telemetry/pool.ts';
 import { readTolerant } from '../db/replica.ts';
 import { bearerKey, hashKey, sessionSecret } from './keys.ts';
 

@@ -6,7 +6,7 @@
 import type { Span } from '@opentelemetry/api';
 import { isUnavailable } from '../errors.ts';
 import { rootOf } from '../scope.ts';
-import { withQueryParent } from '../telemetry/pool.ts';
+import { withQueryParent } from './query-parent.ts';
 
 export type BatchResult<O> = { ok: O } | { error: unknown };
 

@@ -15,7 +15,8 @@ import { isUuid } from '../schemas.ts';
 import { withTimeout } from '../db/timeout.ts';
 import { signedUrl } from '../storage/store.ts';
 import { perOwner, type BatchResult } from '../db/batch.ts';
-import { bindPool, currentQueryParent } from '../telemetry/pool.ts';
+import { currentQueryParent } from '../db/query-parent.ts';
+import { bindPool } from '../telemetry/pool.ts';
 import type { GenerationStatusBody } from './schemas.ts';
 
 export type { Caller, Origin };

@@ -7,11 +7,13 @@
 //
 // A query's parent span is the one its pool is bound to (bindPool: a traced request's or job's
 // copy of the pool), or, for a query a batcher sends for several requests, the span named by
-// withQueryParent while the query is built. Queries of the process's own pool outside those have
-// no span: a query outside any request or job is not worth a trace of its own.
+// withQueryParent (db/query-parent.ts) while the query is built. Queries of the process's own
+// pool outside those have no span: a query outside any request or job is not worth a trace of
+// its own.
 
 import type { Span } from '@opentelemetry/api';
 import type { Sql } from '../db/pool.ts';
+import { currentQueryParent } from '../db/query-parent.ts';
 import { ROOT } from '../scope.ts';
 import { metricsOn, registerPool } from './metrics.ts';
 import { failSpan, SpanKind, startSpan, tracingOn } from './tracing.ts';
@@ -38,29 +40,6 @@ function queryInfo(strings: TemplateStringsArray): QueryInfo {
 }
 
 const BIND = Symbol('kiln.bind_pool');
-
-/** The parent of the queries built while a batcher's call runs (withQueryParent). */
-let batchParent: Span | undefined;
-
-/**
- * Runs `build` with `parent` as the parent span of every query built during it (synchronously):
- * a batcher's call, sent once for several requests, joins the trace of one of them.
- */
-export function withQueryParent<T>(parent: Span | undefined, build: () => T): T {
-  if (parent === undefined) return build();
-  const prev = batchParent;
-  batchParent = parent;
-  try {
-    return build();
-  } finally {
-    batchParent = prev;
-  }
-}
-
-/** The parent withQueryParent names now (read synchronously at the start of a batcher's call). */
-export function currentQueryParent(): Span | undefined {
-  return batchParent;
-}
 
 /**
  * A copy of an observed pool whose queries (and transactions) are traced under `span`; the same
@@ -119,7 +98,7 @@ export function observePool(name: string, sql: Sql): Sql {
     apply(fn: any, self: unknown, args: any[]): any {
       const q: any = Reflect.apply(fn, self, args);
       const strings = args[0];
-      return strings && Array.isArray(strings.raw) && typeof q?.handle === 'function' ? watch(q, strings, this.counted, this.bound ?? batchParent) : q;
+      return strings && Array.isArray(strings.raw) && typeof q?.handle === 'function' ? watch(q, strings, this.counted, this.bound ?? currentQueryParent()) : q;
     }
 
     get(obj: any, prop: string | symbol, receiver: unknown): any {
@@ -128,7 +107,7 @@ export function observePool(name: string, sql: Sql): Sql {
       const v = Reflect.get(obj, prop, receiver);
       if (prop === 'begin' && typeof v === 'function') {
         // A transaction holds a connection for its length; its queries are traced, not counted again.
-        const parent = this.bound ?? batchParent;
+        const parent = this.bound ?? currentQueryParent();
         return (...args: any[]) => {
           const i = args.findIndex((a) => typeof a === 'function');
           if (i >= 0) {
