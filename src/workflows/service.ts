@@ -1,7 +1,7 @@
 // Workflow service shared by REST and MCP: list saved workflows, start a run (snapshot + plan +
 // enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
 
-import { countEnded, countGeneration } from '../telemetry/metrics.ts';
+import { countEnded } from '../telemetry/metrics.ts';
 import { traceparentOf } from '../telemetry/tracing.ts';
 import { authorizedCall, callerRead, type AuthorizedCall, type Caller, type CallerRead } from '../auth/access.ts';
 import { readTolerant } from '../db/replica.ts';
@@ -217,7 +217,7 @@ export async function canceledRun(ctx: Context, row: CancelRunColumns): Promise<
   if (row.outcome === 'conflict') throw errors.conflict('The run has already ended; only a pending or running run can be canceled.');
   if (row.outcome !== 'canceled' || !row.body) throw errors.notFound('Workflow run');
   // The outputs this cancel ended were settled here (the cancel's process), so counted here.
-  for (const g of row.settled ?? []) countGeneration(g.type, g.model_id, g.status);
+  countEnded(row.settled);
   const body = row.body;
   return renderRun(ctx, body, async () => body);
 }

@@ -4,13 +4,10 @@
 import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
 import type { AuthColumns } from './authorize_requests.ts';
 import type { WorkflowRunJson } from './get_workflow_run.ts';
+import type { EndedGeneration } from './ended_generations.ts';
 
 /** A generation a run cancel ended (migration 000057): canceled in flight, or failed before it started. */
-export interface SettledOutput {
-  type: string;
-  model_id: string | null;
-  status: 'canceled' | 'failed';
-}
+export type SettledOutput = EndedGeneration;
 
 export interface CancelWorkflowRunsForKeysRow extends AuthColumns {
   outcome: 'canceled' | 'conflict' | 'missing' | null;
