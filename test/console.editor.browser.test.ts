@@ -304,6 +304,8 @@ test('the keyboard selects, moves and deletes nodes and edges; the canvas pans w
   await panel().getByLabel('Label').waitFor();
   assert.equal(await panel().getByLabel('Label').inputValue(), 'Poster, square');
   const at = await center(canvasNode('output-2'));
+  // The keys go to the selected node: focus it again (the panel that opened may hold the focus).
+  await canvasNode('output-2').focus();
   await page.keyboard.press('ArrowRight');
   await page.keyboard.press('ArrowRight');
   await eventually(async () => assert.ok((await center(canvasNode('output-2'))).x > at.x + 5, 'arrow keys move the selected node'));
