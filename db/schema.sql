@@ -159,6 +159,16 @@ CREATE INDEX audit_log_scope_idx ON kiln_private.audit_log USING btree (scope_id
 CREATE TRIGGER tg_audit_log__append_only BEFORE DELETE OR UPDATE ON kiln_private.audit_log FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_audit_log__append_only();
 CREATE TRIGGER tg_audit_log__no_truncate BEFORE TRUNCATE ON kiln_private.audit_log FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_audit_log__append_only();
 
+create table kiln_private.audit_policy (
+  only_row boolean default true not null,
+  retention interval,
+  set_at timestamp with time zone default now() not null,
+  constraint audit_policy_pkey PRIMARY KEY (only_row),
+  constraint audit_policy_only_row_check CHECK (only_row),
+  constraint audit_policy_retention_check CHECK ((retention > '00:00:00'::interval))
+);
+comment on table kiln_private.audit_policy is 'The audit log''s retention, set by the owner (`kiln migrate` from KILN_AUDIT_RETENTION): null keeps every entry. One row at most. The service role cannot change it.';
+
 create table kiln_private.budget_periods (
   pool_id uuid not null,
   period_start timestamp with time zone not null,
@@ -3040,24 +3050,32 @@ AS $function$
 $function$;
 comment on function kiln.poll_generations(bytea[],integer,uuid[],text) is 'GET /generations/{id} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket at p_read_rpm and the key''s own rpm) and, when admitted, returns that generation of the key''s account created through p_origin (body null when there is none).';
 
-CREATE OR REPLACE FUNCTION kiln.purge_audit_log(p_before timestamp with time zone, p_limit integer DEFAULT 10000)
+CREATE OR REPLACE FUNCTION kiln.purge_audit_log(p_limit integer DEFAULT 10000)
  RETURNS integer
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
+  v_retention interval;
   v_n int;
 begin
+  if p_limit is null or p_limit < 1 then
+    raise exception 'purge_audit_log needs a positive limit' using errcode = 'KI001';
+  end if;
+  select retention into v_retention from kiln_private.audit_policy;
+  if v_retention is null then
+    return 0; -- kept forever
+  end if;
   perform set_config('kiln.audit_purge', 'on', true);
   delete from kiln_private.audit_log where id in (
-    select id from kiln_private.audit_log where at < p_before order by at limit p_limit);
+    select id from kiln_private.audit_log where at < now() - v_retention order by at limit p_limit);
   get diagnostics v_n = row_count;
   perform set_config('kiln.audit_purge', 'off', true);
   return v_n;
 end;
 $function$;
-comment on function kiln.purge_audit_log(timestamp with time zone,integer) is 'The retention purge (KILN_AUDIT_RETENTION): deletes up to p_limit entries older than p_before, oldest first; the only delete the append-only trigger lets through.';
+comment on function kiln.purge_audit_log(integer) is 'The retention purge (housekeeping): deletes up to p_limit entries older than the owner''s retention (kiln_private.audit_policy), oldest first, and nothing when none is set. The only delete the append-only trigger lets through; the caller cannot choose what is old.';
 
 CREATE OR REPLACE FUNCTION kiln.purge_events(p_age_seconds integer, p_limit integer)
  RETURNS integer
@@ -3913,6 +3931,23 @@ begin
 end;
 $function$;
 comment on function kiln.set_account_admin(uuid,boolean) is 'kiln user set --admin: makes an account an admin (or not); audited as account.updated by the accounts trigger. KN001 for an unknown account.';
+
+CREATE OR REPLACE FUNCTION kiln.set_audit_retention(p_retention interval)
+ RETURNS interval
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if p_retention is not null and p_retention <= interval '0' then
+    raise exception 'the retention must be positive, or null to keep every entry' using errcode = 'KI001';
+  end if;
+  insert into kiln_private.audit_policy (only_row, retention, set_at) values (true, p_retention, now())
+    on conflict (only_row) do update set retention = excluded.retention, set_at = excluded.set_at
+    where kiln_private.audit_policy.retention is distinct from excluded.retention;
+  return p_retention;
+end;
+$function$;
+comment on function kiln.set_audit_retention(interval) is 'The owner''s: sets how long the audit log keeps entries (null = forever). `kiln migrate` calls it with KILN_AUDIT_RETENTION. Invoker rights and no grant: only the owner (or a superuser) can run it.';
 
 CREATE OR REPLACE FUNCTION kiln.set_workspace_plan(p_workspace_id uuid, p_status text, p_budget_micros bigint, p_set_budget boolean)
  RETURNS kiln_private.workspaces

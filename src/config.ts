@@ -193,7 +193,7 @@ export function loadConfig() {
   const port = int('PORT', 8787, 0, 65535);
   const host = str('HOST', '127.0.0.1');
   const databaseUrl = opt('DATABASE_URL');
-  for (const name of ['KILN_DATABASE_POOLER_URL', 'KILN_DATABASE_REPLICA_URL']) {
+  for (const name of ['KILN_DATABASE_POOLER_URL', 'KILN_DATABASE_REPLICA_URL', 'KILN_DATABASE_OWNER_URL']) {
     if (opt(name) && !databaseUrl) throw new ConfigError(`${name} needs DATABASE_URL (the primary, direct)`);
   }
   const publicUrl = str('KILN_PUBLIC_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
@@ -206,6 +206,12 @@ export function loadConfig() {
      * Needs DATABASE_URL (the embedded cluster has no pooler).
      */
     poolerUrl: dbUrl('KILN_DATABASE_POOLER_URL'),
+    /**
+     * The owner of Kiln's schemas, for migrations only (`kiln migrate`, `kiln gm`, and `kiln serve`'s
+     * migration at start): the service itself runs as DATABASE_URL's role, a member of kiln_app
+     * (docs/operators.md, "Database roles"). Unset: DATABASE_URL migrates.
+     */
+    ownerUrl: dbUrl('KILN_DATABASE_OWNER_URL'),
     /** A streaming replica for the reads that tolerate a bounded lag (lists, daily usage, run history). */
     replicaUrl: dbUrl('KILN_DATABASE_REPLICA_URL'),
     /** Past this lag (replayed WAL position, in time) or while unreachable, the replica's reads go to the primary, ms. */

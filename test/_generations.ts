@@ -10,7 +10,7 @@ import { api, onCleanup, testConfig, type TestServer } from './_setup.ts';
 /** A worker on the server's database (its own context; config overrides apply to it only). */
 export async function startTestWorker(srv: TestServer, config: Partial<Config> = {}): Promise<WorkerHandle & { ctx: Context }> {
   const shutdown = new AbortController();
-  const ctx = createContext(testConfig({ ...srv.ctx.config, ...config }), srv.db.sql, shutdown.signal);
+  const ctx = createContext(testConfig({ ...srv.ctx.config, ...config }), srv.db.app, shutdown.signal);
   const w = await startWorker(ctx, srv.db.url);
   let stopped = false;
   const stop = async () => {

@@ -11,6 +11,9 @@ import { startEmbedded } from '../src/db/embedded.ts';
 import { migrateAndSeed } from '../src/cli/boot.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
+/** The login role the service runs as in tests: a member of kiln_app, nothing more. */
+const SERVICE_ROLE = 'kiln_test_service';
+const SERVICE_PASSWORD = 'kiln-test-service';
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -51,6 +54,14 @@ async function main(): Promise<number> {
     await admin.unsafe(`create database ${template}`);
     const t0 = Date.now();
     await migrateAndSeed(adminUrl(template), { includeCurrent: true });
+    // The service under test connects as a login member of kiln_app, as in production
+    // (docs/operators.md, "Database roles"); test code's own fixtures use the owner (test/_setup.ts).
+    await admin.unsafe(`do $$ begin
+      if not exists (select 1 from pg_roles where rolname = '${SERVICE_ROLE}') then
+        create role ${SERVICE_ROLE} login password '${SERVICE_PASSWORD}' in role kiln_app;
+      end if;
+    exception when duplicate_object or unique_violation then null;
+    end $$`);
     process.stdout.write(`# Node ${process.version} (${process.execPath}); template database migrated in ${Date.now() - t0} ms\n`);
 
     const code = await new Promise<number>((resolve) => {
@@ -61,7 +72,10 @@ async function main(): Promise<number> {
         ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.KILN_TEST_CONCURRENCY ?? 2}`, ...files],
         {
           stdio: 'inherit',
-          env: { ...process.env, KILN_TEST_ADMIN_URL: adminUrl('postgres'), KILN_TEST_TEMPLATE: template, KILN_LOG: process.env.KILN_LOG ?? 'silent' },
+          env: {
+            ...process.env, KILN_TEST_ADMIN_URL: adminUrl('postgres'), KILN_TEST_TEMPLATE: template, KILN_LOG: process.env.KILN_LOG ?? 'silent',
+            KILN_TEST_SERVICE_ROLE: `${SERVICE_ROLE}:${SERVICE_PASSWORD}`,
+          },
         },
       );
       child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));

@@ -16,8 +16,14 @@ import { API_PREFIX } from '../src/http/route.ts';
 import { createApp, type AppOptions } from '../src/http/server.ts';
 
 export interface TestDb {
+  /** The service's URL: a login member of kiln_app, as production runs it (give it to `kiln serve` and workers). */
   url: string;
+  /** The owner's pool, for the test's own fixtures and checks (it may read and change any table). */
   sql: Sql;
+  /** The service's pool (kiln_app): what startServer's app and the test workers query with. */
+  app: Sql;
+  /** The owner's URL (a superuser in tests): `kiln migrate`, and what only the owner may do. */
+  ownerUrl: string;
 }
 
 let counter = 0;
@@ -51,10 +57,12 @@ export async function createTestDb(): Promise<TestDb> {
   }
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
-  const url = u.toString();
-  const sql = connect(url, { max: 20 });
+  const ownerUrl = u.toString();
+  const sql = connect(ownerUrl, { max: 20 });
+  const url = serviceUrl(ownerUrl);
+  const app = connect(url, { max: 20 });
   onCleanup(async () => {
-    await sql.end({ timeout: 5 });
+    await Promise.all([sql.end({ timeout: 5 }), app.end({ timeout: 5 })]);
     // Connections a stopped component is still closing get a moment before the drop forces them
     // out (a test may end with a component it never stopped).
     for (let i = 0; i < 50; i++) {
@@ -65,7 +73,18 @@ export async function createTestDb(): Promise<TestDb> {
     await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
     await admin.end();
   });
-  return { url, sql };
+  return { url, sql, app, ownerUrl };
+}
+
+/** `ownerUrl` with the service's login role (KILN_TEST_SERVICE_ROLE, made by test/_run.ts) in place of the owner. */
+export function serviceUrl(ownerUrl: string): string {
+  const role = process.env.KILN_TEST_SERVICE_ROLE;
+  if (!role) throw new Error('run tests with `npm test` (it makes the service role)');
+  const [user, password] = role.split(':');
+  const u = new URL(ownerUrl);
+  u.username = user!;
+  u.password = password!;
+  return u.toString();
 }
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
@@ -96,7 +115,7 @@ export async function startServer(opts: { config?: Partial<Config>; db?: TestDb;
   const port = (server.address() as AddressInfo).port;
   const origin = `http://127.0.0.1:${port}`;
   const config = testConfig({ publicUrl: origin, port, ...opts.config });
-  const ctx = createContext(config, db.sql, shutdown.signal);
+  const ctx = createContext(config, db.app, shutdown.signal);
   const app = createApp(ctx, { extend: opts.extend ?? extensions });
   server.on('request', toNodeHandler(app) as any);
   let closed = false;

@@ -141,27 +141,58 @@ test('operator changes are audited as the operator: tier and budget, membership,
   assert.equal(expired.length, 1, 'key.expired once');
 });
 
-test('append-only: UPDATE, DELETE and TRUNCATE as the application role are refused; the purge deletes old entries', async () => {
+test('append-only: as kiln_app (the service), UPDATE, DELETE and TRUNCATE are refused whatever the session sets; the owner too, by the trigger', async () => {
   const a = await createAccount(srv.db.sql);
   const [e] = await srv.db.sql`select id from kiln_private.audit_log where scope_id = ${a.id} limit 1`;
-  for (const q of [
-    srv.db.sql`update kiln_private.audit_log set action = 'x.y' where id = ${e.id}`,
-    srv.db.sql`delete from kiln_private.audit_log where id = ${e.id}`,
-    srv.db.sql`truncate kiln_private.audit_log`,
-  ]) {
-    await assert.rejects(q, (err: any) => err.code === 'KF001' && /append-only/.test(err.message));
+  const writes = (sql: typeof srv.db.sql) => [
+    (tx: any) => tx`update kiln_private.audit_log set action = 'x.y' where id = ${e.id}`,
+    (tx: any) => tx`delete from kiln_private.audit_log where id = ${e.id}`,
+    (tx: any) => tx`truncate kiln_private.audit_log`,
+  ].map((q) => (purgeFlag: boolean) => sql.begin(async (tx) => {
+    if (purgeFlag) await tx`select set_config('kiln.audit_purge', 'on', true)`;
+    return q(tx);
+  }));
+  // The service's role: no table privilege at all (42501), with or without the purge's flag.
+  for (const w of writes(srv.db.app)) {
+    for (const flag of [false, true]) await assert.rejects(w(flag), (err: any) => err.code === '42501', `as kiln_app, flag ${flag}`);
   }
+  await assert.rejects(srv.db.app.begin(async (tx) => {
+    await tx`set local session_replication_role = replica`;
+  }), (err: any) => err.code === '42501', 'kiln_app cannot switch the triggers off');
+  // Nor through the functions: the purge takes no cutoff from its caller.
+  await assert.rejects(srv.db.app`select kiln.purge_audit_log(now() + interval '1 second', 1000000)`, (err: any) => err.code === '42883');
+  await assert.rejects(srv.db.app`select kiln.set_audit_retention(interval '1 second')`, (err: any) => err.code === '42501');
+  // The owner is stopped by the trigger (an accident guard: the owner could drop it).
+  for (const w of writes(srv.db.sql)) await assert.rejects(w(false), (err: any) => err.code === 'KF001' && /append-only/.test(err.message));
   const [{ n0 }] = await srv.db.sql`select count(*)::int as n0 from kiln_private.audit_log where id = ${e.id}`;
   assert.equal(n0, 1);
-  // The purge (KILN_AUDIT_RETENTION) is the one delete allowed, and only of entries older than asked.
-  const [{ purged }] = await srv.db.sql`select kiln.purge_audit_log(now() - interval '1 day') as purged`;
-  assert.equal(purged, 0);
-  const [{ gone }] = await srv.db.sql`select kiln.purge_audit_log(now() + interval '1 second', 1000000) as gone`;
-  assert.ok(gone >= 1);
-  const [{ n1 }] = await srv.db.sql`select count(*)::int as n1 from kiln_private.audit_log where id = ${e.id}`;
-  assert.equal(n1, 0);
-  await createAccount(srv.db.sql);
-  await assert.rejects(srv.db.sql`delete from kiln_private.audit_log`, /append-only/);
+});
+
+test('the retention purge deletes only entries past the owner\'s retention, and nothing while none is set', async () => {
+  const a = await createAccount(srv.db.sql);
+  const old = async (days: number) => {
+    const [r] = await srv.db.sql`insert into kiln_private.audit_log (at, scope_id, actor_type, action, target_type, details)
+      values (now() - make_interval(days => ${days}), ${a.id}, 'operator', 'account.updated', 'account', '{"test":"retention"}') returning id`;
+    return r!.id as string;
+  };
+  const ids = { d40: await old(40), d20: await old(20), d1: await old(1) };
+  const left = async () => (await srv.db.sql`select id from kiln_private.audit_log where scope_id = ${a.id} and details->>'test' = 'retention'`).map((r) => r.id).sort();
+  try {
+    await srv.db.sql`select kiln.set_audit_retention(null)`;
+    const [{ n }] = await srv.db.app`select kiln.purge_audit_log() as n`;
+    assert.equal(n, 0, 'kept forever while no retention is set');
+    assert.deepEqual(await left(), Object.values(ids).sort());
+    await srv.db.sql`select kiln.set_audit_retention(interval '30 days')`;
+    const [{ n: n1 }] = await srv.db.app`select kiln.purge_audit_log(1000000) as n`;
+    assert.ok(n1 >= 1);
+    assert.deepEqual(await left(), [ids.d20, ids.d1].sort(), 'only what is past 30 days');
+    await srv.db.sql`select kiln.set_audit_retention(interval '10 days')`;
+    await srv.db.app`select kiln.purge_audit_log()`;
+    assert.deepEqual(await left(), [ids.d1]);
+    await assert.rejects(srv.db.sql`select kiln.set_audit_retention(interval '-1 day')`, (err: any) => err.code === 'KI001');
+  } finally {
+    await srv.db.sql`select kiln.set_audit_retention(null)`;
+  }
 });
 
 test('entries made one after another sort in that order, within a millisecond too', async () => {

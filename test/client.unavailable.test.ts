@@ -32,7 +32,8 @@ before(async () => {
   await migrateAndSeed(pg.url, { includeCurrent: true });
   const sql = connect(pg.url, { max: 5 });
   onCleanup(() => sql.end({ timeout: 1 }));
-  srv = await startServer({ db: { url: pg.url, sql } });
+  // Its own cluster (stopped by the test), where the service runs as the superuser that made it.
+  srv = await startServer({ db: { url: pg.url, sql, app: sql, ownerUrl: pg.url } });
   const a = await createAccount(sql, { tier: 'pro' });
   accountId = a.id;
   key = (await createKey(sql, a.id)).key;

@@ -127,7 +127,7 @@ test('the api service\'s healthcheck passes against a ready server and fails aga
   assert.equal(await exitCode(Number(new URL(ready.origin).port)), 0);
   const sql = postgres('postgres://kiln@127.0.0.1:1/kiln', { max: 1, connect_timeout: 1, onnotice: () => {} });
   onCleanup(() => sql.end({ timeout: 0 }));
-  const down = await startServer({ db: { url: 'postgres://127.0.0.1:1/kiln', sql } as any });
+  const down = await startServer({ db: { url: 'postgres://127.0.0.1:1/kiln', sql, app: sql } as any });
   assert.equal(await exitCode(Number(new URL(down.origin).port)), 1);
 });
 

@@ -13,7 +13,7 @@ test('the first concurrent requests of a new process are all answered', async ()
   // A separate pool that has never connected, as in a freshly started process.
   const sql = connect(db.url, { max: 10 });
   onCleanup(() => sql.end({ timeout: 5 }));
-  const srv = await startServer({ db: { url: db.url, sql } });
+  const srv = await startServer({ db: { ...db, app: sql } });
   const results = await Promise.all(Array.from({ length: 60 }, (_, i) => api(srv.base, key, i % 2 ? '/usage' : '/models')));
   const statuses = results.map((r) => r.status);
   assert.deepEqual([...new Set(statuses)], [200], JSON.stringify(results.find((r) => r.status !== 200)?.body));

@@ -58,7 +58,7 @@ test('/readyz: an unreachable database is a 503 that says only that', async () =
   // Nothing listens on port 1: every query fails to connect.
   const sql = postgres('postgres://kiln:secret-password@127.0.0.1:1/kiln', { max: 1, connect_timeout: 1, onnotice: () => {} });
   onCleanup(() => sql.end({ timeout: 0 }));
-  const srv = await startServer({ db: { url: 'postgres://127.0.0.1:1/kiln', sql } as TestDb });
+  const srv = await startServer({ db: { url: 'postgres://127.0.0.1:1/kiln', sql, app: sql } as TestDb });
   const r = await get(srv.origin, '/readyz');
   assert.equal(r.status, 503);
   assert.deepEqual(r.body, { error: { type: 'server_error', message: 'The database did not answer within 2 s.' } });
@@ -69,8 +69,8 @@ test('/readyz: probes share one database check per second, however many come at 
   const base = await startServer();
   // The server's queries, counted: only /readyz is asked here, so each call is a readiness check.
   let queries = 0;
-  const counted = new Proxy(base.db.sql, { apply: (target, self, args) => { queries++; return Reflect.apply(target, self, args); } });
-  const srv = await startServer({ db: { url: base.db.url, sql: counted } as TestDb });
+  const counted = new Proxy(base.db.app, { apply: (target, self, args) => { queries++; return Reflect.apply(target, self, args); } });
+  const srv = await startServer({ db: { ...base.db, app: counted } });
   const t = Date.now();
   const burst = await Promise.all(Array.from({ length: 30 }, () => get(srv.origin, '/readyz')));
   for (let i = 0; i < 30; i++) burst.push(await get(srv.origin, '/readyz'));
@@ -82,7 +82,7 @@ test('/readyz: probes share one database check per second, however many come at 
 test('/readyz: 503 once the process is shutting down, while its connections still answer', async () => {
   const base = await startServer();
   const shutdown = new AbortController();
-  const app = createApp(createContext(testConfig(), base.db.sql, shutdown.signal));
+  const app = createApp(createContext(testConfig(), base.db.app, shutdown.signal));
   const server = http.createServer(toNodeHandler(app) as any);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   onCleanup(() => new Promise((r) => { server.closeAllConnections(); server.close(() => r(undefined)); }));

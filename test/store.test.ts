@@ -98,13 +98,13 @@ test('the signing secret is generated once and shared by every process on the da
   const path = objectPath(alice, 'generations', 'png');
   await put(alice, path, 'private');
   // Another "process": a separate context on the same database signs identically.
-  const other = createContext(testConfig({ publicUrl: srv.origin }), srv.db.sql);
+  const other = createContext(testConfig({ publicUrl: srv.origin }), srv.db.app);
   const theirs = await signedUrl(other, path, 120);
   assert.equal((await fetch(theirs)).status, 200);
   const [{ n }] = await srv.db.sql`select count(*)::int as n from kiln_private.secrets where name = 'url_signing'`;
   assert.equal(n, 1);
   // A configured secret replaces it (and old URLs stop working for that process).
-  const configured = createContext(testConfig({ publicUrl: srv.origin, urlSigningSecret: 'x'.repeat(40) }), srv.db.sql);
+  const configured = createContext(testConfig({ publicUrl: srv.origin, urlSigningSecret: 'x'.repeat(40) }), srv.db.app);
   assert.notEqual(new URL(await signedUrl(configured, path, 120)).searchParams.get('sig'), new URL(theirs).searchParams.get('sig'));
 });
 

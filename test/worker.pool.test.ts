@@ -77,7 +77,7 @@ test("the server going away while a stopped worker's connections close is handle
   const viaProxy = new URL(srv.db.url);
   viaProxy.port = String((proxy.address() as net.AddressInfo).port);
   const shutdown = new AbortController();
-  const ctx = createContext(testConfig({ ...srv.ctx.config }), srv.db.sql, shutdown.signal);
+  const ctx = createContext(testConfig({ ...srv.ctx.config }), srv.db.app, shutdown.signal);
   const worker = await startWorker(ctx, viaProxy.toString());
   onCleanup(() => worker.stop());
   for (let i = 0; i < 100 && open.size < 2; i++) await new Promise((r) => setTimeout(r, 20));

@@ -16,7 +16,7 @@ import { observePool } from '../telemetry/pool.ts';
  * code (idempotently) onto the configured store: `config` (KILN_STORE), else the environment's.
  */
 export async function migrateAndSeed(url: string, opts: { includeCurrent?: boolean; config?: Config } = {}): Promise<void> {
-  await migrate(url, { includeCurrent: opts.includeCurrent });
+  await migrate(url, { includeCurrent: opts.includeCurrent, auditRetentionSeconds: opts.config?.auditRetentionSeconds });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await loadSeeds(sql, opts.config);
@@ -56,7 +56,7 @@ export async function openDatabase(
     }
   }
   try {
-    if (opts.migrate) await migrateAndSeed(url, { config });
+    if (opts.migrate) await migrateAndSeed(config.ownerUrl ?? url, { config });
   } catch (e) {
     await stopEmbedded?.();
     throw e;

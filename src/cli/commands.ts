@@ -66,12 +66,12 @@ export const commands: Record<string, Command> = {
     run: (argv, config) => runServices(config, { api: false, worker: true, argv }),
   },
   migrate: {
-    help: 'Apply committed migrations (and graphile-worker\'s schema).',
+    help: 'Apply committed migrations (and graphile-worker\'s schema) as the owner (KILN_DATABASE_OWNER_URL, else DATABASE_URL), and record KILN_AUDIT_RETENTION.',
     async run(argv, config) {
       parseArgs(argv, { options: {} });
       const db = await openDatabase(config, { migrate: false, poolSize: 1 });
       try {
-        await migrateAndSeed(db.url, { config });
+        await migrateAndSeed(config.ownerUrl ?? db.url, { config });
         const [row] = await countMigrations(db.sql);
         return { migrated: true, migrations: row!.n };
       } finally {
@@ -293,6 +293,7 @@ export const commands: Record<string, Command> = {
       const { startEmbedded } = await import('../db/embedded.ts');
       const env = childEnv();
       let stop: (() => Promise<void>) | null = null;
+      if (config.ownerUrl) env.DATABASE_URL = config.ownerUrl;
       if (!config.databaseUrl) {
         const pg = await startEmbedded(config.dataDir);
         stop = pg.owned ? pg.stop : null;

@@ -8,8 +8,9 @@ import postgres from 'postgres';
 import { createRequire } from 'node:module';
 import { migrate as gmMigrate } from 'graphile-migrate';
 import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
-import { MIGRATIONS_FOLDER } from './committed.ts';
+import { committedMigrationCount, MIGRATIONS_FOLDER } from './committed.ts';
 import { ownedPgPool } from './pg-pool.ts';
+import { connectionRole } from './roles.ts';
 
 export { MIGRATIONS_FOLDER };
 
@@ -31,8 +32,20 @@ export async function ensureRoles(url: string): Promise<void> {
   }
 }
 
-/** Makes the roles, then applies graphile-worker's schema and every committed migration. Idempotent. */
-export async function migrate(url: string, opts: { includeCurrent?: boolean } = {}): Promise<void> {
+export interface MigrateOptions {
+  includeCurrent?: boolean;
+  /** KILN_AUDIT_RETENTION in seconds (undefined = forever), recorded for the purge (kiln.set_audit_retention). */
+  auditRetentionSeconds?: number;
+}
+
+/**
+ * Makes the roles, then applies graphile-worker's schema and every committed migration, and records
+ * the audit log's retention. Idempotent. Migrating is the owner's (or a superuser's): on a connection
+ * that is neither (the service as a kiln_app member), it only checks that the database already holds
+ * this build's migrations, and says how to migrate when it does not.
+ */
+export async function migrate(url: string, opts: MigrateOptions = {}): Promise<void> {
+  if (!(await mayMigrate(url))) return;
   await ensureRoles(url);
   // On a pool of ours, ended before we return (see ./pg-pool.ts).
   const workerPool = ownedPgPool(url, { max: 1 });
@@ -49,6 +62,43 @@ export async function migrate(url: string, opts: { includeCurrent?: boolean } = 
     clearAllPools();
   }
   if (opts.includeCurrent) await applyCurrent(url);
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const seconds = opts.auditRetentionSeconds;
+    await sql`select kiln.set_audit_retention(${seconds === undefined ? null : `${seconds} seconds`}::interval)`;
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * Whether this connection migrates: the owner of schema kiln or a superuser, or anyone on a database
+ * not migrated yet (its first migration makes it the owner). Otherwise it must find the database
+ * current, or the caller learns to run `kiln migrate` as the owner.
+ */
+async function mayMigrate(url: string): Promise<boolean> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const role = await connectionRole(sql);
+    if (role.owner || role.superuser) return true;
+    if (!role.migrated) {
+      // The first migration makes its role the owner: it needs CREATE on the database.
+      const [{ create }] = await sql<Array<{ create: boolean }>>`select pg_catalog.has_database_privilege(current_database(), 'CREATE') as create`;
+      if (create) return true;
+      throw new Error(`The database is not migrated yet, and ${role.name} cannot migrate it (it may not create schemas there): ` +
+        'run `kiln migrate` as the owner (KILN_DATABASE_OWNER_URL, docs/operators.md "Database roles") first.');
+    }
+    const expected = committedMigrationCount();
+    const [row] = await sql<Array<{ n: number | null }>>`
+      select case when to_regclass('graphile_migrate.migrations') is null then null
+                  else (select count(*)::int from graphile_migrate.migrations) end as n`.catch(() => [{ n: null }]);
+    if (row?.n != null && row.n >= expected) return false;
+    throw new Error(
+      `The database holds ${row?.n ?? 'none'} of this build's ${expected} migrations, and ${role.name} is not the owner of its schemas, so it cannot migrate: ` +
+      'run `kiln migrate` as the owner (KILN_DATABASE_OWNER_URL, docs/operators.md "Database roles") first.');
+  } finally {
+    await sql.end();
+  }
 }
 
 /** Runs the uncommitted migration (db/migrations/current*) as-is: development and tests only. */

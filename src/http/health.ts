@@ -4,11 +4,14 @@
 // - /readyz: this API process should get traffic: not shutting down, the database answers, and it
 //   holds at least the migrations this build ships (a process of a newer build waits for
 //   `kiln migrate`; an older one beside a newer schema stays ready, as migrations are additive).
+//   `warnings` names what is ready but unsafe: the service connected as a superuser or the owner
+//   (docs/operators.md, "Database roles").
 
 import type { H3 } from 'h3';
 import type { Context } from '../context.ts';
 import { committedMigrationCount } from '../db/committed.ts';
-import { countMigrations } from '../db/sql/count_migrations.ts';
+import { privilegeWarning } from '../db/roles.ts';
+import { readiness } from '../db/sql/count_migrations.ts';
 import { withTimeout } from '../db/timeout.ts';
 import { errors } from '../errors.ts';
 import { errorFields } from '../log.ts';
@@ -18,7 +21,7 @@ import { json } from './json.ts';
 const CHECK_EVERY_MS = 1000;
 const CHECK_TIMEOUT_MS = 2000;
 
-type Readiness = { ready: true; applied: number } | { ready: false; reason: string };
+type Readiness = { ready: true; applied: number; warnings: string[] } | { ready: false; reason: string };
 
 const NO_STORE = { 'cache-control': 'no-store' };
 
@@ -28,12 +31,14 @@ export function mountHealth(app: H3, ctx: Context): void {
 
   const probe = async (): Promise<Readiness> => {
     try {
-      const [row] = await withTimeout(countMigrations(ctx.sql), CHECK_TIMEOUT_MS);
+      const [row] = await withTimeout(readiness(ctx.sql), CHECK_TIMEOUT_MS);
       const applied = row?.n ?? 0;
       if (applied < expected) {
         return { ready: false, reason: `The database holds ${applied} of this build's ${expected} migrations: run kiln migrate.` };
       }
-      return { ready: true, applied };
+      const role = { name: row!.name, superuser: row!.superuser, owner: row!.owner === true, migrated: row!.owner !== null };
+      const warning = privilegeWarning(role, !ctx.config.databaseUrl);
+      return { ready: true, applied, warnings: warning ? [warning] : [] };
     } catch (e) {
       // Unreachable, or no pool connection and answer within the timeout: the cause goes to the
       // log, never to the unauthenticated caller.
@@ -52,6 +57,6 @@ export function mountHealth(app: H3, ctx: Context): void {
     if (ctx.shutdown.aborted) throw errors.unavailable('Shutting down.');
     const r = await check();
     if (!r.ready) throw errors.unavailable(r.reason);
-    return json({ status: 'ready', migrations: { applied: r.applied, expected } }, 200, NO_STORE);
+    return json({ status: 'ready', migrations: { applied: r.applied, expected }, ...(r.warnings.length ? { warnings: r.warnings } : {}) }, 200, NO_STORE);
   });
 }

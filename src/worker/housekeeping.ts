@@ -62,11 +62,12 @@ export async function recordExpiredKeys(conn: Queryable): Promise<void> {
   await recordKeyExpiries(conn);
 }
 
-/** Audit entries past KILN_AUDIT_RETENTION (none when unset: kept forever). */
-export async function purgeOldAuditEntries(ctx: Context, conn: Queryable): Promise<void> {
-  const age = ctx.config.auditRetentionSeconds;
-  if (age === undefined) return;
-  await purgeAuditLog(conn, new Date(Date.now() - age * 1000));
+/**
+ * Audit entries past the retention the owner recorded (`kiln migrate` with KILN_AUDIT_RETENTION;
+ * none when unset: kept forever). The service never chooses what is old (docs/security.md).
+ */
+export async function purgeOldAuditEntries(conn: Queryable): Promise<void> {
+  await purgeAuditLog(conn);
 }
 
 /** Accounts whose budget period ended without a charge: their spend back to 0 in the admin page's index. */

@@ -181,7 +181,7 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
           await trimUpstreamCounts(t.conn);
           await purgeOldEvents(ctx, t.conn, () => stopping);
           await recordExpiredKeys(t.conn);
-          await purgeOldAuditEntries(ctx, t.conn);
+          await purgeOldAuditEntries(t.conn);
           await rollSpendPeriods(t.conn);
         } else {
           await unlockDeadWorkerJobs(ctx, t.conn);

@@ -20,8 +20,8 @@ export function listAudit(sql: Queryable, scopeId: string | null, limit: number,
     ${before}::uuid, ${action}::text) as a`;
 }
 
-export function purgeAuditLog(sql: Queryable, before: Date, limit = 10_000) {
-  return sql<Array<{ n: number }>>`select kiln.purge_audit_log(${before}::timestamptz, ${limit}::int) as n`;
+export function purgeAuditLog(sql: Queryable, limit = 10_000) {
+  return sql<Array<{ n: number }>>`select kiln.purge_audit_log(${limit}::int) as n`;
 }
 
 /** The operator's `kiln audit`: kiln.audit_log, newest first, of one scope or of everything. */
