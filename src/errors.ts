@@ -22,7 +22,10 @@ const STATUS: Record<ErrorType, number> = {
   unauthorized: 401,
   payment_required: 402,
   insufficient_scope: 403,
-  /** A console request that is not the console's own (its session cookie without the public Origin). */
+  /**
+   * A console request that is not the console's own (its session cookie without the public Origin),
+   * or an act beyond the caller's own rights (a key with a scope the caller lacks: docs/security.md#api-keys).
+   */
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
@@ -66,6 +69,8 @@ export const errors = {
   invalidBody: (message: string, details: ErrorDetail[]) => new ApiError('invalid_request', message, { details }),
   unauthorized: () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { headers: { 'www-authenticate': 'Bearer' } }),
   scope: (scope: string) => new ApiError('insufficient_scope', `This API key lacks the "${scope}" scope.`),
+  /** The admin routes for a credential that carries the admin scope, of a user who is not an admin. */
+  notAdmin: () => new ApiError('insufficient_scope', 'This account is not an admin: the admin scope counts only for admins.'),
   crossOrigin: () =>
     new ApiError('forbidden', 'This request carries a console session cookie but does not come from the console (its Origin is not the public URL\'s). Use an API key from other sites and programs.'),
   notFound: (what = 'Resource') => new ApiError('not_found', `${what} not found.`),
@@ -88,6 +93,7 @@ const SQLSTATE: Record<string, ErrorType> = {
   KP001: 'payment_required',
   KN001: 'not_found',
   KF001: 'insufficient_scope',
+  KF002: 'forbidden',
   KC001: 'invalid_request',
   KT001: 'conflict',
   KD001: 'idempotency_conflict',

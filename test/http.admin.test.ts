@@ -45,6 +45,9 @@ test('every admin route answers 403 to a non-admin, and to an admin key without 
       const res = await api(srv.base, key, sample(r.path), { method: r.method, body });
       assert.equal(res.status, 403, `${who}: ${r.method} ${r.path} → ${res.status} ${JSON.stringify(res.body)}`);
       assert.equal(res.body.error.type, 'insufficient_scope');
+      // The true reason: the user is not an admin, or the admin's key lacks the scope.
+      assert.equal(res.body.error.message, who === 'non-admin'
+        ? 'This account is not an admin: the admin scope counts only for admins.' : 'This API key lacks the "admin" scope.');
     }
     const anon = await api(srv.base, null, sample(r.path), { method: r.method, body });
     assert.equal(anon.status, 401, `${r.method} ${r.path} without a key`);

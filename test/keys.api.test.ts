@@ -24,7 +24,9 @@ test('create: 201 with the entry and the secret once; the list shows it without 
   assert.equal(created.status, 201);
   assert.equal(created.headers.get('cache-control'), 'no-store');
   assert.match(created.body.key, /^kiln_live_[0-9A-Za-z]{40}$/);
-  assert.deepEqual(Object.keys(created.body).sort(), ['budgetMicros', 'createdAt', 'expiresAt', 'id', 'key', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'rpm', 'scopes', 'usedMicros', 'workspaceId']);
+  assert.deepEqual(Object.keys(created.body).sort(), ['budgetMicros', 'createdAt', 'expiresAt', 'graceEndsAt', 'id', 'key', 'lastUsedAt', 'liveSecrets', 'name', 'prefix', 'revokedAt', 'rpm', 'scopes', 'usedMicros', 'workspaceId']);
+  assert.equal(created.body.liveSecrets, 1);
+  assert.equal(created.body.graceEndsAt, null);
   assert.equal(created.body.prefix, created.body.key.slice(0, 14));
   assert.deepEqual(created.body.scopes, ['read']);
   assert.equal(created.body.budgetMicros, 5000);
@@ -107,10 +109,12 @@ test('rotate with a grace of a few seconds: both secrets work, then only the new
   assert.equal((await api(srv.base, rotated.body.key, '/usage')).status, 200);
   const [{ until }] = await srv.db.sql`select extract(epoch from max(expires_at) - now())::int as until from kiln_private.api_key_grace where key_id = ${made.id}`;
   assert.ok(until > 86_000 && until <= 86_400, String(until));
-  // Grace 0: the old secret ends at once.
+  // Grace 0: the old secret ends at once, and so does every older one.
   const now = await api(srv.base, o.key, `/keys/${made.id}/rotate`, { body: { graceSeconds: 0 } });
   assert.equal((await api(srv.base, again.body.key, '/usage')).status, 401);
+  assert.equal((await api(srv.base, rotated.body.key, '/usage')).status, 401, 'the secret before it too');
   assert.equal((await api(srv.base, now.body.key, '/usage')).status, 200);
+  assert.deepEqual([now.body.liveSecrets, now.body.graceEndsAt], [1, null]);
 });
 
 test('revoke ends every secret at once; a revoked key cannot be rotated (409); revoke is idempotent', async () => {
@@ -143,10 +147,10 @@ test('expiresAt: the key works until then, then the identical 401', async () => 
   assert.equal((await api(srv.base, o.key, `/keys/${made.id}/rotate`, { body: {} })).status, 409);
 });
 
-test('another account\'s key id is 404 on rotate and revoke, and never listed', async () => {
+test('another account\'s key id is 404 on rotate, revoke and get, and never listed', async () => {
   const alice = await owner();
   const bob = await owner();
-  for (const [method, path, body] of [['POST', `/keys/${bob.keyId}/rotate`, {}], ['DELETE', `/keys/${bob.keyId}`, undefined]] as const) {
+  for (const [method, path, body] of [['POST', `/keys/${bob.keyId}/rotate`, {}], ['DELETE', `/keys/${bob.keyId}`, undefined], ['GET', `/keys/${bob.keyId}`, undefined]] as const) {
     const r = await api(srv.base, alice.key, path, { method, body });
     assert.equal(r.status, 404, `${method} ${path}`);
     assert.equal(r.body.error.type, 'not_found');

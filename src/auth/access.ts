@@ -9,6 +9,7 @@ import { byOrd, perOwner, REQUEST_BATCHES_IN_FLIGHT, type Batcher } from '../db/
 import type { Context } from '../context.ts';
 import { authorizeRequests as authorizeRequestsSql } from '../db/sql/authorize_requests.ts';
 import { consumeAccountRateLimit } from '../db/sql/consume_account_rate_limit.ts';
+import { keyCarriesScope } from '../db/sql/keys.ts';
 import { ApiError, errors, isDataError, UNSTORABLE_MESSAGE } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { withTimeout } from '../db/timeout.ts';
@@ -166,6 +167,26 @@ export function callerOf(row: AuthRow | null | undefined, scope: Scope, via: 'ke
   }
 }
 
+/**
+ * callerOf, with the true reason of an admin route's 403: a credential that carries the admin
+ * scope of a user who is not an admin is told so (one extra read, on that refusal only).
+ */
+async function callerOrRefusal(ctx: Context, row: AuthRow | null | undefined, scope: Scope, via: 'key' | 'session'): Promise<Caller> {
+  if (scope === 'admin' && row?.status === 'insufficient_scope' && row.key_id) {
+    let carries = via === 'session';
+    if (!carries) {
+      try {
+        const [r] = await withTimeout(keyCarriesScope(ctx.sql, row.key_id, 'admin'), ctx.config.limiterTimeoutMs);
+        carries = r?.carries === true;
+      } catch (e) {
+        ctx.log.warn('reading a refused key\'s scopes failed; answering the plain 403', errorFields(e));
+      }
+    }
+    if (carries) throw errors.notAdmin();
+  }
+  return callerOf(row, scope, via);
+}
+
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
@@ -244,7 +265,7 @@ export async function authorizeRequest<P, X>(ctx: Context, event: H3Event, acces
     try {
       payload = await access.prepare(ctx, event);
     } catch (e) {
-      callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope, via);
+      await callerOrRefusal(ctx, await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope, via);
       throw e;
     }
   }
@@ -260,17 +281,17 @@ export async function authorizeRequest<P, X>(ctx: Context, event: H3Event, acces
  */
 export async function authorizeKey<P, X>(ctx: Context, hash: Buffer, access: Access<P, X>, payload: P | typeof ALONE, via: 'key' | 'session' = 'key'): Promise<Authorized<P, X>> {
   if (payload === ALONE || !access.call) {
-    const caller = callerOf(await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope, via);
+    const caller = await callerOrRefusal(ctx, await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null }), access.scope, via);
     return { caller, row: null, payload: payload === ALONE ? null : payload };
   }
   if (access.replicaRead && ctx.replica?.fresh()) {
     const auth = await submit(ctx, authorizeOnly, { hash, scope: access.scope, bucket: access.bucket, payload: null });
-    const caller = callerOf(auth, access.scope, via);
+    const caller = await callerOrRefusal(ctx, auth, access.scope, via);
     const read = await access.replicaRead(ctx).add({ caller, payload }, ctx.span);
     return { caller, row: { ...auth, ...read } as AuthRow & X, payload };
   }
   const row = await submit(ctx, access.call, { hash, scope: access.scope, bucket: access.bucket, payload });
-  return { caller: callerOf(row, access.scope, via), row, payload };
+  return { caller: await callerOrRefusal(ctx, row, access.scope, via), row, payload };
 }
 
 /**

@@ -341,7 +341,9 @@ export function createKilnClient(options: KilnClientOptions) {
     list: (opts: CallOptions = {}) => unwrap(raw.GET('/keys', { signal: opts.signal })),
     /** POST /keys: the key's entry plus `key`, its secret, shown only here (no Idempotency-Key: retried on 503 only). */
     create: (body: CreateKeyRequest, opts: CallOptions = {}) => unwrap(raw.POST('/keys', { body, signal: opts.signal })),
-    /** A new secret under the same id; the previous one keeps working for `graceSeconds` (default a day, at most 7 days). */
+    /** GET /keys/{id}: one key with `liveSecrets` and `graceEndsAt` (403 `forbidden` for a key with a scope the caller lacks). */
+    get: (id: string, opts: CallOptions = {}) => unwrap(raw.GET('/keys/{id}', { params: { path: { id } }, signal: opts.signal })),
+    /** A new secret under the same id; the previous one keeps working for `graceSeconds` (default a day, at most 7 days), older ones end at once. */
     rotate: (id: string, body: { graceSeconds?: number } = {}, opts: CallOptions = {}) =>
       unwrap(raw.POST('/keys/{id}/rotate', { params: { path: { id } }, body, signal: opts.signal })),
     /** Revokes every secret of the key at once; answers the key with `revokedAt`. */

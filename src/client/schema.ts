@@ -382,14 +382,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Pending deliveries are not attempted any more. 404 when it does not exist or belongs to another scope.
+         * @description Pending deliveries are not attempted any more. 404 when it does not exist or belongs to another scope. A workspace's endpoint: only the member who made it or a workspace owner or admin (else 403 `forbidden`, nothing changes).
          */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Fields left out stay as they are; `events: null` means every type. A new `url` is checked as on create. `enabled: true` enables an endpoint the service disabled (after a 410 or 5 days of failures); deliveries that failed meanwhile can be sent again with `POST /webhooks/{id}/recover`.
+         * @description Fields left out stay as they are; `events: null` means every type. A new `url` is checked as on create. `enabled: true` enables an endpoint the service disabled (after a 410 or 5 days of failures); deliveries that failed meanwhile can be sent again with `POST /webhooks/{id}/recover`. A workspace's endpoint: only the member who made it or a workspace owner or admin (else 403 `forbidden`, nothing changes).
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -405,7 +405,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's signing secret
-         * @description Answers the new secret (shown only here). For the next 24 h every delivery carries two signatures in `webhook-signature`, space-separated: one under the new secret and one under the old, so a receiver can switch at any time within the overlap. No request body.
+         * @description Answers the new secret (shown only here). For the next 24 h every delivery carries two signatures in `webhook-signature`, space-separated: one under the new secret and one under the old, so a receiver can switch at any time within the overlap. No request body. A workspace's endpoint: only the member who made it or a workspace owner or admin (else 403 `forbidden`, nothing changes).
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -523,7 +523,7 @@ export interface paths {
         };
         /**
          * List API keys
-         * @description The keys of the caller's billing scope, newest first, revoked and expired ones included. Personal: the caller's own personal keys. A workspace: all keys billed to it for its owners and admins, a member's own otherwise. Needs the `keys` scope (a console session has it).
+         * @description The keys of the caller's billing scope, newest first, revoked and expired ones included. Personal: the caller's own personal keys. A workspace: all keys billed to it for its owners and admins, a member's own otherwise. Needs the `keys` scope (a console session has it). Keys with scopes the caller lacks are listed too (nothing in an entry is secret), though only a caller holding every scope of a key may read it alone, rotate or revoke it. `liveSecrets` and `graceEndsAt` say how many of a key's secrets work now and until when the older one does.
          */
         get: operations["listKeys"];
         put?: never;
@@ -549,7 +549,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an API key
-         * @description Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` (0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. 404 when the key is not the caller's scope's; 409 when it is revoked or expired.
+         * @description Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` (0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. Any older secret (still in the grace of an earlier rotation) ends at once: at most two secrets work, the new one and the one it replaced. 403 `forbidden` when the key has a scope the caller lacks (nothing changes); 404 when the key is not the caller's scope's; 409 when it is revoked or expired.
          */
         post: operations["rotateKey"];
         delete?: never;
@@ -565,12 +565,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get an API key
+         * @description One key, as `GET /keys` lists it, with `liveSecrets` and `graceEndsAt` to follow a rotation. Like rotating and revoking, it needs the caller to hold every scope of the key: a stronger key is 403 `forbidden`. 404 when it is not the caller's scope's.
+         */
+        get: operations["getKey"];
         put?: never;
         post?: never;
         /**
          * Revoke an API key
-         * @description Every secret of the key (a rotation's previous one too) gets 401 from the next request on. Idempotent: answers the key with `revokedAt`. 404 when it is not the caller's scope's.
+         * @description Every secret of the key (a rotation's previous one too) gets 401 from the next request on. Idempotent: answers the key with `revokedAt`. 403 `forbidden` when the key has a scope the caller lacks (nothing changes); 404 when it is not the caller's scope's.
          */
         delete: operations["revokeKey"];
         options?: never;
@@ -1421,6 +1425,10 @@ export interface components {
             lastUsedAt: string | null;
             expiresAt: string | null;
             revokedAt: string | null;
+            /** @description How many secrets of the key work now: the current one (while the key is neither revoked nor expired) plus the one the last rotation replaced while its grace lasts. 0 once revoked or expired. */
+            liveSecrets: number;
+            /** @description When the older secret a rotation replaced stops working (rounded up to the second); null when no older secret works. */
+            graceEndsAt: string | null;
         };
         KeyWithSecret: {
             /**
@@ -1445,6 +1453,10 @@ export interface components {
             lastUsedAt: string | null;
             expiresAt: string | null;
             revokedAt: string | null;
+            /** @description How many secrets of the key work now: the current one (while the key is neither revoked nor expired) plus the one the last rotation replaced while its grace lasts. 0 once revoked or expired. */
+            liveSecrets: number;
+            /** @description When the older secret a rotation replaced stops working (rounded up to the second); null when no older secret works. */
+            graceEndsAt: string | null;
             /** @description The secret, shown this once: store it now. Only its hash is kept. */
             key: string;
         };
@@ -4874,7 +4886,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description How long the previous secret keeps working (0 to 7 days; default 86400, a day). Then it gets the same 401 as an unknown key. */
+                    /** @description How long the previous secret keeps working (0 to 7 days; default 86400, a day). Then it gets the same 401 as an unknown key. Any older secret still in the grace of an earlier rotation ends at once. */
                     graceSeconds?: number;
                 };
             };
@@ -4952,6 +4964,91 @@ export interface operations {
             };
             /** @description Error. */
             415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Key"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

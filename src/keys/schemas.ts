@@ -25,7 +25,7 @@ export const CreateKeyRequest = v.object({
 
 export const RotateKeyRequest = v.object({
   graceSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0, 'must be at least 0'), v.maxValue(MAX_GRACE_SECONDS, `must be at most ${MAX_GRACE_SECONDS} (7 days)`),
-    v.description('How long the previous secret keeps working (0 to 7 days; default 86400, a day). Then it gets the same 401 as an unknown key.'))),
+    v.description('How long the previous secret keeps working (0 to 7 days; default 86400, a day). Then it gets the same 401 as an unknown key. Any older secret still in the grace of an earlier rotation ends at once.'))),
 });
 
 export const Key = v.object({
@@ -41,6 +41,8 @@ export const Key = v.object({
   lastUsedAt: v.pipe(v.nullable(dateTime), v.description('Last authenticated use, to the minute.')),
   expiresAt: v.nullable(dateTime),
   revokedAt: v.nullable(dateTime),
+  liveSecrets: v.pipe(v.number(), v.integer(), v.description('How many secrets of the key work now: the current one (while the key is neither revoked nor expired) plus the one the last rotation replaced while its grace lasts. 0 once revoked or expired.')),
+  graceEndsAt: v.pipe(v.nullable(dateTime), v.description('When the older secret a rotation replaced stops working (rounded up to the second); null when no older secret works.')),
 });
 
 export const KeyWithSecret = v.object({

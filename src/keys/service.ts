@@ -6,13 +6,23 @@ import { audited } from '../auth/audit.ts';
 import { generateKey } from '../auth/keys.ts';
 import type { Context } from '../context.ts';
 import { listAudit, type AuditEntryJson } from '../db/sql/audit.ts';
-import { createKey, listKeys, revokeKey, rotateKey, type KeyJson } from '../db/sql/keys.ts';
+import { createKey, getKey, listKeys, revokeKey, rotateKey, type KeyJson } from '../db/sql/keys.ts';
 import { errors } from '../errors.ts';
 import { isUuid, parseWith } from '../schemas.ts';
 import { CreateKeyRequest, DEFAULT_GRACE_SECONDS, RotateKeyRequest } from './schemas.ts';
 
+/** GET /keys: every key of the billing scope the caller may see, stronger ones too (nothing in an entry is secret). */
 export async function listKeysFor(ctx: Context, caller: Caller): Promise<{ data: KeyJson[] }> {
   const [row] = await listKeys(ctx.sql, caller.accountId, caller.workspaceId);
+  return row!.k;
+}
+
+/**
+ * GET /keys/{id}: one key. Here, in rotation and in revocation the SQL refuses (403 forbidden) a
+ * key with a scope the caller lacks (docs/security.md#api-keys); another scope's key is a 404.
+ */
+export async function getKeyFor(ctx: Context, caller: Caller, id: string): Promise<KeyJson> {
+  const [row] = await getKey(ctx.sql, caller.accountId, caller.workspaceId, caller.scopes ?? [], id);
   return row!.k;
 }
 
@@ -32,18 +42,18 @@ export async function createKeyFor(ctx: Context, caller: Caller, input: unknown)
   return { ...row!.k, key };
 }
 
-/** POST /keys/{id}/rotate: a new secret under the same id; the previous one works for the grace. */
+/** POST /keys/{id}/rotate: a new secret under the same id; the previous one works for the grace, older ones end now. */
 export async function rotateKeyFor(ctx: Context, caller: Caller, id: string, input: unknown): Promise<KeyJson & { key: string }> {
   const body = parseWith(RotateKeyRequest, input ?? {});
   const { key, hash, displayPrefix } = generateKey();
-  const [row] = await audited(ctx, caller, (tx) => rotateKey(tx, caller.accountId, caller.workspaceId, id, hash, displayPrefix,
+  const [row] = await audited(ctx, caller, (tx) => rotateKey(tx, caller.accountId, caller.workspaceId, caller.scopes ?? [], id, hash, displayPrefix,
     body.graceSeconds ?? DEFAULT_GRACE_SECONDS));
   return { ...row!.k, key };
 }
 
 /** DELETE /keys/{id}: every secret of the key stops working at once. */
 export async function revokeKeyFor(ctx: Context, caller: Caller, id: string): Promise<KeyJson> {
-  const [row] = await audited(ctx, caller, (tx) => revokeKey(tx, caller.accountId, caller.workspaceId, id));
+  const [row] = await audited(ctx, caller, (tx) => revokeKey(tx, caller.accountId, caller.workspaceId, caller.scopes ?? [], id));
   return row!.k;
 }
 

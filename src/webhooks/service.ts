@@ -1,5 +1,7 @@
 // Webhook endpoints of a billing scope (the workspace of a workspace-bound key, else the account)
-// and their delivery log. Callers are resolved (auth/access.ts) before any of this runs.
+// and their delivery log. Callers are resolved (auth/access.ts) before any of this runs. A
+// workspace's endpoint is changed, deleted or given a new secret only by the member who made it or
+// an owner or admin (docs/webhooks.md).
 
 import type { Caller } from '../auth/access.ts';
 import { audited } from '../auth/audit.ts';
@@ -11,6 +13,7 @@ import { listWebhookDeliveries, type WebhookDeliveryJson } from '../db/sql/list_
 import { listWebhookEndpoints } from '../db/sql/list_webhook_endpoints.ts';
 import { recoverWebhookDeliveries } from '../db/sql/recover_webhook_deliveries.ts';
 import { redeliverWebhook } from '../db/sql/redeliver_webhook.ts';
+import { requireWebhookRights } from '../db/sql/require_webhook_rights.ts';
 import { rotateWebhookSecret } from '../db/sql/rotate_webhook_secret.ts';
 import { sendWebhookTest } from '../db/sql/send_webhook_test.ts';
 import { updateWebhookEndpoint, type WebhookPatch } from '../db/sql/update_webhook_endpoint.ts';
@@ -76,20 +79,29 @@ export async function updateEndpoint(ctx: Context, caller: Caller, id: string, i
   if (body.events !== undefined) patch.events = uniq(body.events) ?? null;
   if (body.description !== undefined) patch.description = body.description;
   if (body.enabled !== undefined) patch.enabled = body.enabled;
-  const [row] = await audited(ctx, caller, (tx) => updateWebhookEndpoint(tx, scopeOf(caller), id, patch));
+  const [row] = await audited(ctx, caller, async (tx) => {
+    await requireWebhookRights(tx, caller.accountId, caller.workspaceId, id);
+    return updateWebhookEndpoint(tx, scopeOf(caller), id, patch);
+  });
   if (!row?.e) throw errors.notFound('Webhook endpoint');
   return endpointBody(row.e);
 }
 
 export async function deleteEndpoint(ctx: Context, caller: Caller, id: string) {
-  const [row] = await audited(ctx, caller, (tx) => deleteWebhookEndpoint(tx, scopeOf(caller), id));
+  const [row] = await audited(ctx, caller, async (tx) => {
+    await requireWebhookRights(tx, caller.accountId, caller.workspaceId, id);
+    return deleteWebhookEndpoint(tx, scopeOf(caller), id);
+  });
   if (!row?.ok) throw errors.notFound('Webhook endpoint');
 }
 
 export async function rotateSecret(ctx: Context, caller: Caller, id: string) {
   const secret = generateSecret();
   const secretEnc = await encryptSecret(ctx, secret.raw);
-  const [row] = await audited(ctx, caller, (tx) => rotateWebhookSecret(tx, scopeOf(caller), id, secretEnc, ROTATION_OVERLAP_SECONDS));
+  const [row] = await audited(ctx, caller, async (tx) => {
+    await requireWebhookRights(tx, caller.accountId, caller.workspaceId, id);
+    return rotateWebhookSecret(tx, scopeOf(caller), id, secretEnc, ROTATION_OVERLAP_SECONDS);
+  });
   if (!row?.ok) throw errors.notFound('Webhook endpoint');
   return { secret: secret.text };
 }

@@ -1,5 +1,6 @@
-// kiln.list_keys, kiln.create_key, kiln.rotate_key, kiln.revoke_key: the keys of a billing scope,
-// managed by its own keys and sessions (the `keys` scope). Secrets are never stored: only hashes.
+// kiln.list_keys, kiln.get_key, kiln.create_key, kiln.rotate_key, kiln.revoke_key: the keys of a
+// billing scope, managed by its own keys and sessions (the `keys` scope), each only by a caller
+// holding every scope of it (docs/security.md#api-keys). Secrets are never stored: only hashes.
 
 import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
 
@@ -17,6 +18,10 @@ export interface KeyJson {
   lastUsedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** The current secret (while the key is live) and the older ones still in their grace. */
+  liveSecrets: number;
+  /** When the last older secret stops working; null when none does. */
+  graceEndsAt: string | null;
 }
 
 export function listKeys(sql: Queryable, accountId: string, workspaceId: string | null) {
@@ -30,13 +35,24 @@ export function createKey(sql: Queryable, accountId: string, workspaceId: string
     ${pgArray(sql, scopes, ARRAY_OID.text)}, ${rpm}::int, ${budgetMicros}::bigint, ${expiresAt}::timestamptz) as k`;
 }
 
-export function rotateKey(sql: Queryable, accountId: string, workspaceId: string | null, keyId: string, hash: Buffer, prefix: string, graceSeconds: number) {
-  return sql<Array<{ k: KeyJson }>>`select kiln.rotate_key(${accountId}::uuid, ${workspaceId}::uuid, ${keyId}::uuid,
-    ${hash}::bytea, ${prefix}::text, ${graceSeconds}::int) as k`;
+export function getKey(sql: Queryable, accountId: string, workspaceId: string | null, callerScopes: string[], keyId: string) {
+  return sql<Array<{ k: KeyJson }>>`select kiln.get_key(${accountId}::uuid, ${workspaceId}::uuid,
+    ${pgArray(sql, callerScopes, ARRAY_OID.text)}, ${keyId}::uuid) as k`;
 }
 
-export function revokeKey(sql: Queryable, accountId: string, workspaceId: string | null, keyId: string) {
-  return sql<Array<{ k: KeyJson }>>`select kiln.revoke_key(${accountId}::uuid, ${workspaceId}::uuid, ${keyId}::uuid) as k`;
+export function rotateKey(sql: Queryable, accountId: string, workspaceId: string | null, callerScopes: string[], keyId: string, hash: Buffer, prefix: string, graceSeconds: number) {
+  return sql<Array<{ k: KeyJson }>>`select kiln.rotate_key(${accountId}::uuid, ${workspaceId}::uuid,
+    ${pgArray(sql, callerScopes, ARRAY_OID.text)}, ${keyId}::uuid, ${hash}::bytea, ${prefix}::text, ${graceSeconds}::int) as k`;
+}
+
+export function revokeKey(sql: Queryable, accountId: string, workspaceId: string | null, callerScopes: string[], keyId: string) {
+  return sql<Array<{ k: KeyJson }>>`select kiln.revoke_key(${accountId}::uuid, ${workspaceId}::uuid,
+    ${pgArray(sql, callerScopes, ARRAY_OID.text)}, ${keyId}::uuid) as k`;
+}
+
+/** Whether a key was given a scope, whatever its user may use (the admin routes' refusal says why). */
+export function keyCarriesScope(sql: Queryable, keyId: string, scope: string) {
+  return sql<Array<{ carries: boolean }>>`select kiln.key_carries_scope(${keyId}::uuid, ${scope}::text) as carries`;
 }
 
 /** Housekeeping: key.expired audit entries for keys whose expiry passed (up to 1,000 a call). */

@@ -37,6 +37,7 @@ import listKeys from './keys/list.ts';
 import createKey from './keys/create.ts';
 import rotateKey from './keys/rotate.ts';
 import revokeKey from './keys/delete.ts';
+import getKey from './keys/get.ts';
 import listAudit from './audit/list.ts';
 import getSession from './session/get.ts';
 import switchSessionWorkspace from './session/workspace.ts';
@@ -55,7 +56,7 @@ export const apiRoutes: RouteDef[] = [
   listWorkflows, createWorkflow, getWorkflow, replaceWorkflow, deleteWorkflow, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
-  listKeys, createKey, rotateKey, revokeKey, listAudit,
+  listKeys, createKey, rotateKey, revokeKey, getKey, listAudit,
   getSession, switchSessionWorkspace,
   adminListAccounts, adminGetAccount, adminUpdateAccount, adminRevokeAccountKeys, adminListWorkspaces, adminGetWorkspace,
   adminListModels, adminUpdateModel, adminHealth,

@@ -11,7 +11,7 @@ export default defineRoute<string>({
   path: '/keys/{id}',
   operationId: 'revokeKey',
   summary: 'Revoke an API key',
-  description: 'Every secret of the key (a rotation\'s previous one too) gets 401 from the next request on. Idempotent: answers the key with `revokedAt`. 404 when it is not the caller\'s scope\'s.',
+  description: 'Every secret of the key (a rotation\'s previous one too) gets 401 from the next request on. Idempotent: answers the key with `revokedAt`. 403 `forbidden` when the key has a scope the caller lacks (nothing changes); 404 when it is not the caller\'s scope\'s.',
   tag: 'Keys',
   scope: 'keys',
   bucket: null,

@@ -12,7 +12,9 @@ export default defineRoute({
   summary: 'List API keys',
   description:
     'The keys of the caller\'s billing scope, newest first, revoked and expired ones included. Personal: the caller\'s own personal keys. ' +
-    'A workspace: all keys billed to it for its owners and admins, a member\'s own otherwise. Needs the `keys` scope (a console session has it).',
+    'A workspace: all keys billed to it for its owners and admins, a member\'s own otherwise. Needs the `keys` scope (a console session has it). ' +
+    'Keys with scopes the caller lacks are listed too (nothing in an entry is secret), though only a caller holding every scope of a key may read it alone, rotate or revoke it. ' +
+    '`liveSecrets` and `graceEndsAt` say how many of a key\'s secrets work now and until when the older one does.',
   tag: 'Keys',
   scope: 'keys',
   bucket: 'read',

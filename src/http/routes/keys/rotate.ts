@@ -23,7 +23,8 @@ export default defineRoute<{ id: string; body: unknown }>({
   description:
     'Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` ' +
     '(0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. ' +
-    '404 when the key is not the caller\'s scope\'s; 409 when it is revoked or expired.',
+    'Any older secret (still in the grace of an earlier rotation) ends at once: at most two secrets work, the new one and the one it replaced. ' +
+    '403 `forbidden` when the key has a scope the caller lacks (nothing changes); 404 when the key is not the caller\'s scope\'s; 409 when it is revoked or expired.',
   tag: 'Keys',
   scope: 'keys',
   bucket: null,

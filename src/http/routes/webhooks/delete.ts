@@ -9,7 +9,7 @@ export default defineRoute<string>({
   path: '/webhooks/{id}',
   operationId: 'deleteWebhook',
   summary: 'Delete a webhook endpoint',
-  description: 'Pending deliveries are not attempted any more. 404 when it does not exist or belongs to another scope.',
+  description: 'Pending deliveries are not attempted any more. 404 when it does not exist or belongs to another scope. A workspace\'s endpoint: only the member who made it or a workspace owner or admin (else 403 `forbidden`, nothing changes).',
   tag: 'Webhooks',
   scope: 'write',
   bucket: null,

@@ -14,7 +14,7 @@ export default defineRoute<string>({
   summary: 'Rotate a webhook endpoint\'s signing secret',
   description:
     'Answers the new secret (shown only here). For the next 24 h every delivery carries two signatures in `webhook-signature`, space-separated: ' +
-    'one under the new secret and one under the old, so a receiver can switch at any time within the overlap. No request body.',
+    'one under the new secret and one under the old, so a receiver can switch at any time within the overlap. No request body. A workspace\'s endpoint: only the member who made it or a workspace owner or admin (else 403 `forbidden`, nothing changes).',
   tag: 'Webhooks',
   scope: 'write',
   bucket: null,

@@ -13,7 +13,7 @@ export default defineRoute<{ id: string; body: unknown }>({
   summary: 'Update a webhook endpoint',
   description:
     'Fields left out stay as they are; `events: null` means every type. A new `url` is checked as on create. ' +
-    '`enabled: true` enables an endpoint the service disabled (after a 410 or 5 days of failures); deliveries that failed meanwhile can be sent again with `POST /webhooks/{id}/recover`.',
+    '`enabled: true` enables an endpoint the service disabled (after a 410 or 5 days of failures); deliveries that failed meanwhile can be sent again with `POST /webhooks/{id}/recover`. A workspace\'s endpoint: only the member who made it or a workspace owner or admin (else 403 `forbidden`, nothing changes).',
   tag: 'Webhooks',
   scope: 'write',
   bucket: null,
