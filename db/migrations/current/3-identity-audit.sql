@@ -83,3 +83,6 @@ begin
 end;
 $function$;
 comment on function kiln.resolve_identity(text,text,text,boolean,boolean) is 'The account (and Team workspace to bill, or null) of an OIDC identity; no row when it is not linked. With p_auto_link, an unlinked identity whose provider-verified email matches an account is linked to it (personal budget), audited as identity.linked with the identity as the actor.';
+
+comment on table kiln_private.audit_log is 'Who changed what, append-only: one row per change to keys, sessions, identity links, webhooks, workflows, accounts, workspaces and the catalog, written in the transaction that makes it. scope_id is the billing scope it belongs to (an account or a workspace; null = the service: the catalog, a refused sign-in). Never holds a secret.';
+comment on view kiln.audit_log is 'Analysts: who changed what (keys, sessions, identity links, webhooks, workflows, accounts, workspaces, the catalog), one row per change, append-only. No secrets.';
