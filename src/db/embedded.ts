@@ -1,7 +1,7 @@
 // The embedded Postgres cluster used when DATABASE_URL is unset: started under the data dir, or
 // joined when another kiln process on the same data dir already runs it. Its superuser password
 // is generated at first start and kept beside the cluster in `<dataDir>/pg-password` (mode 0600;
-// docs/operators.md, "Backups").
+// docs/operators.md, "Storage and backups").
 
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
