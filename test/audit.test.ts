@@ -3,7 +3,10 @@
 // pages a scope's entries; the table refuses UPDATE and DELETE except the retention purge.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import { startReceiver } from './_webhooks.ts';
 import { api, createAccount, createKey, startServer } from './_setup.ts';
 
@@ -139,6 +142,79 @@ test('operator changes are audited as the operator: tier and budget, membership,
   await srv.db.sql`select kiln.record_key_expiries()`;
   const expired = await srv.db.sql`select action from kiln_private.audit_log where target_id = ${keyId} and action = 'key.expired'`;
   assert.equal(expired.length, 1, 'key.expired once');
+});
+
+/** An operator command through the real binary, on this file's database. */
+async function kiln(args: string[]) {
+  const bin = path.resolve(import.meta.dirname, '..', 'bin', 'kiln.js');
+  const r = await promisify(execFile)(process.execPath, [bin, ...args], {
+    env: { ...process.env, DATABASE_URL: srv.db.url, KILN_LOG: 'silent' }, timeout: 60_000,
+  });
+  return JSON.parse(r.stdout);
+}
+
+test('identity links are audited: kiln identity link, a re-link (workspace, another account) and unlink; an unchanged re-link leaves none', async () => {
+  const a = await createAccount(srv.db.sql);
+  const b = await createAccount(srv.db.sql);
+  const [ws] = await srv.db.sql`select * from kiln.create_workspace('Linked', ${a.id})`;
+  const issuer = 'https://issuer.audit.test';
+  const subject = `s-${a.id}`;
+  const target = `${issuer} ${subject}`;
+  const identityEntries = async (scope: string) => (await entries(scope)).filter((e) => e.target_type === 'identity')
+    .map((e) => ({ action: e.action, actor: e.actor_type, target: e.target_id, details: e.details }));
+
+  await kiln(['identity', 'link', '--user', a.id, '--issuer', issuer, '--subject', subject, '--email', 'op@audit.test']);
+  await kiln(['identity', 'link', '--user', a.id, '--issuer', issuer, '--subject', subject]); // nothing changes: no entry
+  await kiln(['identity', 'link', '--user', a.id, '--issuer', issuer, '--subject', subject, '--workspace', ws.id]);
+  await kiln(['identity', 'link', '--user', b.id, '--issuer', issuer, '--subject', subject]);
+  const unlinked = await kiln(['identity', 'unlink', '--issuer', issuer, '--subject', subject]);
+  assert.equal(unlinked.unlinked, true);
+
+  assert.deepEqual(await identityEntries(a.id), [
+    { action: 'identity.linked', actor: 'operator', target, details: { issuer, subject, workspaceId: null } },
+    { action: 'identity.linked', actor: 'operator', target, details: { issuer, subject, workspaceId: ws.id, previousWorkspaceId: null } },
+    { action: 'identity.unlinked', actor: 'operator', target, details: { issuer, subject, workspaceId: ws.id, relinkedTo: b.id } },
+  ]);
+  assert.deepEqual(await identityEntries(b.id), [
+    { action: 'identity.linked', actor: 'operator', target, details: { issuer, subject, workspaceId: null, previousAccountId: a.id } },
+    { action: 'identity.unlinked', actor: 'operator', target, details: { issuer, subject, workspaceId: null } },
+  ]);
+  // The operator reads them with `kiln audit --action`.
+  const listed = await kiln(['audit', '--user', b.id, '--action', 'identity.unlinked']);
+  assert.equal(listed.data.length, 1);
+  assert.equal(listed.data[0].action, 'identity.unlinked');
+});
+
+test('automatic links are audited with the identity as the actor: MCP\'s link by verified email, SSO\'s provisioning', async () => {
+  const email = `auto-${crypto.randomUUID()}@audit.test`;
+  const [a] = await srv.db.sql`select * from kiln.create_account(${email})`;
+  const issuer = 'https://idp.audit.test';
+  const resolved = await srv.db.sql.begin(async (tx) => {
+    const [r] = await tx`select * from kiln.resolve_identity(${issuer}, 'auto-1', ${email}, true, true)`;
+    // The actor it set for its own entry does not outlive the link (nothing else in the transaction is the identity's).
+    const [{ actor }] = await tx`select coalesce(current_setting('kiln.actor', true), '') as actor`;
+    return { r, actor };
+  });
+  assert.equal(resolved.r.account_id, a.id);
+  assert.equal(resolved.r.linked_now, true);
+  assert.equal(resolved.actor, '');
+  await srv.db.sql`select * from kiln.resolve_identity(${issuer}, 'auto-1', ${email}, true, true)`; // already linked: no entry
+  const auto = (await entries(a.id)).filter((e) => e.target_type === 'identity');
+  assert.deepEqual(auto.map((e) => [e.action, e.actor_type, e.actor_id, e.details]), [
+    ['identity.linked', 'identity', `${issuer} auto-1`, { issuer, subject: 'auto-1', workspaceId: null }],
+  ]);
+
+  // SSO: a new user of an allowed domain is provisioned and linked, as kiln.sign_in does it for the callback.
+  const newcomer = `new-${crypto.randomUUID()}@allowed.audit.test`;
+  const [row] = await srv.db.sql.begin(async (tx) => {
+    await tx`select set_config('kiln.actor', ${JSON.stringify({ type: 'identity', id: `${issuer} sso-1` })}, true)`;
+    return tx`select * from kiln.sign_in(${issuer}, 'sso-1', ${newcomer}, true, ${['allowed.audit.test']}::text[], null)`;
+  });
+  assert.equal(row!.outcome, 'provisioned');
+  const sso = (await entries(row!.account_id)).filter((e) => e.target_type === 'identity');
+  assert.deepEqual(sso.map((e) => [e.action, e.actor_type, e.actor_id, e.details]), [
+    ['identity.linked', 'identity', `${issuer} sso-1`, { issuer, subject: 'sso-1', workspaceId: null }],
+  ]);
 });
 
 test('append-only: as kiln_app (the service), UPDATE, DELETE and TRUNCATE are refused whatever the session sets; the owner too, by the trigger', async () => {

@@ -108,6 +108,9 @@ test('a verified email of an allowed domain is provisioned; the session cookie w
   const [created] = await srv.db.sql`select actor_type, actor_id, ip::text as ip from kiln_private.audit_log where action = 'session.created' order by at desc limit 1`;
   assert.equal(created!.actor_type, 'session');
   assert.match(created!.ip, /^127\.0\.0\.1/);
+  // The link the provisioning made is audited in the new user's scope, by the identity.
+  const linked = await srv.db.sql`select actor_type, actor_id, details from kiln_private.audit_log where action = 'identity.linked' and scope_id = ${me.body.user.id}`;
+  assert.deepEqual(linked.map((e) => [e.actor_type, e.details.subject, e.details.issuer]), [['identity', 'dana', provider.issuer]]);
 });
 
 test('KILN_OIDC_ADMIN_GROUP: a member of the group is an admin (the session gets the admin scope)', async () => {

@@ -1,9 +1,11 @@
 // Opens the database a command needs: DATABASE_URL's server, or the embedded cluster
-// under the data dir. Stops an embedded cluster it started on SIGINT/SIGTERM.
+// under the data dir. Stops an embedded cluster it started on SIGINT/SIGTERM. Only the commands
+// that set a database up (`serve`, `api`, `worker`, `migrate`) create the embedded cluster; the
+// others refuse when there is none (docs/operators.md, "Operator commands").
 
 import postgres from 'postgres';
 import type { Config } from '../config.ts';
-import { startEmbedded } from '../db/embedded.ts';
+import { hasCluster, startEmbedded } from '../db/embedded.ts';
 import { migrate } from '../db/migrate.ts';
 import { connect, type Sql } from '../db/pool.ts';
 import { Replica } from '../db/replica.ts';
@@ -25,6 +27,18 @@ export async function migrateAndSeed(url: string, opts: { includeCurrent?: boole
   }
 }
 
+/**
+ * Refuses (without DATABASE_URL) when the data dir holds no embedded cluster: an operator command
+ * run from another directory would otherwise work on a new, empty database of its own.
+ */
+export function requireEmbeddedCluster(config: Config): void {
+  if (config.databaseUrl || hasCluster(config.dataDir)) return;
+  throw new Error(
+    `no Kiln database found at ${config.dataDir} (no DATABASE_URL set); run this from the project directory, ` +
+      'set KILN_DATA_DIR, or start Kiln first with `kiln serve`',
+  );
+}
+
 export interface Database {
   /** The primary, direct (DATABASE_URL or the embedded cluster). */
   url: string;
@@ -38,11 +52,12 @@ export interface Database {
 
 export async function openDatabase(
   config: Config,
-  opts: { migrate?: boolean; poolSize?: number; handleSignals?: boolean } = {},
+  opts: { migrate?: boolean; poolSize?: number; handleSignals?: boolean; /** Make the embedded cluster when there is none. */ create?: boolean } = {},
 ): Promise<Database> {
   let url = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | null = null;
   if (!url) {
+    if (!opts.create) requireEmbeddedCluster(config);
     const pg = await startEmbedded(config.dataDir, { port: config.embeddedPort || undefined });
     url = pg.url;
     stopEmbedded = pg.owned ? pg.stop : null;

@@ -3,7 +3,7 @@
 
 import fs from 'node:fs';
 import * as v from 'valibot';
-import { migrateAndSeed, openDatabase } from './boot.ts';
+import { migrateAndSeed, openDatabase, requireEmbeddedCluster } from './boot.ts';
 import { childEnv } from '../config.ts';
 import { issueMessage } from '../schemas.ts';
 import { generateKey } from '../auth/keys.ts';
@@ -69,7 +69,7 @@ export const commands: Record<string, Command> = {
     help: 'Apply committed migrations (and graphile-worker\'s schema) as the owner (KILN_DATABASE_OWNER_URL, else DATABASE_URL), and record KILN_AUDIT_RETENTION.',
     async run(argv, config) {
       parseArgs(argv, { options: {} });
-      const db = await openDatabase(config, { migrate: false, poolSize: 1 });
+      const db = await openDatabase(config, { migrate: false, poolSize: 1, create: true });
       try {
         await migrateAndSeed(config.ownerUrl ?? db.url, { config });
         const [row] = await countMigrations(db.sql);
@@ -77,6 +77,29 @@ export const commands: Record<string, Command> = {
       } finally {
         await db.close();
       }
+    },
+  },
+  'db url': {
+    help: 'Print the connection URL of Kiln\'s database: DATABASE_URL, or the embedded cluster\'s (joined while Kiln runs; else started here and kept up until Ctrl-C). For psql, pg_dump and analysts (docs/analysts.md)',
+    async run(argv, config) {
+      parseArgs(argv, { options: {} });
+      // Printed bare (not JSON), so `pg_dump "$(kiln db url)"` works.
+      if (config.databaseUrl) {
+        process.stdout.write(`${config.databaseUrl}\n`);
+        return undefined;
+      }
+      requireEmbeddedCluster(config);
+      const { startEmbedded } = await import('../db/embedded.ts');
+      const pg = await startEmbedded(config.dataDir, { port: config.embeddedPort || undefined });
+      process.stdout.write(`${pg.url}\n`);
+      if (!pg.owned) return undefined;
+      // Nothing else runs the cluster: the URL works while this command does.
+      process.stderr.write('kiln db url: no Kiln process runs the embedded database, so this command started it; it stops on Ctrl-C (or run `kiln serve` and ask again)\n');
+      await new Promise<void>((resolve) => {
+        for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve());
+      });
+      await pg.stop();
+      return undefined;
     },
   },
 

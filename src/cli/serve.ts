@@ -32,7 +32,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
   if (telemetry.metricsPort !== null) process.stdout.write(`Kiln metrics on http://${config.metrics.host.includes(':') ? `[${config.metrics.host}]` : config.metrics.host}:${telemetry.metricsPort}/metrics\n`);
   // Migrate on start for the embedded default; with DATABASE_URL operators run `kiln migrate`
   // (as in docker-compose.yml), but `serve` migrates too so one command is enough.
-  const db = await openDatabase(config, { migrate: !config.databaseUrl || (opts.api && opts.worker), handleSignals: false });
+  const db = await openDatabase(config, { migrate: !config.databaseUrl || (opts.api && opts.worker), handleSignals: false, create: true });
   const log = createLogger(config.logLevel);
   // Lists, daily usage and run history read the replica while it keeps up (API processes only).
   const replica = opts.api ? openReplica(config, db.sql, log) : null;

@@ -1470,14 +1470,14 @@ export interface components {
             at: string;
             actor: {
                 /**
-                 * @description key: an API key; session: a console session; operator: the operator's CLI or SQL; identity: an MCP identity.
+                 * @description key: an API key; session: a console session; operator: the operator's CLI or SQL; identity: an OIDC identity (an MCP client, an SSO sign-in, an automatic link).
                  * @enum {string}
                  */
                 type: "key" | "session" | "operator" | "identity";
-                /** @description The key or session id, the identity's account, or the operator's database user. */
+                /** @description The key or session id, the identity's account (MCP tool calls) or its issuer and subject separated by a space (a sign-in, an automatic link), or the operator's database user. */
                 id: string | null;
             };
-            /** @description Noun, then verb in the past tense: `key.created`, `key.rotated`, `key.revoked`, `key.expired`, `webhook.deleted`, `session.created`, `session.refused`, `account.updated`, … */
+            /** @description Noun, then verb in the past tense: `key.created`, `key.rotated`, `key.revoked`, `key.expired`, `webhook.deleted`, `session.created`, `session.refused`, `account.updated`, `identity.linked`, `identity.unlinked`, … (all listed in docs/security.md) */
             action: string;
             target: {
                 type: string;

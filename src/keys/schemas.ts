@@ -57,10 +57,10 @@ export const AuditEntry = v.object({
   at: dateTime,
   actor: v.object({
     type: v.pipe(v.picklist(['key', 'session', 'operator', 'identity']),
-      v.description('key: an API key; session: a console session; operator: the operator\'s CLI or SQL; identity: an MCP identity.')),
-    id: v.pipe(v.nullable(v.string()), v.description('The key or session id, the identity\'s account, or the operator\'s database user.')),
+      v.description('key: an API key; session: a console session; operator: the operator\'s CLI or SQL; identity: an OIDC identity (an MCP client, an SSO sign-in, an automatic link).')),
+    id: v.pipe(v.nullable(v.string()), v.description('The key or session id, the identity\'s account (MCP tool calls) or its issuer and subject separated by a space (a sign-in, an automatic link), or the operator\'s database user.')),
   }),
-  action: v.pipe(v.string(), v.description('Noun, then verb in the past tense: `key.created`, `key.rotated`, `key.revoked`, `key.expired`, `webhook.deleted`, `session.created`, `session.refused`, `account.updated`, …')),
+  action: v.pipe(v.string(), v.description('Noun, then verb in the past tense: `key.created`, `key.rotated`, `key.revoked`, `key.expired`, `webhook.deleted`, `session.created`, `session.refused`, `account.updated`, `identity.linked`, `identity.unlinked`, … (all listed in docs/security.md)')),
   target: v.object({ type: v.string(), id: v.nullable(v.string()) }),
   ip: v.nullable(v.string()),
   requestId: v.pipe(v.nullable(v.string()), v.description('The X-Request-ID of the request that made the change.')),
