@@ -151,7 +151,7 @@ create table kiln_private.audit_log (
   constraint audit_log_target_id_check CHECK ((length(target_id) <= 400)),
   constraint audit_log_target_type_check CHECK ((target_type ~ '^[a-z_]+$'::text))
 );
-comment on table kiln_private.audit_log is 'Who changed what, append-only: one row per change to keys, sessions, webhooks, workflows, accounts, workspaces and the catalog, written in the transaction that makes it. scope_id is the billing scope it belongs to (an account or a workspace; null = the service: the catalog, a refused sign-in). Never holds a secret.';
+comment on table kiln_private.audit_log is 'Who changed what, append-only: one row per change to keys, sessions, identity links, webhooks, workflows, accounts, workspaces and the catalog, written in the transaction that makes it. scope_id is the billing scope it belongs to (an account or a workspace; null = the service: the catalog, a refused sign-in). Never holds a secret.';
 CREATE INDEX audit_log_at_idx ON kiln_private.audit_log USING btree (at);
 CREATE INDEX audit_log_id_idx ON kiln_private.audit_log USING btree (id DESC);
 CREATE INDEX audit_log_scope_action_idx ON kiln_private.audit_log USING btree (scope_id, action, id DESC);
@@ -373,6 +373,7 @@ create table kiln_private.identities (
 );
 comment on table kiln_private.identities is 'OpenID Connect identities (issuer + subject) allowed to act as a Kiln account on the MCP endpoint, with an optional Team workspace to bill.';
 CREATE INDEX identities_account_idx ON kiln_private.identities USING btree (account_id);
+CREATE TRIGGER tg_identities__audit AFTER INSERT OR DELETE OR UPDATE OF account_id, workspace_id ON kiln_private.identities FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_identities__audit();
 
 create table kiln_private.key_budget_periods (
   key_id uuid not null,
@@ -764,7 +765,7 @@ create view kiln.audit_log as
     request_id,
     details
    FROM kiln_private.audit_log l;
-comment on view kiln.audit_log is 'Analysts: who changed what (keys, sessions, webhooks, workflows, accounts, workspaces, the catalog), one row per change, append-only. No secrets.';
+comment on view kiln.audit_log is 'Analysts: who changed what (keys, sessions, identity links, webhooks, workflows, accounts, workspaces, the catalog), one row per change, append-only. No secrets.';
 
 create view kiln.daily_generations as
  SELECT (created_at AT TIME ZONE 'UTC'::text)::date AS day,
@@ -2532,6 +2533,25 @@ end;
 $function$;
 comment on function kiln.get_generations(uuid[],uuid[],text[]) is 'get_generation for many (account, id) pairs in one call (the API batches concurrent polls); rows only for the visible ones.';
 
+CREATE OR REPLACE FUNCTION kiln.get_key(p_account_id uuid, p_workspace_id uuid, p_caller_scopes text[], p_key_id uuid)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_key kiln_private.api_keys;
+begin
+  select * into v_key from kiln_private.visible_key(p_account_id, p_workspace_id, p_key_id);
+  if v_key.id is null then
+    raise exception 'key not found' using errcode = 'KN001';
+  end if;
+  perform kiln_private.require_key_rights(p_caller_scopes, v_key.scopes);
+  return kiln_private.key_json(v_key, kiln_private.key_used(v_key));
+end;
+$function$;
+comment on function kiln.get_key(uuid,uuid,text[],uuid) is 'GET /keys/{id}: one key of the caller''s billing scope (never its hash). KN001 not the caller''s scope''s, KF002 a key with a scope the caller (p_caller_scopes) lacks.';
+
 CREATE OR REPLACE FUNCTION kiln.get_object(p_path text)
  RETURNS TABLE(path text, owner_id uuid, content_type text, format text, width integer, height integer, byte_size integer, visibility text, created_at timestamp with time zone, data bytea)
  LANGUAGE sql
@@ -2679,6 +2699,16 @@ AS $function$
   from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
 $function$;
 comment on function kiln.get_workflows_for_keys(bytea[],integer,uuid[]) is 'GET /workflows/{id} for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns that workflow of the key''s scope as its row in JSON (kiln.get_workflow; null body when there is none).';
+
+CREATE OR REPLACE FUNCTION kiln.key_carries_scope(p_key_id uuid, p_scope text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select coalesce((select p_scope = any (k.scopes) from kiln_private.api_keys k where k.id = p_key_id), false);
+$function$;
+comment on function kiln.key_carries_scope(uuid,text) is 'Whether a key (or session) was given a scope, whatever its user may use: a refused admin request with the admin scope is a user who is not an admin, and says so.';
 
 CREATE OR REPLACE FUNCTION kiln.link_identity(p_issuer text, p_subject text, p_account_id uuid, p_workspace_id uuid, p_email text DEFAULT NULL::text)
  RETURNS kiln_private.identities
@@ -3540,6 +3570,32 @@ end;
 $function$;
 comment on function kiln.replace_workflow(uuid,uuid,uuid,text,jsonb,bigint[]) is 'Replaces a workflow''s graph (and name; null keeps it): version + 1, updated_at now; emits workflow.saved (trigger). Runs already started keep their snapshot. KN001 / KV001 as kiln.lock_workflow; the graph is validated by the caller.';
 
+CREATE OR REPLACE FUNCTION kiln.require_webhook_rights(p_account_id uuid, p_workspace_id uuid, p_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  -- A workspace's endpoint is changed (its URL, events, secret) or deleted only by the member who
+  -- made it or a current owner or admin, as a workspace's keys are managed. A personal endpoint is
+  -- its account's; one of another scope, or none, is left to the change's own 404.
+  if p_workspace_id is null then
+    return;
+  end if;
+  perform 1 from kiln_private.webhook_endpoints e
+    where e.id = p_id and e.scope_id = p_workspace_id and e.account_id <> p_account_id
+      and not exists (select 1 from kiln_private.workspace_members m
+                      where m.workspace_id = p_workspace_id and m.account_id = p_account_id and m.left_at is null
+                        and m.role in ('owner', 'admin'));
+  if found then
+    raise exception 'Only the member who made this webhook endpoint, or a workspace owner or admin, may change it, delete it or rotate its secret.'
+      using errcode = 'KF002';
+  end if;
+end;
+$function$;
+comment on function kiln.require_webhook_rights(uuid,uuid,uuid) is 'PATCH, DELETE and rotate-secret of a workspace''s webhook endpoint: KF002 (403 forbidden) unless the caller made it or is a current owner or admin of the workspace. Nothing for a personal endpoint or an unknown one (the change answers 404).';
+
 CREATE OR REPLACE FUNCTION kiln.reserve_budget(p_account_id uuid, p_workspace_id uuid, p_key_id uuid, p_model_id text, p_origin text, p_amount_micros bigint, p_generation_id uuid DEFAULT NULL::uuid, p_workflow_run_id uuid DEFAULT NULL::uuid, p_node_id text DEFAULT NULL::text)
  RETURNS kiln_private.charges
  LANGUAGE plpgsql
@@ -3599,6 +3655,7 @@ AS $function$
 declare
   v_row kiln_private.identities;
   v_account uuid;
+  v_actor text;
 begin
   select * into v_row from kiln_private.identities i where i.issuer = p_issuer and i.subject = p_subject;
   if found then
@@ -3621,15 +3678,20 @@ begin
   if not found then
     return;
   end if;
+  v_actor := current_setting('kiln.actor', true);
+  if nullif(v_actor, '') is null then
+    perform set_config('kiln.actor', jsonb_build_object('type', 'identity', 'id', left(p_issuer || ' ' || p_subject, 200))::text, true);
+  end if;
   insert into kiln_private.identities as i (issuer, subject, account_id, email, last_seen_at)
     values (p_issuer, p_subject, v_account, p_email, now())
     on conflict (issuer, subject) do nothing;
+  perform set_config('kiln.actor', coalesce(v_actor, ''), true);
   -- A concurrent first call may have linked it a moment earlier: answer with whatever is stored.
   return query select i.account_id, i.workspace_id, true
     from kiln_private.identities i where i.issuer = p_issuer and i.subject = p_subject;
 end;
 $function$;
-comment on function kiln.resolve_identity(text,text,text,boolean,boolean) is 'The account (and Team workspace to bill, or null) of an OIDC identity; no row when it is not linked. With p_auto_link, an unlinked identity whose provider-verified email matches an account is linked to it (personal budget).';
+comment on function kiln.resolve_identity(text,text,text,boolean,boolean) is 'The account (and Team workspace to bill, or null) of an OIDC identity; no row when it is not linked. With p_auto_link, an unlinked identity whose provider-verified email matches an account is linked to it (personal budget), audited as identity.linked with the identity as the actor.';
 
 CREATE OR REPLACE FUNCTION kiln.retire_worker(p_worker_id text)
  RETURNS void
@@ -3759,7 +3821,7 @@ end;
 $function$;
 comment on function kiln.revoke_api_key(uuid) is 'Revokes a key; effective on the very next request. Idempotent.';
 
-CREATE OR REPLACE FUNCTION kiln.revoke_key(p_account_id uuid, p_workspace_id uuid, p_key_id uuid)
+CREATE OR REPLACE FUNCTION kiln.revoke_key(p_account_id uuid, p_workspace_id uuid, p_caller_scopes text[], p_key_id uuid)
  RETURNS json
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -3772,12 +3834,13 @@ begin
   if v_key.id is null then
     raise exception 'key not found' using errcode = 'KN001';
   end if;
+  perform kiln_private.require_key_rights(p_caller_scopes, v_key.scopes);
   update kiln_private.api_keys set revoked_at = coalesce(revoked_at, now()) where id = v_key.id returning * into v_key;
   delete from kiln_private.api_key_grace where key_id = v_key.id;
   return kiln_private.key_json(v_key, kiln_private.key_used(v_key));
 end;
 $function$;
-comment on function kiln.revoke_key(uuid,uuid,uuid) is 'DELETE /keys/{id}: revokes every secret of the key at once (the next request with any of them gets 401). Idempotent.';
+comment on function kiln.revoke_key(uuid,uuid,text[],uuid) is 'DELETE /keys/{id}: revokes every secret of the key at once (the next request with any of them gets 401). Idempotent. KN001 not the caller''s scope''s, KF002 a key with a scope the caller (p_caller_scopes) lacks.';
 
 CREATE OR REPLACE FUNCTION kiln.roll_account_spend(p_limit integer DEFAULT 1000)
  RETURNS integer
@@ -3804,7 +3867,7 @@ end;
 $function$;
 comment on function kiln.roll_account_spend(integer) is 'Housekeeping: zeroes up to p_limit kiln_private.account_spend rows whose period ended without a new charge (a partial-index range: free when there are none). Readers already count such rows as 0; this puts them back in index order.';
 
-CREATE OR REPLACE FUNCTION kiln.rotate_key(p_account_id uuid, p_workspace_id uuid, p_key_id uuid, p_key_hash bytea, p_display_prefix text, p_grace_seconds integer)
+CREATE OR REPLACE FUNCTION kiln.rotate_key(p_account_id uuid, p_workspace_id uuid, p_caller_scopes text[], p_key_id uuid, p_key_hash bytea, p_display_prefix text, p_grace_seconds integer)
  RETURNS json
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -3821,12 +3884,16 @@ begin
     raise exception 'key not found' using errcode = 'KN001';
   end if;
   select * into v_key from kiln_private.api_keys where id = v_key.id for update;
+  -- Before any state is told: a weaker caller learns nothing more than that the key exists.
+  perform kiln_private.require_key_rights(p_caller_scopes, v_key.scopes);
   if v_key.revoked_at is not null then
     raise exception 'the key is revoked; create a new key' using errcode = 'KT001';
   end if;
   if v_key.expires_at is not null and v_key.expires_at <= now() then
     raise exception 'the key has expired; create a new key' using errcode = 'KT001';
   end if;
+  -- One chain: every older secret ends now; only the one this rotation replaces keeps the grace asked.
+  delete from kiln_private.api_key_grace where key_id = v_key.id;
   if p_grace_seconds > 0 then
     insert into kiln_private.api_key_grace (key_hash, key_id, display_prefix, expires_at)
       values (v_key.key_hash, v_key.id, v_key.display_prefix, now() + make_interval(secs => p_grace_seconds));
@@ -3836,7 +3903,7 @@ begin
   return kiln_private.key_json(v_key, kiln_private.key_used(v_key));
 end;
 $function$;
-comment on function kiln.rotate_key(uuid,uuid,uuid,bytea,text,integer) is 'POST /keys/{id}/rotate: a new secret under the same id; the previous one stays valid for p_grace_seconds (0 to 7 days), then gets the same 401 as any unknown key. KN001 not the caller''s, KT001 revoked or expired.';
+comment on function kiln.rotate_key(uuid,uuid,text[],uuid,bytea,text,integer) is 'POST /keys/{id}/rotate: a new secret under the same id; the secret it replaces stays valid for p_grace_seconds (0 to 7 days), every older one ends at once, then they get the same 401 as any unknown key. KN001 not the caller''s scope''s, KF002 a key with a scope the caller (p_caller_scopes) lacks, KT001 revoked or expired.';
 
 CREATE OR REPLACE FUNCTION kiln.rotate_webhook_secret(p_scope_id uuid, p_id uuid, p_secret_enc bytea, p_overlap_seconds integer)
  RETURNS boolean
@@ -5561,15 +5628,24 @@ CREATE OR REPLACE FUNCTION kiln_private.key_json(k kiln_private.api_keys, p_used
  STABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
+  -- liveSecrets: the current secret while the key is live, plus the older ones still in their
+  -- grace; graceEndsAt: when the last older one stops working (rounded up to the second).
   select json_build_object(
     'id', k.id, 'name', k.name, 'prefix', k.display_prefix, 'scopes', k.scopes, 'rpm', k.rpm,
     'workspaceId', k.workspace_id, 'budgetMicros', k.budget_micros, 'usedMicros', coalesce(p_used, 0),
     'createdAt', to_char(k.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
     'lastUsedAt', to_char(k.last_used_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
     'expiresAt', to_char(k.expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-    'revokedAt', to_char(k.revoked_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'));
+    'revokedAt', to_char(k.revoked_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'liveSecrets', case when g.live then 1 + g.n else 0 end,
+    'graceEndsAt', case when g.live and g.n > 0 then
+      to_char((date_trunc('second', g.until) + case when g.until > date_trunc('second', g.until) then interval '1 second' else interval '0' end)
+              at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') end)
+  from (select k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) as live,
+               count(x.key_hash)::int as n, max(x.expires_at) as until
+        from kiln_private.api_key_grace x where x.key_id = k.id and x.expires_at > now()) g;
 $function$;
-comment on function kiln_private.key_json(kiln_private.api_keys,bigint) is 'A key as GET /keys lists it (never its hash).';
+comment on function kiln_private.key_json(kiln_private.api_keys,bigint) is 'A key as GET /keys lists it (never its hash or a secret), with liveSecrets (the current secret and older ones in their grace; 0 once revoked or expired) and graceEndsAt (when the last older secret stops working; null when none).';
 
 CREATE OR REPLACE FUNCTION kiln_private.key_period(p_account_id uuid, p_workspace_id uuid)
  RETURNS timestamp with time zone
@@ -5796,11 +5872,29 @@ begin
   -- a write checks again in its own transaction, so a revoked admin cannot race it.
   perform 1 from kiln_private.accounts a where a.id = p_account_id and (a.is_admin or a.admin_by_group);
   if not found then
-    raise exception 'this route is for admins' using errcode = 'KF001';
+    raise exception 'This account is not an admin.' using errcode = 'KF001';
   end if;
 end;
 $function$;
-comment on function kiln_private.require_admin(uuid) is 'Raises KF001 unless the account is an admin (operator flag or SSO group).';
+comment on function kiln_private.require_admin(uuid) is 'Raises KF001 ("This account is not an admin.") unless the account is an admin (operator flag or SSO group).';
+
+CREATE OR REPLACE FUNCTION kiln_private.require_key_rights(p_caller_scopes text[], p_scopes text[])
+ RETURNS void
+ LANGUAGE plpgsql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+declare
+  v_extra text[];
+begin
+  select array_agg(s order by s) into v_extra from unnest(p_scopes) s where not (s = any (coalesce(p_caller_scopes, '{}')));
+  if v_extra is not null then
+    raise exception 'This key has scopes the caller lacks (%): only a credential holding every scope of a key may read, rotate or revoke it.',
+      array_to_string(v_extra, ', ') using errcode = 'KF002';
+  end if;
+end;
+$function$;
+comment on function kiln_private.require_key_rights(text[],text[]) is 'Raises KF002 (403 forbidden) unless the caller''s scopes hold every scope of the key (p_scopes). Unknown caller scopes (null) hold none.';
 
 CREATE OR REPLACE FUNCTION kiln_private.reserve_budgets(p_account_ids uuid[], p_workspace_ids uuid[], p_key_ids uuid[], p_model_ids text[], p_origins text[], p_amounts bigint[], p_generation_ids uuid[], p_run_ids uuid[], p_node_ids text[])
  RETURNS TABLE(ord integer, charge_id uuid, error_code text, error_message text)
@@ -6236,6 +6330,35 @@ begin
 end;
 $function$;
 comment on function kiln_private.tg_generations__outbox() is 'Trigger: a generation that is not a workflow output reaching completed or failed (canceled included) emits generation.completed / generation.failed to its billing scope.';
+
+CREATE OR REPLACE FUNCTION kiln_private.tg_identities__audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+begin
+  if tg_op = 'INSERT' then
+    perform kiln_private.audit(new.account_id, 'identity.linked', 'identity', left(new.issuer || ' ' || new.subject, 400),
+      jsonb_build_object('issuer', new.issuer, 'subject', new.subject, 'workspaceId', new.workspace_id));
+  elsif tg_op = 'DELETE' then
+    perform kiln_private.audit(old.account_id, 'identity.unlinked', 'identity', left(old.issuer || ' ' || old.subject, 400),
+      jsonb_build_object('issuer', old.issuer, 'subject', old.subject, 'workspaceId', old.workspace_id));
+  elsif old.account_id is distinct from new.account_id then
+    -- Re-linked to another account: it stops acting as the one and starts acting as the other,
+    -- each in its own account's log.
+    perform kiln_private.audit(old.account_id, 'identity.unlinked', 'identity', left(old.issuer || ' ' || old.subject, 400),
+      jsonb_build_object('issuer', old.issuer, 'subject', old.subject, 'workspaceId', old.workspace_id, 'relinkedTo', new.account_id));
+    perform kiln_private.audit(new.account_id, 'identity.linked', 'identity', left(new.issuer || ' ' || new.subject, 400),
+      jsonb_build_object('issuer', new.issuer, 'subject', new.subject, 'workspaceId', new.workspace_id, 'previousAccountId', old.account_id));
+  elsif old.workspace_id is distinct from new.workspace_id then
+    -- Re-linked to the same account with another Team workspace to bill (or none).
+    perform kiln_private.audit(new.account_id, 'identity.linked', 'identity', left(new.issuer || ' ' || new.subject, 400),
+      jsonb_build_object('issuer', new.issuer, 'subject', new.subject, 'workspaceId', new.workspace_id, 'previousWorkspaceId', old.workspace_id));
+  end if;
+  return null;
+end;
+$function$;
+comment on function kiln_private.tg_identities__audit() is 'Trigger: identity.linked (a new link, or a re-link to another account or billing workspace) and identity.unlinked (removed, or moved to another account) in the audit log, in the account''s scope, with the issuer, subject and billing workspace (never a token).';
 
 CREATE OR REPLACE FUNCTION kiln_private.tg_models__audit()
  RETURNS trigger

@@ -1,3 +1,11 @@
+--! Previous: sha1:623338cc94fbd718c0b8bc6f128bc8204f843a58
+--! Hash: sha1:b9528c8f46deed9f7d9a00c665fb978216bda099
+--! Message: Keys act only within their caller's rights: rotate, revoke and get check every scope; a rotation ends older secrets
+
+--! split: 1-current.sql
+-- Enter migration here
+
+--! split: 2-key-rights.sql
 -- Issue 37: a principal acts only within its own rights (docs/security.md#api-keys).
 -- Reading, rotating and revoking a key need the caller to hold every scope of it (KF002, 403
 -- forbidden); a rotation ends every older secret but the one it replaces; a key's entry says how

@@ -1,3 +1,11 @@
+--! Previous: sha1:b9528c8f46deed9f7d9a00c665fb978216bda099
+--! Hash: sha1:da5a484a62274b347b4c2b8644fed8fd57304a85
+--! Message: Identity links are audited: identity.linked and identity.unlinked
+
+--! split: 1-current.sql
+-- Enter migration here
+
+--! split: 3-identity-audit.sql
 -- Identity links (who may act as an account over MCP and SSO) are audited: identity.linked and
 -- identity.unlinked, written by a trigger on the table, so the operator's `kiln identity link` and
 -- `unlink`, SSO's provisioning and MCP's automatic link by verified email are all recorded.
