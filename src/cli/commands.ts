@@ -2,6 +2,7 @@
 // service), and returns what is printed as JSON.
 
 import fs from 'node:fs';
+import path from 'node:path';
 import * as v from 'valibot';
 import { migrateAndSeed, openDatabase, requireEmbeddedCluster } from './boot.ts';
 import { childEnv } from '../config.ts';
@@ -18,6 +19,8 @@ import { addWorkspaceMember, type MemberRow } from '../db/sql/add_workspace_memb
 import { setAccountAdmin } from '../db/sql/admin.ts';
 import { allModels } from '../db/sql/all_models.ts';
 import { countMigrations } from '../db/sql/count_migrations.ts';
+import { MIGRATIONS_FOLDER } from '../db/committed.ts';
+import { expandIncludes, hasIncludes } from '../db/definitions.ts';
 import { createAccount, type AccountRow } from '../db/sql/create_account.ts';
 import { listAuditLog } from '../db/sql/audit.ts';
 import { createKey } from '../db/sql/keys.ts';
@@ -312,7 +315,6 @@ export const commands: Record<string, Command> = {
     help: '<graphile-migrate command> — e.g. `kiln gm watch`, `kiln gm commit`, `kiln gm status` (embedded database when DATABASE_URL is unset).',
     async run(argv, config) {
       const { spawnSync } = await import('node:child_process');
-      const path = await import('node:path');
       const { startEmbedded } = await import('../db/embedded.ts');
       const env = childEnv();
       let stop: (() => Promise<void>) | null = null;
@@ -335,8 +337,15 @@ export const commands: Record<string, Command> = {
           await workerPool.close();
         }
         const bin = path.join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'graphile-migrate');
+        // `commit`: the current migration's `--! include`s become the files' text first, so the
+        // committed migration holds every definition it ships (src/db/definitions.ts); put back if
+        // the commit fails.
+        const restore = argv[0] === 'commit' ? expandCurrentIncludes() : () => {};
         const res = spawnSync(bin, argv, { stdio: 'inherit', env });
-        if (res.status !== 0) throw new Error(`graphile-migrate exited with ${res.status}`);
+        if (res.status !== 0) {
+          restore();
+          throw new Error(`graphile-migrate exited with ${res.status}`);
+        }
         return undefined;
       } finally {
         await stop?.();
@@ -345,32 +354,42 @@ export const commands: Record<string, Command> = {
   },
 
   schema: {
-    help: '[--url URL] — development: rewrite db/schema.sql from a scratch database migrated with the committed migrations (DATABASE_URL\'s server, or the embedded cluster); --url dumps that already-migrated database instead (the `kiln gm commit` hook).',
+    help: '[--url URL] — development: rewrite db/schema.sql from a scratch database migrated with the committed migrations, and db/functions/ and db/views/ from one migrated with the current migration too (DATABASE_URL\'s server, or the embedded cluster); --url dumps that already-migrated database instead (the `kiln gm commit` hook).',
     async run(argv, config) {
       const f = parseArgs(argv, { options: { url: { type: 'string', allowEmpty: true } } }).values;
-      const { dumpCommittedSchema, dumpSchema, writeSchemaFile, SCHEMA_FILE } = await import('../db/schema-dump.ts');
+      const { dumpCommittedSchema, dumpSchema, writeSchemaFile, withScratchDatabase, SCHEMA_FILE } = await import('../db/schema-dump.ts');
+      const { renderDefinitions, writeDefinitions } = await import('../db/definitions.ts');
       let text: string;
+      let definitions: Map<string, string>;
       if (typeof f.url === 'string') {
         const { default: postgres } = await import('postgres');
         const sql = postgres(f.url, { max: 1, onnotice: () => {} });
         try {
           text = await dumpSchema(sql);
+          definitions = await renderDefinitions(sql);
         } finally {
           await sql.end();
         }
-      } else if (config.databaseUrl) {
-        text = await dumpCommittedSchema(config.databaseUrl);
       } else {
-        const { startEmbedded } = await import('../db/embedded.ts');
-        const pg = await startEmbedded(config.dataDir, { port: config.embeddedPort || undefined });
-        try {
-          text = await dumpCommittedSchema(pg.adminUrl('postgres'));
-        } finally {
-          if (pg.owned) await pg.stop();
+        const dump = async (adminUrl: string) => {
+          text = await dumpCommittedSchema(adminUrl);
+          definitions = await withScratchDatabase(adminUrl, { includeCurrent: true }, renderDefinitions);
+        };
+        if (config.databaseUrl) {
+          await dump(config.ownerUrl ?? config.databaseUrl);
+        } else {
+          const { startEmbedded } = await import('../db/embedded.ts');
+          const pg = await startEmbedded(config.dataDir, { port: config.embeddedPort || undefined });
+          try {
+            await dump(pg.adminUrl('postgres'));
+          } finally {
+            if (pg.owned) await pg.stop();
+          }
         }
       }
-      const changed = writeSchemaFile(text);
-      return { file: SCHEMA_FILE, changed, lines: text.split('\n').length - 1 };
+      const changed = writeSchemaFile(text!);
+      const { written, removed } = writeDefinitions(definitions!);
+      return { file: SCHEMA_FILE, changed, lines: text!.split('\n').length - 1, definitions: { written, removed } };
     },
   },
 
@@ -391,3 +410,19 @@ export const commands: Record<string, Command> = {
     },
   },
 };
+
+/** Expands `--! include` lines in db/migrations/current/ in place; returns what puts the files back. */
+function expandCurrentIncludes(): () => void {
+  const dir = path.join(MIGRATIONS_FOLDER, 'current');
+  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.sql')).map((f) => path.join(dir, f)) : [];
+  const single = path.join(MIGRATIONS_FOLDER, 'current.sql');
+  if (fs.existsSync(single)) files.push(single);
+  const saved = new Map<string, string>();
+  for (const f of files) {
+    const text = fs.readFileSync(f, 'utf8');
+    if (!hasIncludes(text)) continue;
+    saved.set(f, text);
+    fs.writeFileSync(f, expandIncludes(text));
+  }
+  return () => { for (const [f, text] of saved) fs.writeFileSync(f, text); };
+}

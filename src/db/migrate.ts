@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { migrate as gmMigrate } from 'graphile-migrate';
 import { Logger, runMigrations as runWorkerMigrations } from 'graphile-worker';
 import { committedMigrationCount, MIGRATIONS_FOLDER } from './committed.ts';
+import { expandIncludes } from './definitions.ts';
 import { ownedPgPool } from './pg-pool.ts';
 import { connectionRole } from './roles.ts';
 
@@ -101,7 +102,10 @@ async function mayMigrate(url: string): Promise<boolean> {
   }
 }
 
-/** Runs the uncommitted migration (db/migrations/current*) as-is: development and tests only. */
+/**
+ * Runs the uncommitted migration (db/migrations/current*), its `--! include`s expanded
+ * (src/db/definitions.ts): development and tests only.
+ */
 export async function applyCurrent(url: string): Promise<void> {
   const dir = path.join(MIGRATIONS_FOLDER, 'current');
   const file = path.join(MIGRATIONS_FOLDER, 'current.sql');
@@ -112,6 +116,7 @@ export async function applyCurrent(url: string): Promise<void> {
   } else if (fs.existsSync(file)) {
     text = fs.readFileSync(file, 'utf8');
   }
+  text = expandIncludes(text);
   if (!text.replace(/--.*$/gm, '').trim()) return;
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {

@@ -5,15 +5,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
+import { SCHEMAS } from './definitions.ts';
 import { migrate } from './migrate.ts';
 import type { Sql } from './pool.ts';
 
-export const SCHEMAS = ['kiln', 'kiln_private'];
+export { SCHEMAS };
 export const SCHEMA_FILE = path.resolve(import.meta.dirname, '..', '..', 'db', 'schema.sql');
 
 const HEADER = `-- The kiln and kiln_private schemas as the committed migrations leave them (db/migrations/committed/).
 -- Generated: do not edit. Regenerate with \`npm run db:schema\` (\`kiln gm commit\` also rewrites it);
 -- test/db.schema.test.ts fails when this file is stale. Read it to review; migrations are the source.
+-- Functions and views are listed here by name; each is defined in its own file under db/functions/
+-- and db/views/, where a change is made (docs/development.md).
 `;
 
 /** The dump of `kiln` and `kiln_private` in the database `sql` is connected to. */
@@ -41,6 +44,14 @@ export async function dumpSchema(sql: Sql): Promise<string> {
  * create and drop the scratch one) with the committed migrations only, and dumps it.
  */
 export async function dumpCommittedSchema(adminUrl: string): Promise<string> {
+  return await withScratchDatabase(adminUrl, {}, dumpSchema);
+}
+
+/**
+ * Runs `fn` on a scratch database on the server of `adminUrl`, migrated with the committed
+ * migrations (and the current one, with `includeCurrent`), then drops it.
+ */
+export async function withScratchDatabase<T>(adminUrl: string, opts: { includeCurrent?: boolean }, fn: (sql: Sql) => Promise<T>): Promise<T> {
   const name = `kiln_schema_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
@@ -48,10 +59,10 @@ export async function dumpCommittedSchema(adminUrl: string): Promise<string> {
   try {
     await admin.unsafe(`create database ${name}`);
     try {
-      await migrate(u.toString());
+      await migrate(u.toString(), { includeCurrent: opts.includeCurrent });
       const sql = postgres(u.toString(), { max: 1, onnotice: () => {} });
       try {
-        return await dumpSchema(sql);
+        return await fn(sql);
       } finally {
         await sql.end();
       }
@@ -240,40 +251,33 @@ async function sequences(tx: Tx) {
   );
 }
 
+/** Views by name, each pointing at its file (db/views/, src/db/definitions.ts), which holds its definition. */
 async function views(tx: Tx) {
   const rels = await tx`
-    select c.oid, c.oid::regclass::text as name, c.relkind, c.reloptions, pg_get_viewdef(c.oid, true) as def,
-      obj_description(c.oid, 'pg_class') as comment
+    select c.oid, c.oid::regclass::text as name, n.nspname as schema, c.relname, c.relkind
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = any(${SCHEMAS}) and c.relkind in ('v', 'm')
       and not exists (select 1 from pg_depend d where d.classid = 'pg_class'::regclass and d.objid = c.oid and d.deptype = 'e')
     order by n.nspname, c.relname`;
   const out: string[] = [];
   for (const v of rels) {
-    const kind = v.relkind === 'm' ? 'materialized view' : 'view';
-    let text = `create ${kind} ${v.name}${v.reloptions ? ` with (${v.reloptions.join(', ')})` : ''} as\n${v.def.trimEnd()}\n`;
-    if (!text.trimEnd().endsWith(';')) text = text.trimEnd() + ';\n';
-    text += comment(`${kind} ${v.name}`, v.comment);
-    for (const c of await columns(tx, v.oid)) text += comment(`column ${v.name}.${c.ident}`, c.comment);
+    let text = `-- ${v.relkind === 'm' ? 'materialized view' : 'view'} ${v.name}: db/views/${v.schema}.${v.relname}.sql\n`;
     if (v.relkind === 'm') text += await indexes(tx, v.oid);
     out.push(text);
   }
-  return section('Views', out);
+  return out.length ? `-- Views (each defined in its own file)\n\n${out.join('')}` : '';
 }
 
-/** Functions and procedures, by name then argument types (overloads stay in a fixed order). */
+/** Functions and procedures by name then argument types, each pointing at its file (db/functions/). */
 async function functions(tx: Tx) {
   const rows = await tx`
-    select pg_get_functiondef(p.oid) as def, p.prokind, p.oid::regprocedure::text as signature,
-      obj_description(p.oid, 'pg_proc') as comment
+    select p.oid::regprocedure::text as signature, n.nspname as schema, p.proname as name, p.prokind
     from pg_proc p join pg_namespace n on n.oid = p.pronamespace
     where n.nspname = any(${SCHEMAS}) and p.prokind in ('f', 'p', 'w')
       and not exists (select 1 from pg_depend d where d.classid = 'pg_proc'::regclass and d.objid = p.oid and d.deptype = 'e')
     order by n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)`;
-  return section(
-    'Functions',
-    rows.map((r) => `${r.def.trimEnd()};\n${comment(`${r.prokind === 'p' ? 'procedure' : 'function'} ${r.signature}`, r.comment)}`),
-  );
+  const lines = rows.map((r) => `-- ${r.prokind === 'p' ? 'procedure' : 'function'} ${r.signature}: db/functions/${r.schema}.${r.name}.sql\n`);
+  return lines.length ? `-- Functions (each defined in its own file)\n\n${lines.join('')}` : '';
 }
 
 /**

@@ -1,0 +1,14 @@
+-- functions/kiln.get_workflow_run_graphs_for_keys.sql: the current definition. Edit it here, and ship the change with
+-- `--! include functions/kiln.get_workflow_run_graphs_for_keys.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
+
+CREATE OR REPLACE FUNCTION kiln.get_workflow_run_graphs_for_keys(p_key_hashes bytea[], p_read_rpm integer, p_workflow_ids uuid[], p_run_ids uuid[])
+ RETURNS TABLE(ord integer, status text, key_id uuid, account_id uuid, workspace_id uuid, tier text, scopes text[], retry_after integer, body jsonb)
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+  select r.*, case when r.status = 'ok' then kiln.get_workflow_run_graph(r.account_id, p_workflow_ids[r.ord], p_run_ids[r.ord]) end
+  from kiln_private.authorize_reads(p_key_hashes, p_read_rpm) r;
+$function$;
+comment on function kiln.get_workflow_run_graphs_for_keys(bytea[],integer,uuid[],uuid[]) is 'GET /workflows/{id}/runs/{runId}/graph for a batch in one transaction: authorizes each key (read scope, the per-key read bucket and the key''s own rpm) and, when admitted, returns the graph of that run of the key''s account (kiln.get_workflow_run_graph; null body when there is none).';

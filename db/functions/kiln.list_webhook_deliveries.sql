@@ -1,0 +1,24 @@
+-- functions/kiln.list_webhook_deliveries.sql: the current definition. Edit it here, and ship the change with
+-- `--! include functions/kiln.list_webhook_deliveries.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
+
+CREATE OR REPLACE FUNCTION kiln.list_webhook_deliveries(p_scope_id uuid, p_endpoint_id uuid, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid)
+ RETURNS json
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select case when not exists (select 1 from kiln_private.webhook_endpoints e where e.id = p_endpoint_id and e.scope_id = p_scope_id) then null
+  else (select coalesce(json_agg(json_build_object(
+      'id', d.id, 'eventId', ev.id::text, 'event', ev.type, 'status', d.status, 'attempts', d.attempts,
+      'lastStatusCode', d.last_status_code, 'lastError', d.last_error,
+      'createdAt', to_char(d.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+      'deliveredAt', to_char(d.delivered_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'nextAttemptAt', case when d.status = 'pending' then to_char(d.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') end)
+      order by d.created_at desc, d.id desc), '[]')
+    from (select * from kiln_private.webhook_deliveries d
+          where d.endpoint_id = p_endpoint_id
+            and (p_before_at is null or (d.created_at, d.id) < (p_before_at, p_before_id))
+          order by d.created_at desc, d.id desc limit p_limit) d
+    join kiln_private.events ev on ev.id = d.event_id) end;
+$function$;
+comment on function kiln.list_webhook_deliveries(uuid,uuid,integer,timestamp with time zone,uuid) is 'A page of an endpoint''s deliveries, newest first, before a (created_at, id) cursor, each with its event''s id (the message''s webhook-id is derived from it); null when the endpoint is not the scope''s.';

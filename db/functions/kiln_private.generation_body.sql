@@ -1,0 +1,19 @@
+-- functions/kiln_private.generation_body.sql: the current definition. Edit it here, and ship the change with
+-- `--! include functions/kiln_private.generation_body.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
+
+CREATE OR REPLACE FUNCTION kiln_private.generation_body(g kiln_private.generations)
+ RETURNS json
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  select json_build_object(
+    'id', g.id,
+    'status', g.status,
+    'type', g.type,
+    'result', case when g.status = 'completed' then g.result end,
+    'error', case when g.status = 'failed' then g.error end,
+    'cost_micros', g.cost_micros,
+    'prompt', g.request->>'prompt');
+$function$;
+comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed), billed cost and the request''s prompt.';

@@ -1,0 +1,42 @@
+-- functions/kiln_private.roll_up_charges.sql: the current definition. Edit it here, and ship the change with
+-- `--! include functions/kiln_private.roll_up_charges.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
+
+CREATE OR REPLACE FUNCTION kiln_private.roll_up_charges(p_added kiln_private.charges[], p_removed kiln_private.charges[])
+ RETURNS void
+ LANGUAGE sql
+ SET search_path TO 'pg_catalog', 'pg_temp'
+AS $function$
+  -- Each ended charge row contributes its counts to its group (an open reservation contributes
+  -- nothing); a change is its new row minus its old one.
+  with delta as (
+    select c.pool_id, c.period_start, (c.created_at at time zone 'UTC')::date as day, c.account_id, c.workspace_id,
+           c.key_id, c.model_id, c.origin, c.sign,
+           (c.status = 'settled')::int as settled, (c.status = 'released')::int as released,
+           coalesce(c.settled_micros, 0) as spend
+    from (select a.*, 1 as sign from unnest(p_added) a
+          union all
+          select r.*, -1 from unnest(p_removed) r) c
+    where c.status <> 'reserved'
+  ), summed as (
+    select pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
+           sum(sign)::bigint as charges, sum(sign * settled)::bigint as settled, sum(sign * released)::bigint as released,
+           sum(sign * spend)::bigint as spend
+    from delta
+    group by pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin
+  )
+  insert into kiln_private.charge_days as t
+    (pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
+     charges, settled_charges, released_charges, spend_micros)
+  select pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
+         charges, settled, released, spend
+  from summed
+  where charges <> 0 or settled <> 0 or released <> 0 or spend <> 0
+  -- Rows locked in key order, as budgets are: concurrent writers cannot deadlock here.
+  order by pool_id, day, account_id, model_id, origin, key_id, period_start
+  on conflict (pool_id, day, account_id, model_id, origin, key_id, period_start) do update
+    set charges = t.charges + excluded.charges,
+        settled_charges = t.settled_charges + excluded.settled_charges,
+        released_charges = t.released_charges + excluded.released_charges,
+        spend_micros = t.spend_micros + excluded.spend_micros;
+$function$;
+comment on function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]) is 'Adds the contribution of the ended (settled or released) rows of p_added to kiln_private.charge_days and subtracts that of p_removed (the old versions of changed rows), one upsert per group, groups in key order. Open reservations contribute nothing.';
