@@ -445,7 +445,7 @@ export interface paths {
         put?: never;
         /**
          * Redeliver a message
-         * @description Sends the delivery's message again — the same `webhook-id` and the same body (signed with the current secret, with a new `webhook-timestamp`) — as a new round on the retry schedule, whatever its status. No request body.
+         * @description Sends the delivery's message again — the same `webhook-id` and the same body (signed with the current secret, with a new `webhook-timestamp`) — as a new round on the retry schedule, whatever its status. `deliveryId` is the message's `webhook-id` as the receiver got it (`msg_…`, the delivery's `id` in the log), or the delivery's uuid (`deliveryId` in the log). 404 when this endpoint has no such delivery or belongs to another scope. No request body.
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -1358,10 +1358,15 @@ export interface components {
             secret: string;
         };
         WebhookDelivery: {
-            /** @description The delivery: one event's message to this endpoint (what redeliver takes). */
+            /** @description The message's `webhook-id` header (`msg_<event id>`): the event's, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`'s forwards. What redeliver takes. */
             id: string;
-            /** @description The message's `webhook-id` header: the event's, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`'s forwards. */
+            /** @description The same as `id`: the message's `webhook-id` header. */
             webhookId: string;
+            /**
+             * Format: uuid
+             * @description The delivery's own id (one event's message to this endpoint); redeliver takes it too.
+             */
+            deliveryId: string;
             /** @enum {string} */
             event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted";
             /** @enum {string} */
