@@ -1,6 +1,7 @@
 // GET /openapi.json: OpenAPI 3.1.0 from the valibot schemas, with no error and no warning under
 // spectral's `oas` ruleset and redocly's `recommended` one (the served document, as a client's
-// linter reads it); event streams whose events a generator types; an ETag to revalidate with.
+// linter reads it); event streams described by their items, which a generator types; an ETag to
+// revalidate with.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -85,16 +86,15 @@ test('the linters do report: a document missing what the issue named fails both'
   assert.ok(r.some((f) => f.includes('operation-4xx-response')), r.join('\n'));
 });
 
-test('event streams: each names its events (contentSchema), and openapi-typescript types them', async () => {
+test('event streams: each is described by its items\' schema, and openapi-typescript types the responses with them', async () => {
   const streams: Record<string, string> = {};
   for (const [p, item] of Object.entries<any>(doc.paths)) {
     for (const op of Object.values<any>(item)) {
       const schema = op.responses?.['200']?.content?.['text/event-stream']?.schema;
       if (!schema) continue;
-      assert.equal(schema.type, 'string', `${p}: the wire is text`);
-      assert.equal(schema.contentMediaType, 'text/event-stream');
-      assert.equal(schema.contentSchema.type, 'array');
-      streams[`${op.operationId}`] = schema.contentSchema.items.$ref.replace('#/components/schemas/', '');
+      // The item's schema itself, nothing beside it: generators read it as the type of each event.
+      assert.deepEqual(Object.keys(schema), ['$ref'], `${p}: the stream's schema is its item's`);
+      streams[`${op.operationId}`] = schema.$ref.replace('#/components/schemas/', '');
     }
   }
   assert.deepEqual(streams, {
@@ -108,7 +108,8 @@ test('event streams: each names its events (contentSchema), and openapi-typescri
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-stream-types-'));
   fs.writeFileSync(path.join(dir, 'schema.ts'), await renderClientSchema(doc));
   const probe = (name: string, body: string) => {
-    fs.writeFileSync(path.join(dir, `${name}.ts`), `import type { components } from './schema.ts';\ntype S = components['schemas'];\n${body}\nexport {};\n`);
+    fs.writeFileSync(path.join(dir, `${name}.ts`), `import type { components, paths } from './schema.ts';\ntype S = components['schemas'];\n` +
+      `type Stream<P extends keyof paths> = paths[P] extends { get: { responses: { 200: { content: { 'text/event-stream': infer T } } } } } ? T : never;\n${body}\nexport {};\n`);
     const program = ts.createProgram([path.join(dir, `${name}.ts`)], {
       strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
       allowImportingTsExtensions: true, skipLibCheck: true, types: [],
@@ -124,13 +125,24 @@ test('event streams: each names its events (contentSchema), and openapi-typescri
         if (x.event === 'output') return x.data.outputNodeId;
         return x.data.status;
       }
-      void g; void e; void onRun;`);
+      // A stream's response is typed as its items: an item assigns to the component with no cast.
+      declare const gi: Stream<'/generations/{id}/events'>;
+      declare const ri: Stream<'/workflows/{id}/runs/{runId}/events'>;
+      declare const ei: Stream<'/events'>;
+      const g2: S['GenerationStreamItem'] = gi;
+      const r2: S['WorkflowRunStreamItem'] = ri;
+      const e2: S['EventStreamItem'] = ei;
+      const status: string = gi.data.status;
+      void g; void e; void onRun; void g2; void r2; void e2; void status;`);
     assert.deepEqual(right, []);
     for (const wrong of [
       `const g: S['GenerationStreamItem'] = { event: 'status', id: '3', data: 'a string' };`,
       `const g: S['GenerationStreamItem'] = { event: 'status', id: '4', data: { id: 'x', status: 'completed', result: null, error: null } };`,
       `const e: S['EventStreamItem'] = { event: 'no.such.type', id: '1-1', data: { type: 'webhook.test', timestamp: 't', data: null } };`,
       `function f(x: S['WorkflowRunStreamItem']) { if (x.event === 'progress') return x.data.outputNodeId; }`,
+      // The stream's item is no string, and each stream has its own items.
+      `declare const gi: Stream<'/generations/{id}/events'>; const s: string = gi;`,
+      `declare const ei: Stream<'/events'>; const g: S['GenerationStreamItem'] = ei;`,
     ]) {
       assert.notDeepEqual(probe('wrong', wrong), [], `a generated item type refuses: ${wrong}`);
     }

@@ -2249,7 +2249,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["GenerationStreamItem"];
                 };
             };
             /** @description Invalid request. */
@@ -3334,7 +3334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["WorkflowRunStreamItem"];
                 };
             };
             /** @description Invalid request. */
@@ -4652,7 +4652,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["EventStreamItem"];
                 };
             };
             /** @description Missing, malformed, revoked or unknown API key. */

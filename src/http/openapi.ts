@@ -1,6 +1,6 @@
 // Builds the OpenAPI 3.1 document from the route definitions and their valibot schemas. An event
-// stream's schema names its events with JSON Schema's content keywords (docs/api.md, "Event
-// streams in the OpenAPI document").
+// stream's schema is the schema of its items, one event each (docs/api.md, "Event streams in the
+// OpenAPI document").
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
@@ -76,9 +76,9 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
       const schema = convert(s);
       parameters.push({ name, in: 'header', required: false, ...(schema.description ? { description: schema.description } : {}), schema });
     }
-    // A stream is text on the wire; decoded, a sequence of events, each a named component.
-    const bodySchema = (ok: Success) =>
-      ok.items ? { ...convert(ok.schema!), contentMediaType: ok.type, contentSchema: { type: 'array', items: convert(ok.items) } } : convert(ok.schema!);
+    // A stream is described by its items, as generators read a `text/event-stream` schema: one
+    // event, a named component.
+    const bodySchema = (ok: Success) => convert(ok.items ?? ok.schema!);
     const responses: Record<string, any> = {};
     for (const ok of [r.success, ...(r.also ?? [])]) {
       responses[ok.status] = {

@@ -46,8 +46,8 @@ export interface Success {
   type?: string;
   /**
    * For a stream (`text/event-stream`): one event, its `data` parsed as JSON — a registered
-   * component. The document gives the body schema `contentMediaType` and a `contentSchema` that
-   * is an array of these (docs/api.md, "Event streams in the OpenAPI document").
+   * component. The document gives it as the media type's schema, the convention generators read
+   * (docs/api.md, "Event streams in the OpenAPI document").
    */
   items?: Schema;
   headers?: Record<string, string>;
