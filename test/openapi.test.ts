@@ -14,7 +14,7 @@ import spectralCore from '@stoplight/spectral-core';
 import { oas } from '@stoplight/spectral-rulesets';
 import ts from 'typescript';
 import { renderClientSchema } from '../src/http/client-schema.ts';
-import { api, startServer, type TestServer } from './_setup.ts';
+import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 let srv: TestServer;
 let doc: any;
@@ -166,4 +166,93 @@ test('the document has a strong ETag: If-None-Match answers 304 without a body, 
   assert.equal(stale.status, 412);
   assert.equal(stale.body.error.type, 'precondition_failed');
   assert.equal(stale.headers.get('etag'), etag);
+});
+
+/** The document's operation and response for a request as the server answered it (path matched against the templates). */
+function documented(method: string, url: string, status: number) {
+  const path = new URL(url, 'http://x').pathname.replace(/^\/api\/v1/, '');
+  for (const [template, item] of Object.entries<any>(doc.paths)) {
+    const re = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    if (!re.test(path) || !item[method.toLowerCase()]) continue;
+    const op = item[method.toLowerCase()];
+    return { op, response: op.responses[String(status)] };
+  }
+  return null;
+}
+
+// Sent by every HTTP server, or describing the body itself: not an API's to document.
+const TRANSPORT = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding', 'vary']);
+
+test('every header an answer carries is described on that response (Location, cache-control, www-authenticate), and 405\'s Allow in the document', async () => {
+  const a = await createAccount(srv.db.sql);
+  const admin = await createAccount(srv.db.sql, { email: `admin-${Date.now()}@ops.test` });
+  await srv.db.sql`select kiln.set_account_admin(${admin.id}, true)`;
+  const { key } = await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys'] });
+  const { key: adminKey } = await createKey(srv.db.sql, admin.id, { scopes: ['read', 'admin'] });
+  const graph = { nodes: [{ id: 'p1', kind: 'prompt', output: 'code', prompt: 'hi', model: 'local/coder' }, { id: 'o1', kind: 'output' }], edges: [{ from: 'p1', to: 'o1' }] };
+  const wf = await api(srv.base, key, '/workflows', { body: { name: 'headers', graph } });
+  assert.equal(wf.status, 201, JSON.stringify(wf.body));
+  const requests: Array<[string, string, unknown?, string?]> = [
+    ['GET', '/models'], ['GET', '/usage'], ['GET', '/usage/daily'], ['GET', '/generations'],
+    ['POST', '/generations', { type: 'code', model: 'local/coder', prompt: 'headers' }],
+    ['GET', '/workflows'], ['GET', `/workflows/${wf.body.id}`],
+    ['POST', `/workflows/${wf.body.id}/runs`], ['GET', `/workflows/${wf.body.id}/runs`],
+    ['GET', '/webhooks'], ['GET', '/keys'], ['GET', '/audit?limit=5'],
+    ['GET', '/admin/accounts?limit=2', undefined, adminKey], ['GET', '/admin/workspaces?limit=2', undefined, adminKey],
+    ['GET', '/models', undefined, 'kiln_live_not-a-key'], ['GET', '/usage', undefined, ''],
+    ['GET', `/generations/00000000-0000-0000-0000-000000000000`],
+  ];
+  const seen = new Set<string>();
+  for (const [method, p, body, as] of requests) {
+    const res = await api(srv.base, as === undefined ? key : as || null, p, { method, ...(body !== undefined ? { body } : {}) });
+    const d = documented(method, p, res.status);
+    assert.ok(d?.response, `${method} ${p} answered ${res.status}, which its operation does not list`);
+    const described = new Set(Object.keys(d.response.headers ?? {}).map((h) => h.toLowerCase()));
+    for (const [h] of res.headers) {
+      if (TRANSPORT.has(h)) continue;
+      assert.ok(described.has(h), `${method} ${p} ${res.status} sends ${h}, not described on that response`);
+      seen.add(`${res.status} ${h}`);
+    }
+  }
+  for (const must of ['202 location', '200 cache-control', '401 www-authenticate']) assert.ok(seen.has(must), `checked ${must}`);
+  // The 401's www-authenticate is a named header; a 405 (another method on a known path) is in the document's description.
+  assert.equal(doc.paths['/models'].get.responses['401'].headers['www-authenticate'].$ref, '#/components/headers/WwwAuthenticate');
+  const wrong = await api(srv.base, key, '/models', { method: 'DELETE' });
+  assert.equal(wrong.status, 405);
+  assert.equal(wrong.headers.get('allow'), 'GET, HEAD');
+  assert.match(doc.info.description, /405.*`Allow`/);
+});
+
+test('parameters and bodies as clients type them: integer limits, date ranges, 413/415 wherever a body is read, the optional rotate body, every event type of GET /events', async () => {
+  const param = (p: string, name: string) => doc.paths[p].get.parameters.find((x: any) => x.name === name).schema;
+  assert.deepEqual(param('/audit', 'limit'), { type: 'integer', minimum: 1, maximum: 100, description: param('/audit', 'limit').description });
+  for (const p of ['/admin/accounts', '/admin/workspaces']) {
+    assert.deepEqual(param(p, 'limit'), { type: 'integer', minimum: 1, maximum: 200, description: param(p, 'limit').description }, p);
+  }
+  for (const name of ['from', 'to']) assert.equal(param('/usage/daily', name).format, 'date', name);
+  for (const [p, item] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(item)) {
+      if (!op.requestBody) continue;
+      for (const status of ['413', '415']) assert.ok(op.responses[status], `${method.toUpperCase()} ${p} reads a body: it lists ${status}`);
+    }
+  }
+  assert.equal(doc.paths['/keys/{id}/rotate'].post.requestBody.required, false);
+  assert.equal(doc.paths['/generations'].post.requestBody.required, true);
+  const listed = [...doc.paths['/events'].get.description.matchAll(/`([a-z_]+\.[a-z_]+)`/g)].map((m) => m[1]);
+  assert.deepEqual(listed, doc.components.schemas.EventStreamItem.properties.event.enum);
+  assert.equal(listed.length, 8);
+
+  // What the document says is what the server does: no body rotates with the default grace, and a
+  // limit out of the documented range is refused.
+  const a = await createAccount(srv.db.sql);
+  const { key } = await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys'] });
+  const made = await api(srv.base, key, '/keys', { body: { name: 'rotate me', scopes: ['read'] } });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const res = await fetch(`${srv.base}/keys/${made.body.id}/rotate`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+  assert.equal(res.status, 201, await res.text());
+  assert.equal((await api(srv.base, key, '/audit?limit=101')).status, 400);
+  assert.equal((await api(srv.base, key, '/audit?limit=100')).status, 200);
+  const day = await api(srv.base, key, '/usage/daily?from=2026-02-30');
+  assert.equal(day.status, 400);
+  assert.equal(day.body.error.message, 'from: must be a date as YYYY-MM-DD');
 });

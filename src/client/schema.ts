@@ -503,7 +503,7 @@ export interface paths {
         };
         /**
          * Stream every event of the key's scope
-         * @description Server-sent events (`text/event-stream`) of the key's billing scope (the workspace of a workspace-bound key, else the account): `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold` and `webhook.test`, each with `event` = its type, `data` = the message a webhook receives (`{ "type", "timestamp", "data" }`, the same bytes) and an `id`. Without `Last-Event-ID` the stream starts now; with one, it resumes after that event with no gap and no repeat, over the last 24 h. Events are sent in commit order, once the transactions that wrote them have ended. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`.
+         * @description Server-sent events (`text/event-stream`) of the key's billing scope (the workspace of a workspace-bound key, else the account): `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold`, `webhook.test`, `workflow.saved`, `workflow.deleted` (every type a webhook can receive), each with `event` = its type, `data` = the message a webhook receives (`{ "type", "timestamp", "data" }`, the same bytes) and an `id`. Without `Last-Event-ID` the stream starts now; with one, it resumes after that event with no gap and no repeat, over the last 24 h. Events are sent in commit order, once the transactions that wrote them have ended. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -549,7 +549,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an API key
-         * @description Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` (0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. 404 when the key is not the caller's scope's; 409 when it is revoked or expired.
+         * @description Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` (0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. The body is optional: none, or `{}`, means the default grace. 404 when the key is not the caller's scope's; 409 when it is revoked or expired.
          */
         post: operations["rotateKey"];
         delete?: never;
@@ -1699,6 +1699,8 @@ export interface components {
         RequestId: string;
         /** @description Whole seconds to wait before retrying. */
         RetryAfter: number;
+        /** @description `Bearer`: the request needs a valid API key in `Authorization: Bearer …`. */
+        WwwAuthenticate: string;
     };
     pathItems: never;
 }
@@ -1729,6 +1731,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1792,6 +1795,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1802,6 +1807,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1880,6 +1886,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1962,6 +1969,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2026,6 +2034,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The generation's URL. */
                     location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     /** @description When `Prefer: wait=N` was honoured: `wait=N`. */
                     "preference-applied"?: string;
                     /** @description `true` when the job was accepted earlier with this Idempotency-Key and body. */
@@ -2042,6 +2052,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The generation's URL. */
                     location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     /** @description When `Prefer: wait=N` was honoured: `wait=N`. */
                     "preference-applied"?: string;
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
@@ -2066,6 +2078,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2084,6 +2097,26 @@ export interface operations {
             };
             /** @description The key lacks the scope this endpoint needs. */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json` (`invalid_request`). */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2178,6 +2211,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2266,6 +2300,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2353,6 +2388,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2450,6 +2486,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,6 +2505,26 @@ export interface operations {
             };
             /** @description Not found, or not owned by the caller. */
             404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json` (`invalid_request`). */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2526,6 +2583,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2546,6 +2605,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2618,6 +2678,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The workflow's URL. */
                     location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     /** @description The version, quoted (`"1"`): send it as `If-Match` to replace or delete only this version. */
                     etag?: string;
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
@@ -2642,6 +2704,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2658,7 +2721,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2668,7 +2731,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2729,6 +2792,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The version, quoted (`"3"`). */
                     etag?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2749,6 +2814,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2823,6 +2889,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The new version, quoted. */
                     etag?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2843,6 +2911,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2879,7 +2948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2889,7 +2958,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2959,6 +3028,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3059,6 +3129,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3127,6 +3198,10 @@ export interface operations {
             202: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description The run's URL (`GET /workflows/{id}/runs/{runId}`). */
+                    location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: string;
                     [name: string]: unknown;
@@ -3149,6 +3224,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3262,6 +3338,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3351,6 +3428,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3439,6 +3517,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3527,6 +3606,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3603,6 +3683,10 @@ export interface operations {
             202: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description The new run's URL (`GET /workflows/{id}/runs/{runId}`). */
+                    location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3623,6 +3707,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3716,6 +3801,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3726,6 +3813,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3789,6 +3877,8 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3809,6 +3899,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3825,7 +3916,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3835,7 +3926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3884,6 +3975,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3904,6 +3997,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3987,6 +4081,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4063,6 +4158,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4083,6 +4180,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4109,7 +4207,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4119,7 +4217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4168,6 +4266,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4188,6 +4288,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4256,6 +4357,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4276,6 +4379,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4365,6 +4469,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4465,6 +4570,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4491,7 +4597,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4501,7 +4607,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4573,6 +4679,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4659,6 +4766,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4712,6 +4820,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4722,6 +4832,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4787,6 +4898,8 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4807,6 +4920,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4823,7 +4937,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4833,7 +4947,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4876,7 +4990,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description How long the previous secret keeps working (0 to 7 days; default 86400, a day). Then it gets the same 401 as an unknown key. */
@@ -4889,6 +5003,8 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4909,6 +5025,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4945,7 +5062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4955,7 +5072,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5004,6 +5121,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5024,6 +5143,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5077,7 +5197,7 @@ export interface operations {
     listAudit: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
                 action?: string;
             };
@@ -5091,6 +5211,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5111,6 +5233,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5164,6 +5287,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5174,6 +5299,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5231,6 +5357,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5251,6 +5379,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5277,7 +5406,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5287,7 +5416,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5324,7 +5453,7 @@ export interface operations {
     adminListAccounts: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
                 q?: string;
             };
@@ -5338,6 +5467,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5358,6 +5489,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5413,6 +5545,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5433,6 +5567,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5509,6 +5644,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5529,6 +5666,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5555,7 +5693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5565,7 +5703,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5614,6 +5752,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5634,6 +5774,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5687,7 +5828,7 @@ export interface operations {
     adminListWorkspaces: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
                 q?: string;
             };
@@ -5701,6 +5842,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5721,6 +5864,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5776,6 +5920,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5796,6 +5942,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5859,6 +6006,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5869,6 +6018,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5931,6 +6081,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5951,6 +6103,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5977,7 +6130,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5987,7 +6140,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6034,6 +6187,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6044,6 +6199,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -15,6 +15,8 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Not found, or not owned by the caller.',
   409: 'Conflict: the resource is not in a state that allows this (`conflict`), e.g. the job already ended.',
   412: 'Precondition failed: `If-Match` names another version (`precondition_failed`).',
+  413: 'The request body is larger than the server accepts (`invalid_request`).',
+  415: 'The request body is not `application/json` (`invalid_request`).',
   422: 'The `Idempotency-Key` was already used with a different request (`idempotency_conflict`).',
   429: 'Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`).',
   500: 'Unexpected error.',
@@ -96,6 +98,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
         headers: {
           'x-request-id': { $ref: '#/components/headers/RequestId' },
           ...(status === 429 || status === 503 ? { 'retry-after': { $ref: '#/components/headers/RetryAfter' } } : {}),
+          ...(status === 401 ? { 'www-authenticate': { $ref: '#/components/headers/WwwAuthenticate' } } : {}),
         },
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
@@ -106,7 +109,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
       ...(r.description ? { description: r.description } : {}),
       tags: [r.tag],
       ...(parameters.length ? { parameters } : {}),
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: convert(r.body) } } } } : {}),
+      ...(r.body ? { requestBody: { required: !r.bodyOptional, content: { 'application/json': { schema: convert(r.body) } } } } : {}),
       responses,
       security: r.scope ? [{ apiKey: [] }] : [],
       ...(r.scope ? { 'x-kiln-scope': r.scope } : {}),
@@ -129,7 +132,8 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
     info: {
       title: 'Kiln API',
       version: '1.0.0',
-      description: 'Asynchronous image and code generation, synchronous image transforms, the model catalog and usage, and server-side workflow runs. Money is in integer microdollars (1,000,000 = 1 US dollar).',
+      description: 'Asynchronous image and code generation, synchronous image transforms, the model catalog and usage, and server-side workflow runs. Money is in integer microdollars (1,000,000 = 1 US dollar). ' +
+        'Another method on a known path answers 405 (`invalid_request`) with an `Allow` header naming the methods it takes (`GET, HEAD` for a read).',
       contact: contactOf(serverUrl),
       license: { name: 'MIT', identifier: 'MIT' },
     },
@@ -144,6 +148,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
       headers: {
         RequestId: { description: 'Identifies the request in logs.', schema: { type: 'string' } },
         RetryAfter: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer' } },
+        WwwAuthenticate: { description: '`Bearer`: the request needs a valid API key in `Authorization: Bearer …`.', schema: { type: 'string' } },
       },
       schemas,
     },

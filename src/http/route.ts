@@ -32,6 +32,8 @@ interface RouteBase {
   /** Request headers the route reads (`Prefer`, `Last-Event-ID`), documented as header parameters. */
   headers?: Record<string, Schema>;
   body?: Schema;
+  /** The body may be left out (`requestBody.required: false`); by default a route with a body requires it. */
+  bodyOptional?: boolean;
   success: Success;
   /** Other success responses (e.g. 200 when a `Prefer: wait` POST settles in time). */
   also?: Success[];

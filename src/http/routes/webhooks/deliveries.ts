@@ -24,7 +24,7 @@ export default defineRoute<{ id: string; page: ReturnType<typeof parseDeliveryPa
     limit: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Page size, 1 to 100. Default 20.')),
     cursor: v.pipe(v.string(), v.description('`nextCursor` of the previous page.')),
   },
-  success: { status: 200, description: 'A page of deliveries.', schema: WebhookDeliveryList },
+  success: { status: 200, description: 'A page of deliveries.', schema: WebhookDeliveryList, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => ({ id: endpointId(event), page: parseDeliveryPage(queryParam(event, 'limit'), queryParam(event, 'cursor')) }),
   async handler(ctx, event, { caller, payload }) {
