@@ -246,6 +246,26 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
       assert.equal((await toolError(client, 'list_workflows', { limit: 0 })).type, 'invalid_request');
       await assert.rejects(client.callTool({ name: 'delete_everything', arguments: {} }), (e: any) => e.code === -32602);
     });
+
+    test('bad arguments are worded as REST words them (`field: is required`), never a validator\'s own text', async () => {
+      for (const [name, args, message] of [
+        ['get_generation', {}, 'id: is required'],
+        ['get_generation', { id: 7 }, 'id: must be a string'],
+        ['list_workflows', { limit: 0 }, 'limit: must be at least 1'],
+        ['list_workflows', { limit: 1.5 }, 'limit: must be a whole number'],
+        ['transform_image', { op: 'trim' }, 'source: is required'],
+        ['generate_code', { prompt: 'x', targetLanguage: 'cobol' }, null],
+      ] as const) {
+        const err = await toolError(client, name, args);
+        assert.equal(err.type, 'invalid_request', `${name} ${JSON.stringify(args)}`);
+        if (message) assert.equal(err.message, `Invalid arguments for ${name}: ${message}`);
+        assert.doesNotMatch(err.message, /Invalid (key|type|length|value):|but received|must have required property|data\//, err.message);
+      }
+      // The same argument over REST: the same wording.
+      const rest = await api(srv.base, alice.key, '/images/transforms', { body: { op: 'trim' } });
+      assert.equal(rest.status, 400);
+      assert.equal(rest.body.error.message, 'source: is required');
+    });
   });
 }
 
