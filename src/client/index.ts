@@ -19,6 +19,7 @@ export type GenerationAccepted = Schemas['GenerationAccepted'];
 export type Generation = Schemas['GenerationStatus'];
 export type Model = Schemas['Model'];
 export type Usage = Schemas['Usage'];
+export type Me = Schemas['Me'];
 export type DailyUsage = Schemas['DailyUsage'];
 export type DailyUsageDay = Schemas['DailyUsageDay'];
 export type GenerationList = Schemas['GenerationList'];
@@ -410,6 +411,8 @@ export function createKilnClient(options: KilnClientOptions) {
     audit,
     admin,
     events,
+    /** GET /me: the account, scopes, workspace and admin flag of this client's key or session. */
+    me: (opts: CallOptions = {}) => unwrap(raw.GET('/me', { signal: opts.signal })),
     usage: {
       get: (opts: CallOptions = {}) => unwrap(raw.GET('/usage', { signal: opts.signal })),
       /** GET /usage/daily: per UTC day and model (default: the current period). */

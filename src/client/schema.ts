@@ -598,6 +598,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who am I
+         * @description The account behind the request's credential — an API key, or the console session's cookie — with its email, the scopes the credential carries now, the workspace it acts in and bills (null = personal), and whether the user is an admin. Needs the `read` scope (`write` implies it): a key made with only `keys` or `admin` gets 403. A missing, unknown, revoked or expired credential gets the same 401 as on every route.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/session": {
         parameters: {
             query?: never;
@@ -1488,6 +1508,26 @@ export interface components {
             data: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` for the next (older) page; null on the last. */
             nextCursor: string | null;
+        };
+        /** @description The caller, as `GET /me` answers it. */
+        Me: {
+            /**
+             * Format: uuid
+             * @description The account (user) the credential belongs to.
+             */
+            accountId: string;
+            email: string;
+            /**
+             * @description What authenticated the request: an API key, or a console session's cookie.
+             * @enum {string}
+             */
+            credential: "key" | "session";
+            /** @description The scopes of that key or session, as they apply now: `admin` counts only while the user is an admin. */
+            scopes: ("read" | "write" | "keys" | "admin")[];
+            /** @description The Team workspace the credential acts in and bills (a workspace-bound key, or the session's workspace); null = the personal budget. */
+            workspaceId: string | null;
+            /** @description The user is an admin (set by an operator, or by the SSO admin group at the last sign-in). The admin routes also need the `admin` scope. */
+            admin: boolean;
         };
         Session: {
             user: {
@@ -5227,6 +5267,72 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description Missing, malformed, revoked or unknown API key. */

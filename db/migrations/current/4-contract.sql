@@ -20,3 +20,14 @@ begin
 end;
 $$;
 comment on function kiln.redeliver_webhook_message(uuid, uuid, bigint) is 'Sends the message of an event to an endpoint again (same webhook-id msg_<event id> and body), found by the event''s id. False when the endpoint has no delivery of it or is not the scope''s.';
+
+-- GET /me (docs/api.md, "Who am I"): the account behind an authorized credential.
+create or replace function kiln.get_me(p_account_id uuid)
+returns json
+language sql stable security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select json_build_object('email', a.email, 'admin', a.is_admin or a.admin_by_group)
+  from kiln_private.accounts a where a.id = p_account_id;
+$$;
+comment on function kiln.get_me(uuid) is 'GET /me: the email of an account and whether its user is an admin (set by an operator or by the SSO admin group); null when there is no such account.';
