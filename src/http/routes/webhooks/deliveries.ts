@@ -13,7 +13,7 @@ export default defineRoute<{ id: string; page: ReturnType<typeof parseDeliveryPa
   operationId: 'listWebhookDeliveries',
   summary: 'List an endpoint\'s deliveries',
   description:
-    'Newest first. Each delivery is one event\'s message to this endpoint (`webhookId` is its `webhook-id` header; `id` names the delivery for redeliver) with its status, attempts and the last attempt\'s status code and error class. ' +
+    'Newest first. Each delivery is one event\'s message to this endpoint (`id` is its `webhook-id` header, what the receiver got and what redeliver takes; `webhookId` repeats it; `deliveryId` is the delivery\'s own uuid) with its status, attempts and the last attempt\'s status code and error class. ' +
     'Response bodies of the receiver are never stored or shown. ' +
     'The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.',
   tag: 'Webhooks',
