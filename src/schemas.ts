@@ -40,11 +40,66 @@ export function registerSchemas(schemas: Record<string, v.GenericSchema>): void 
   Object.assign(components, schemas);
 }
 
-/** Formats the first valibot issue as "field: message". */
+/** valibot's own wording ("Invalid key: Expected "name" but received undefined"), as opposed to a schema's message. */
+const DEFAULT_MESSAGE = /^Invalid [^:]+: (?:Expected [\s\S]* but r|R)eceived /;
+
+/** `("a" | "b")` → `"a", "b"`: valibot's expected alternatives, as a list. */
+function alternatives(expected: string | null): string {
+  return (expected ?? '').replace(/^\((.*)\)$/s, '$1').split(' | ').join(', ');
+}
+
+const OBJECTS = new Set(['object', 'loose_object', 'strict_object', 'object_with_rest']);
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string', number: 'a number', boolean: 'true or false', bigint: 'an integer', Object: 'an object',
+  Array: 'an array', null: 'null', Date: 'a date', Blob: 'a file', File: 'a file',
+};
+
+/**
+ * The message of one issue in the API's wording ("is required", "must be a string"): a schema's
+ * own message as it is, and valibot's defaults (which name the library's types and the received
+ * value) reworded from the issue's type and requirement.
+ */
+function plainMessage(issue: v.BaseIssue<unknown>): string {
+  // A missing key: an object schema's own message is about the object, not the key.
+  if (OBJECTS.has(issue.type) && issue.kind === 'schema' && issue.input === undefined && issue.expected !== 'Object' && issue.expected !== 'never') return 'is required';
+  if (!DEFAULT_MESSAGE.test(issue.message)) return issue.message;
+  const req = (issue as { requirement?: unknown }).requirement;
+  const unit = Array.isArray(issue.input) ? 'items' : 'characters';
+  switch (issue.type) {
+    case 'object': case 'loose_object': case 'strict_object': case 'object_with_rest':
+      return issue.expected === 'never' ? 'is not a known field' : 'must be an object';
+    case 'picklist': case 'enum': case 'variant': case 'union':
+      return `must be one of ${alternatives(issue.expected)}`;
+    case 'literal':
+      return `must be ${issue.expected}`;
+    case 'min_length': return `must be at least ${String(req)} ${unit}`;
+    case 'max_length': return `must be at most ${String(req)} ${unit}`;
+    case 'length': return `must be exactly ${String(req)} ${unit}`;
+    case 'non_empty': return 'must not be empty';
+    case 'min_value': case 'gt_value': return `must be ${issue.type === 'gt_value' ? 'more than' : 'at least'} ${String(req)}`;
+    case 'max_value': case 'lt_value': return `must be ${issue.type === 'lt_value' ? 'less than' : 'at most'} ${String(req)}`;
+    case 'integer': case 'safe_integer': return 'must be a whole number';
+    case 'uuid': return 'must be a uuid';
+    case 'iso_date': return 'must be a date as YYYY-MM-DD';
+    case 'iso_timestamp': case 'iso_date_time': return 'must be an ISO 8601 timestamp';
+    case 'url': return 'must be a URL';
+    case 'email': case 'rfc_email': return 'must be an email address';
+    case 'regex': return 'is not in the expected format';
+  }
+  if (issue.kind === 'schema') {
+    const name = TYPE_NAMES[issue.expected ?? ''];
+    return name ? `must be ${name}` : `must be ${alternatives(issue.expected)}`;
+  }
+  return 'is not valid';
+}
+
+/** Formats the first valibot issue as "field: message", in the API's wording (REST, MCP and the CLI alike). */
 export function issueMessage(issues: readonly v.BaseIssue<unknown>[]): string {
-  const issue = issues[0];
+  const issue = issues[0]!;
   const path = v.getDotPath(issue);
-  return path ? `${path}: ${issue.message}` : issue.message;
+  const message = plainMessage(issue);
+  return path ? `${path}: ${message}` : message;
 }
 
 export function parseWith<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {

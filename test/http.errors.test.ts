@@ -96,3 +96,25 @@ test('malformed URLs and unknown paths stay in the envelope', async () => {
 test('authentication happens before body parsing: a bad key with a bad body is 401', async () => {
   assertEnvelope(await api(srv.base, 'nope', '/images/transforms', { body: '{bad' }), 401, 'unauthorized');
 });
+
+test('validation failures are worded as the API words them (`name: is required`), never as the validator does', async () => {
+  const keysKey = (await createKey(srv.db.sql, (await createAccount(srv.db.sql)).id, { scopes: ['read', 'write', 'keys'] })).key;
+  for (const [k, path, body, message] of [
+    [keysKey, '/keys', { scopes: ['read'] }, 'name: is required'],
+    [keysKey, '/keys', { name: 'k' }, 'scopes: is required'],
+    [keysKey, '/keys', { name: 'k', scopes: 'read' }, 'scopes: must be an array'],
+    [keysKey, '/keys', { name: 'k', scopes: ['read'], rpm: 'many' }, 'rpm: must be a number'],
+    [key, '/webhooks', {}, 'url: is required'],
+    [key, '/webhooks', { url: 5 }, 'url: must be a string'],
+    [key, '/webhooks', { url: 'https://example.com/h', description: 7 }, 'description: must be a string'],
+    [key, '/images/transforms', { op: 'trim' }, 'source: is required'],
+    [key, '/generations', { type: 'code' }, 'prompt: is required'],
+  ] as const) {
+    const res = await api(srv.base, k, path, { body });
+    assertEnvelope(res, 400, 'invalid_request');
+    assert.equal(res.body.error.message, message, `${path} ${JSON.stringify(body)}`);
+  }
+  // A message a schema gives itself is kept as it is.
+  const events = await api(srv.base, key, '/webhooks', { body: { url: 'https://example.com/h', events: ['nope'] } });
+  assert.match(events.body.error.message, /^events\.0: must be one of generation\.completed, /);
+});

@@ -3,6 +3,7 @@
 // clients, results equal to the REST twin's body for the same state; ownership, budget, workspace
 // billing, rate limits, identity linking, and the MCP-token / API-key separation.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { extractWWWAuthenticateParams } from '@modelcontextprotocol/client';
 import { startTestWorker } from './_generations.ts';
@@ -56,6 +57,11 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
     test('tools/list: the nine tools of the SPEC and the additive ones, with input and output schemas and honest annotations', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name), TOOLS);
+      // docs/mcp.md lists every tool and counts them right.
+      const mcpDoc = fs.readFileSync(new URL('../docs/mcp.md', import.meta.url), 'utf8');
+      for (const name of TOOLS) assert.match(mcpDoc, new RegExp(`^\\| \`${name}\` \\|`, 'm'), `docs/mcp.md lists ${name}`);
+      assert.match(mcpDoc, /all fifteen tools/);
+      assert.equal(TOOLS.length, 15);
       for (const t of tools) {
         assert.equal(t.inputSchema.type, 'object', t.name);
         assert.equal(t.outputSchema?.type, 'object', t.name);
@@ -209,6 +215,9 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
       assert.equal(renamed.graph.nodes[2].result.code, run.results[0].code, 'a save that leaves the result out keeps it');
       const stale = await toolError(client, 'save_workflow', { id: saved.id, name: 'lost', graph: GRAPH, version: 1 });
       assert.equal(stale.type, 'precondition_failed');
+      // In the tool's terms: its argument is `version`, not REST's If-Match header.
+      assert.equal(stale.message, 'The workflow has changed since version 1: it is now version 2. ' +
+        'Read it again with get_workflow and reapply your change (passing its version), or save without version to overwrite it.');
 
       // A refused save lists every problem with a pointer, in structuredContent and in the text.
       const bad = await client.callTool({ name: 'save_workflow', arguments: {
@@ -246,6 +255,26 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
       assert.equal((await toolError(client, 'list_workflows', { limit: 0 })).type, 'invalid_request');
       await assert.rejects(client.callTool({ name: 'delete_everything', arguments: {} }), (e: any) => e.code === -32602);
     });
+
+    test('bad arguments are worded as REST words them (`field: is required`), never a validator\'s own text', async () => {
+      for (const [name, args, message] of [
+        ['get_generation', {}, 'id: is required'],
+        ['get_generation', { id: 7 }, 'id: must be a string'],
+        ['list_workflows', { limit: 0 }, 'limit: must be at least 1'],
+        ['list_workflows', { limit: 1.5 }, 'limit: must be a whole number'],
+        ['transform_image', { op: 'trim' }, 'source: is required'],
+        ['generate_code', { prompt: 'x', targetLanguage: 'cobol' }, null],
+      ] as const) {
+        const err = await toolError(client, name, args);
+        assert.equal(err.type, 'invalid_request', `${name} ${JSON.stringify(args)}`);
+        if (message) assert.equal(err.message, `Invalid arguments for ${name}: ${message}`);
+        assert.doesNotMatch(err.message, /Invalid (key|type|length|value):|but received|must have required property|data\//, err.message);
+      }
+      // The same argument over REST: the same wording.
+      const rest = await api(srv.base, alice.key, '/images/transforms', { body: { op: 'trim' } });
+      assert.equal(rest.status, 400);
+      assert.equal(rest.body.error.message, 'source: is required');
+    });
   });
 }
 
@@ -274,7 +303,7 @@ describe('ownership: another account\'s ids answer exactly like missing ones', (
       assert.equal(foreign.type, 'not_found');
       assert.equal((await ok(bobClient, 'list_workflows')).data.length, 0);
       assert.deepEqual(strip(await toolError(bobClient, 'get_workflow', { id: wf })), strip(await toolError(bobClient, 'get_workflow', { id: ghost })));
-      assert.deepEqual(strip(await toolError(bobClient, 'save_workflow', { id: wf, name: 'mine now', graph: GRAPH })), { type: 'not_found', message: 'workflow not found' });
+      assert.deepEqual(strip(await toolError(bobClient, 'save_workflow', { id: wf, name: 'mine now', graph: GRAPH })), { type: 'not_found', message: 'Workflow not found.' });
       const [{ n }] = await srv.db.sql`select count(*)::int as n from kiln_private.workflow_runs where account_id = ${bob.id}`;
       assert.equal(n, 0);
     } finally {
@@ -438,6 +467,15 @@ describe('identities and tokens', () => {
     const params = extractWWWAuthenticateParams(res);
     assert.equal(params.resourceMetadataUrl?.href, `${srv.origin}/.well-known/oauth-protected-resource/mcp`);
     assert.equal(params.error, 'invalid_token');
+    assert.equal((await res.json()).error_description, 'API keys are not accepted here; use an OAuth token');
+    // Anything else that is no token of the issuer's is still told so.
+    const junk = await fetch(srv.mcpUrl, {
+      method: 'POST',
+      headers: { authorization: 'Bearer not.a.jwt', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    assert.equal(junk.status, 401);
+    assert.equal((await junk.json()).error_description, 'malformed or unverifiable token');
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
       const doc = await (await fetch(srv.origin + path)).json();
       assert.deepEqual([doc.resource, doc.authorization_servers], [srv.mcpUrl, [srv.iss.issuer]]);

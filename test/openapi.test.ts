@@ -1,6 +1,7 @@
 // GET /openapi.json: OpenAPI 3.1.0 from the valibot schemas, with no error and no warning under
 // spectral's `oas` ruleset and redocly's `recommended` one (the served document, as a client's
-// linter reads it); event streams whose events a generator types; an ETag to revalidate with.
+// linter reads it); event streams described by their items, which a generator types; an ETag to
+// revalidate with.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,7 +14,7 @@ import spectralCore from '@stoplight/spectral-core';
 import { oas } from '@stoplight/spectral-rulesets';
 import ts from 'typescript';
 import { renderClientSchema } from '../src/http/client-schema.ts';
-import { api, startServer, type TestServer } from './_setup.ts';
+import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 let srv: TestServer;
 let doc: any;
@@ -85,16 +86,15 @@ test('the linters do report: a document missing what the issue named fails both'
   assert.ok(r.some((f) => f.includes('operation-4xx-response')), r.join('\n'));
 });
 
-test('event streams: each names its events (contentSchema), and openapi-typescript types them', async () => {
+test('event streams: each is described by its items\' schema, and openapi-typescript types the responses with them', async () => {
   const streams: Record<string, string> = {};
   for (const [p, item] of Object.entries<any>(doc.paths)) {
     for (const op of Object.values<any>(item)) {
       const schema = op.responses?.['200']?.content?.['text/event-stream']?.schema;
       if (!schema) continue;
-      assert.equal(schema.type, 'string', `${p}: the wire is text`);
-      assert.equal(schema.contentMediaType, 'text/event-stream');
-      assert.equal(schema.contentSchema.type, 'array');
-      streams[`${op.operationId}`] = schema.contentSchema.items.$ref.replace('#/components/schemas/', '');
+      // The item's schema itself, nothing beside it: generators read it as the type of each event.
+      assert.deepEqual(Object.keys(schema), ['$ref'], `${p}: the stream's schema is its item's`);
+      streams[`${op.operationId}`] = schema.$ref.replace('#/components/schemas/', '');
     }
   }
   assert.deepEqual(streams, {
@@ -108,7 +108,8 @@ test('event streams: each names its events (contentSchema), and openapi-typescri
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-stream-types-'));
   fs.writeFileSync(path.join(dir, 'schema.ts'), await renderClientSchema(doc));
   const probe = (name: string, body: string) => {
-    fs.writeFileSync(path.join(dir, `${name}.ts`), `import type { components } from './schema.ts';\ntype S = components['schemas'];\n${body}\nexport {};\n`);
+    fs.writeFileSync(path.join(dir, `${name}.ts`), `import type { components, paths } from './schema.ts';\ntype S = components['schemas'];\n` +
+      `type Stream<P extends keyof paths> = paths[P] extends { get: { responses: { 200: { content: { 'text/event-stream': infer T } } } } } ? T : never;\n${body}\nexport {};\n`);
     const program = ts.createProgram([path.join(dir, `${name}.ts`)], {
       strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
       allowImportingTsExtensions: true, skipLibCheck: true, types: [],
@@ -124,13 +125,24 @@ test('event streams: each names its events (contentSchema), and openapi-typescri
         if (x.event === 'output') return x.data.outputNodeId;
         return x.data.status;
       }
-      void g; void e; void onRun;`);
+      // A stream's response is typed as its items: an item assigns to the component with no cast.
+      declare const gi: Stream<'/generations/{id}/events'>;
+      declare const ri: Stream<'/workflows/{id}/runs/{runId}/events'>;
+      declare const ei: Stream<'/events'>;
+      const g2: S['GenerationStreamItem'] = gi;
+      const r2: S['WorkflowRunStreamItem'] = ri;
+      const e2: S['EventStreamItem'] = ei;
+      const status: string = gi.data.status;
+      void g; void e; void onRun; void g2; void r2; void e2; void status;`);
     assert.deepEqual(right, []);
     for (const wrong of [
       `const g: S['GenerationStreamItem'] = { event: 'status', id: '3', data: 'a string' };`,
       `const g: S['GenerationStreamItem'] = { event: 'status', id: '4', data: { id: 'x', status: 'completed', result: null, error: null } };`,
       `const e: S['EventStreamItem'] = { event: 'no.such.type', id: '1-1', data: { type: 'webhook.test', timestamp: 't', data: null } };`,
       `function f(x: S['WorkflowRunStreamItem']) { if (x.event === 'progress') return x.data.outputNodeId; }`,
+      // The stream's item is no string, and each stream has its own items.
+      `declare const gi: Stream<'/generations/{id}/events'>; const s: string = gi;`,
+      `declare const ei: Stream<'/events'>; const g: S['GenerationStreamItem'] = ei;`,
     ]) {
       assert.notDeepEqual(probe('wrong', wrong), [], `a generated item type refuses: ${wrong}`);
     }
@@ -154,4 +166,93 @@ test('the document has a strong ETag: If-None-Match answers 304 without a body, 
   assert.equal(stale.status, 412);
   assert.equal(stale.body.error.type, 'precondition_failed');
   assert.equal(stale.headers.get('etag'), etag);
+});
+
+/** The document's operation and response for a request as the server answered it (path matched against the templates). */
+function documented(method: string, url: string, status: number) {
+  const path = new URL(url, 'http://x').pathname.replace(/^\/api\/v1/, '');
+  for (const [template, item] of Object.entries<any>(doc.paths)) {
+    const re = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+    if (!re.test(path) || !item[method.toLowerCase()]) continue;
+    const op = item[method.toLowerCase()];
+    return { op, response: op.responses[String(status)] };
+  }
+  return null;
+}
+
+// Sent by every HTTP server, or describing the body itself: not an API's to document.
+const TRANSPORT = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding', 'vary']);
+
+test('every header an answer carries is described on that response (Location, cache-control, www-authenticate), and 405\'s Allow in the document', async () => {
+  const a = await createAccount(srv.db.sql);
+  const admin = await createAccount(srv.db.sql, { email: `admin-${Date.now()}@ops.test` });
+  await srv.db.sql`select kiln.set_account_admin(${admin.id}, true)`;
+  const { key } = await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys'] });
+  const { key: adminKey } = await createKey(srv.db.sql, admin.id, { scopes: ['read', 'admin'] });
+  const graph = { nodes: [{ id: 'p1', kind: 'prompt', output: 'code', prompt: 'hi', model: 'local/coder' }, { id: 'o1', kind: 'output' }], edges: [{ from: 'p1', to: 'o1' }] };
+  const wf = await api(srv.base, key, '/workflows', { body: { name: 'headers', graph } });
+  assert.equal(wf.status, 201, JSON.stringify(wf.body));
+  const requests: Array<[string, string, unknown?, string?]> = [
+    ['GET', '/models'], ['GET', '/usage'], ['GET', '/usage/daily'], ['GET', '/generations'],
+    ['POST', '/generations', { type: 'code', model: 'local/coder', prompt: 'headers' }],
+    ['GET', '/workflows'], ['GET', `/workflows/${wf.body.id}`],
+    ['POST', `/workflows/${wf.body.id}/runs`], ['GET', `/workflows/${wf.body.id}/runs`],
+    ['GET', '/webhooks'], ['GET', '/keys'], ['GET', '/audit?limit=5'],
+    ['GET', '/admin/accounts?limit=2', undefined, adminKey], ['GET', '/admin/workspaces?limit=2', undefined, adminKey],
+    ['GET', '/models', undefined, 'kiln_live_not-a-key'], ['GET', '/usage', undefined, ''],
+    ['GET', `/generations/00000000-0000-0000-0000-000000000000`],
+  ];
+  const seen = new Set<string>();
+  for (const [method, p, body, as] of requests) {
+    const res = await api(srv.base, as === undefined ? key : as || null, p, { method, ...(body !== undefined ? { body } : {}) });
+    const d = documented(method, p, res.status);
+    assert.ok(d?.response, `${method} ${p} answered ${res.status}, which its operation does not list`);
+    const described = new Set(Object.keys(d.response.headers ?? {}).map((h) => h.toLowerCase()));
+    for (const [h] of res.headers) {
+      if (TRANSPORT.has(h)) continue;
+      assert.ok(described.has(h), `${method} ${p} ${res.status} sends ${h}, not described on that response`);
+      seen.add(`${res.status} ${h}`);
+    }
+  }
+  for (const must of ['202 location', '200 cache-control', '401 www-authenticate']) assert.ok(seen.has(must), `checked ${must}`);
+  // The 401's www-authenticate is a named header; a 405 (another method on a known path) is in the document's description.
+  assert.equal(doc.paths['/models'].get.responses['401'].headers['www-authenticate'].$ref, '#/components/headers/WwwAuthenticate');
+  const wrong = await api(srv.base, key, '/models', { method: 'DELETE' });
+  assert.equal(wrong.status, 405);
+  assert.equal(wrong.headers.get('allow'), 'GET, HEAD');
+  assert.match(doc.info.description, /405.*`Allow`/);
+});
+
+test('parameters and bodies as clients type them: integer limits, date ranges, 413/415 wherever a body is read, the optional rotate body, every event type of GET /events', async () => {
+  const param = (p: string, name: string) => doc.paths[p].get.parameters.find((x: any) => x.name === name).schema;
+  assert.deepEqual(param('/audit', 'limit'), { type: 'integer', minimum: 1, maximum: 100, description: param('/audit', 'limit').description });
+  for (const p of ['/admin/accounts', '/admin/workspaces']) {
+    assert.deepEqual(param(p, 'limit'), { type: 'integer', minimum: 1, maximum: 200, description: param(p, 'limit').description }, p);
+  }
+  for (const name of ['from', 'to']) assert.equal(param('/usage/daily', name).format, 'date', name);
+  for (const [p, item] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(item)) {
+      if (!op.requestBody) continue;
+      for (const status of ['413', '415']) assert.ok(op.responses[status], `${method.toUpperCase()} ${p} reads a body: it lists ${status}`);
+    }
+  }
+  assert.equal(doc.paths['/keys/{id}/rotate'].post.requestBody.required, false);
+  assert.equal(doc.paths['/generations'].post.requestBody.required, true);
+  const listed = [...doc.paths['/events'].get.description.matchAll(/`([a-z_]+\.[a-z_]+)`/g)].map((m) => m[1]);
+  assert.deepEqual(listed, doc.components.schemas.EventStreamItem.properties.event.enum);
+  assert.equal(listed.length, 8);
+
+  // What the document says is what the server does: no body rotates with the default grace, and a
+  // limit out of the documented range is refused.
+  const a = await createAccount(srv.db.sql);
+  const { key } = await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys'] });
+  const made = await api(srv.base, key, '/keys', { body: { name: 'rotate me', scopes: ['read'] } });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const res = await fetch(`${srv.base}/keys/${made.body.id}/rotate`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+  assert.equal(res.status, 201, await res.text());
+  assert.equal((await api(srv.base, key, '/audit?limit=101')).status, 400);
+  assert.equal((await api(srv.base, key, '/audit?limit=100')).status, 200);
+  const day = await api(srv.base, key, '/usage/daily?from=2026-02-30');
+  assert.equal(day.status, 400);
+  assert.equal(day.body.error.message, 'from: must be a date as YYYY-MM-DD');
 });

@@ -131,3 +131,64 @@ test('a redeliver while an attempt is in flight is still sent: the in-flight out
   });
   assert.equal(d.lastStatusCode, 200);
 });
+
+test('the webhook-id a receiver got finds its message in the delivery log and redelivers it, at every endpoint and on every retry', async () => {
+  const a = await account();
+  const other = await account();
+  const rcvA = await startReceiver();
+  const rcvB = await startReceiver();
+  rcvA.reply = (_d, i) => ({ status: i === 0 ? 500 : 200 }); // one retry at A
+  const eA = await endpoint(a.key, rcvA);
+  const eB = await endpoint(a.key, rcvB);
+  const gen = await api(srv.base, a.key, '/generations', { body: { type: 'code', model: 'local/coder', prompt: 'one event, two endpoints' } });
+  assert.equal(gen.status, 202, JSON.stringify(gen.body));
+
+  const [firstA, retryA] = await rcvA.wait(2, (d) => d.json?.type === 'generation.completed');
+  const [firstB] = await rcvB.wait(1, (d) => d.json?.type === 'generation.completed');
+  const seen = String(firstB!.headers['webhook-id']);
+  assert.match(seen, /^msg_\d+$/);
+  assert.equal(firstA!.headers['webhook-id'], seen, 'the same message id at every endpoint');
+  assert.equal(retryA!.headers['webhook-id'], seen, 'and on every retry');
+
+  // The receiver looks its webhook-id up in each endpoint's log: it is the delivery's `id`.
+  const logged = async (endpointId: string) => {
+    const page = await api(srv.base, a.key, `/webhooks/${endpointId}/deliveries`);
+    assert.equal(page.status, 200);
+    return (page.body.data as any[]).find((d) => d.id === seen);
+  };
+  const inA = await until('A\'s delivery to be recorded as delivered', async () => {
+    const d = await logged(eA.id);
+    return d?.status === 'delivered' && d;
+  });
+  assert.equal(inA.webhookId, seen, 'webhookId still names it');
+  assert.match(inA.deliveryId, /^[0-9a-f-]{36}$/);
+  assert.equal(inA.attempts, 2);
+  const inB = await logged(eB.id);
+  assert.ok(inB, 'B\'s log names the same message by the same id');
+  assert.notEqual(inB.deliveryId, inA.deliveryId, 'each endpoint has its own delivery of it');
+
+  // Redeliver by the webhook-id the receiver saw: the same message again, at that endpoint only.
+  const re = await api(srv.base, a.key, `/webhooks/${eA.id}/deliveries/${seen}/redeliver`, { method: 'POST' });
+  assert.equal(re.status, 202, JSON.stringify(re.body));
+  const [, , againA] = await rcvA.wait(3, (d) => d.json?.type === 'generation.completed');
+  assert.equal(againA!.headers['webhook-id'], seen);
+  assert.equal(againA!.body, firstA!.body);
+  verify(eA.secret, againA!);
+  // The delivery's uuid is still accepted.
+  assert.equal((await api(srv.base, a.key, `/webhooks/${eB.id}/deliveries/${inB.deliveryId}/redeliver`, { method: 'POST' })).status, 202);
+  const [, againB] = await rcvB.wait(2, (d) => d.json?.type === 'generation.completed');
+  assert.equal(againB!.headers['webhook-id'], seen);
+  assert.equal(rcvB.got.filter((d) => d.json?.type === 'generation.completed').length, 2, 'A\'s redeliver sent nothing to B');
+
+  // Unknown or another scope's: 404; not an id at all: 400 saying what is accepted.
+  for (const [key, ep, id] of [[a.key, eA.id, 'msg_9223372036854775807'], [other.key, eA.id, seen]] as const) {
+    const r = await api(srv.base, key, `/webhooks/${ep}/deliveries/${id}/redeliver`, { method: 'POST' });
+    assert.equal(r.status, 404, `${id}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.error.type, 'not_found');
+  }
+  for (const bad of ['msg_', 'msg_x1', 'msg_99999999999999999999', 'evt_1', '12']) {
+    const r = await api(srv.base, a.key, `/webhooks/${eA.id}/deliveries/${bad}/redeliver`, { method: 'POST' });
+    assert.equal(r.status, 400, bad);
+    assert.equal(r.body.error.message, 'deliveryId: must be a webhook-id (`msg_…`) or a delivery uuid');
+  }
+});

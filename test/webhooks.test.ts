@@ -130,8 +130,9 @@ test('completed, failed and canceled jobs are delivered, signed, with data = the
     assert.equal(d.status, 'delivered');
     assert.equal(d.attempts, 1);
     assert.equal(d.lastStatusCode, 200);
-    assert.ok(got.some((g) => g.headers['webhook-id'] === d.webhookId), 'the log names the webhook-id');
-    assert.notEqual(d.webhookId, d.id, 'a delivery\'s own id is apart from its message\'s');
+    assert.ok(got.some((g) => g.headers['webhook-id'] === d.id), 'the log\'s id is the webhook-id');
+    assert.equal(d.webhookId, d.id, 'webhookId repeats it');
+    assert.notEqual(d.deliveryId, d.id, 'the delivery\'s own uuid is apart from its message\'s id');
   }
 });
 
@@ -180,7 +181,7 @@ test('500 → 500 → 200: three attempts of one message (one webhook-id), then 
   assert.equal(d.attempts, 3);
   assert.equal(d.lastStatusCode, 200);
   assert.equal(d.lastError, null);
-  const attempts = await srv.db.sql`select status_code, error_class from kiln_private.webhook_attempts where delivery_id = ${d.id} order by at`;
+  const attempts = await srv.db.sql`select status_code, error_class from kiln_private.webhook_attempts where delivery_id = ${d.deliveryId} order by at`;
   assert.deepEqual(attempts.map((x) => [x.status_code, x.error_class]), [[500, 'status'], [500, 'status'], [200, null]]);
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(rcv.got.length, 3, 'nothing after the 2xx');

@@ -208,3 +208,21 @@ test('a graph without outputs completes at once; the three endpoints are in the 
   assert.deepEqual(doc.components.schemas.WorkflowRun.required.sort(), RUN_FIELDS);
   assert.deepEqual(doc.components.schemas.WorkflowRunResult.required.sort(), ['outputNodeId', 'promptNodeId', 'status', 'type']);
 });
+
+test('a missing or another account\'s workflow is the same 404 at GET, PUT, DELETE and a run', async () => {
+  const wf = await saveWorkflow(srv, accountId, example('product-teaser-video'));
+  const graph = example('product-teaser-video');
+  const answers = new Set<string>();
+  for (const [k, id] of [[key, crypto.randomUUID()], [other.key, wf]] as const) {
+    for (const [method, path, body] of [
+      ['GET', `/workflows/${id}`], ['DELETE', `/workflows/${id}`], ['PUT', `/workflows/${id}`, { name: 'x', graph }], ['POST', `/workflows/${id}/runs`],
+    ] as const) {
+      const res = await api(srv.base, k, path, { method, ...(body ? { body } : {}) });
+      assert.equal(res.status, 404, `${method} ${path}: ${JSON.stringify(res.body)}`);
+      answers.add(JSON.stringify(res.body));
+    }
+  }
+  assert.deepEqual([...answers], [JSON.stringify({ error: { type: 'not_found', message: 'Workflow not found.' } })]);
+  // The workflow itself is untouched.
+  assert.equal((await api(srv.base, key, `/workflows/${wf}`)).status, 200);
+});

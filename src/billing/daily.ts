@@ -18,8 +18,8 @@ const day = (d: string) => v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.
 const micros = (d: string) => v.pipe(v.number(), v.integer(), v.description(d));
 
 export const DailyUsageQuery = {
-  from: v.pipe(v.string(), v.description('First UTC day, `YYYY-MM-DD`. Default: the first day of the current period.')),
-  to: v.pipe(v.string(), v.description(`Last UTC day, \`YYYY-MM-DD\`, at most ${MAX_DAILY_RANGE_DAYS} days after \`from\` counting both. Default: the last day of the current period when \`from\` is not given either, else today.`)),
+  from: v.pipe(v.string(), v.isoDate('must be a date as YYYY-MM-DD'), v.description('First UTC day, `YYYY-MM-DD`. Default: the first day of the current period.')),
+  to: v.pipe(v.string(), v.isoDate('must be a date as YYYY-MM-DD'), v.description(`Last UTC day, \`YYYY-MM-DD\`, at most ${MAX_DAILY_RANGE_DAYS} days after \`from\` counting both. Default: the last day of the current period when \`from\` is not given either, else today.`)),
 };
 
 export const DailyUsageDay = v.object({

@@ -19,6 +19,7 @@ export type GenerationAccepted = Schemas['GenerationAccepted'];
 export type Generation = Schemas['GenerationStatus'];
 export type Model = Schemas['Model'];
 export type Usage = Schemas['Usage'];
+export type Me = Schemas['Me'];
 export type DailyUsage = Schemas['DailyUsage'];
 export type DailyUsageDay = Schemas['DailyUsageDay'];
 export type GenerationList = Schemas['GenerationList'];
@@ -53,14 +54,19 @@ export type Key = Schemas['Key'];
 export type KeyWithSecret = Schemas['KeyWithSecret'];
 export type CreateKeyRequest = NonNullable<operations['createKey']['requestBody']>['content']['application/json'];
 export type AuditEntry = Schemas['AuditEntry'];
-export type AuditQuery = NonNullable<operations['listAudit']['parameters']['query']>;
+/**
+ * A list query whose `limit` the document types as an integer; the client still takes the numeric
+ * string it was typed with before (`'25'`): both are sent as the same query string.
+ */
+type WithLimit<Q> = Omit<Q, 'limit'> & { limit?: number | `${number}` };
+export type AuditQuery = WithLimit<NonNullable<operations['listAudit']['parameters']['query']>>;
 export type AdminAccount = Schemas['AdminAccount'];
 export type AdminAccountDetail = Schemas['AdminAccountDetail'];
 export type AdminWorkspace = Schemas['AdminWorkspace'];
 export type AdminWorkspaceDetail = Schemas['AdminWorkspaceDetail'];
 export type AdminModel = Schemas['AdminModel'];
 export type AdminHealth = Schemas['AdminHealth'];
-export type AdminPageQuery = NonNullable<operations['adminListAccounts']['parameters']['query']>;
+export type AdminPageQuery = WithLimit<NonNullable<operations['adminListAccounts']['parameters']['query']>>;
 export type AdminUpdateAccountRequest = NonNullable<operations['adminUpdateAccount']['requestBody']>['content']['application/json'];
 
 export interface KilnClientOptions {
@@ -352,14 +358,14 @@ export function createKilnClient(options: KilnClientOptions) {
 
   const audit = {
     /** One page of the scope's audit log, newest first; pass `nextCursor` as `cursor` for the next. */
-    list: (query: AuditQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/audit', { params: { query }, signal: opts.signal })),
+    list: (query: AuditQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/audit', { params: { query: query as { limit?: number } }, signal: opts.signal })),
   };
 
   /** The operator's view (admins only: anyone else gets KilnError 403 `insufficient_scope`). */
   const admin = {
     accounts: {
       /** A page of accounts, most spent this period first; `q` searches emails; pass `nextCursor` as `cursor`. */
-      list: (query: AdminPageQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/admin/accounts', { params: { query }, signal: opts.signal })),
+      list: (query: AdminPageQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/admin/accounts', { params: { query: query as { limit?: number } }, signal: opts.signal })),
       get: (id: string, opts: CallOptions = {}) => unwrap(raw.GET('/admin/accounts/{id}', { params: { path: { id } }, signal: opts.signal })),
       /** Tier and/or budget (`budgetMicros: null` = unlimited). */
       update: (id: string, body: AdminUpdateAccountRequest, opts: CallOptions = {}) =>
@@ -368,7 +374,7 @@ export function createKilnClient(options: KilnClientOptions) {
         unwrap(raw.POST('/admin/accounts/{id}/revoke-keys', { params: { path: { id } }, signal: opts.signal })),
     },
     workspaces: {
-      list: (query: AdminPageQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/admin/workspaces', { params: { query }, signal: opts.signal })),
+      list: (query: AdminPageQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/admin/workspaces', { params: { query: query as { limit?: number } }, signal: opts.signal })),
       get: (id: string, opts: CallOptions = {}) => unwrap(raw.GET('/admin/workspaces/{id}', { params: { path: { id } }, signal: opts.signal })),
     },
     models: {
@@ -407,6 +413,8 @@ export function createKilnClient(options: KilnClientOptions) {
     audit,
     admin,
     events,
+    /** GET /me: the account, scopes, workspace and admin flag of this client's key or session. */
+    me: (opts: CallOptions = {}) => unwrap(raw.GET('/me', { signal: opts.signal })),
     usage: {
       get: (opts: CallOptions = {}) => unwrap(raw.GET('/usage', { signal: opts.signal })),
       /** GET /usage/daily: per UTC day and model (default: the current period). */

@@ -423,7 +423,7 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries
-         * @description Newest first. Each delivery is one event's message to this endpoint (`webhookId` is its `webhook-id` header; `id` names the delivery for redeliver) with its status, attempts and the last attempt's status code and error class. Response bodies of the receiver are never stored or shown. The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.
+         * @description Newest first. Each delivery is one event's message to this endpoint (`id` is its `webhook-id` header, what the receiver got and what redeliver takes; `webhookId` repeats it; `deliveryId` is the delivery's own uuid) with its status, attempts and the last attempt's status code and error class. Response bodies of the receiver are never stored or shown. The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -445,7 +445,7 @@ export interface paths {
         put?: never;
         /**
          * Redeliver a message
-         * @description Sends the delivery's message again — the same `webhook-id` and the same body (signed with the current secret, with a new `webhook-timestamp`) — as a new round on the retry schedule, whatever its status. No request body.
+         * @description Sends the delivery's message again — the same `webhook-id` and the same body (signed with the current secret, with a new `webhook-timestamp`) — as a new round on the retry schedule, whatever its status. `deliveryId` is the message's `webhook-id` as the receiver got it (`msg_…`, the delivery's `id` in the log), or the delivery's uuid (`deliveryId` in the log). 404 when this endpoint has no such delivery or belongs to another scope. No request body.
          */
         post: operations["redeliverWebhook"];
         delete?: never;
@@ -503,7 +503,7 @@ export interface paths {
         };
         /**
          * Stream every event of the key's scope
-         * @description Server-sent events (`text/event-stream`) of the key's billing scope (the workspace of a workspace-bound key, else the account): `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold` and `webhook.test`, each with `event` = its type, `data` = the message a webhook receives (`{ "type", "timestamp", "data" }`, the same bytes) and an `id`. Without `Last-Event-ID` the stream starts now; with one, it resumes after that event with no gap and no repeat, over the last 24 h. Events are sent in commit order, once the transactions that wrote them have ended. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`.
+         * @description Server-sent events (`text/event-stream`) of the key's billing scope (the workspace of a workspace-bound key, else the account): `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold`, `webhook.test`, `workflow.saved`, `workflow.deleted` (every type a webhook can receive), each with `event` = its type, `data` = the message a webhook receives (`{ "type", "timestamp", "data" }`, the same bytes) and an `id`. Without `Last-Event-ID` the stream starts now; with one, it resumes after that event with no gap and no repeat, over the last 24 h. Events are sent in commit order, once the transactions that wrote them have ended. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -549,7 +549,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate an API key
-         * @description Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` (0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. Any older secret (still in the grace of an earlier rotation) ends at once: at most two secrets work, the new one and the one it replaced. 403 `forbidden` when the key has a scope the caller lacks (nothing changes); 404 when the key is not the caller's scope's; 409 when it is revoked or expired.
+         * @description Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` (0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. The body is optional: none, or `{}`, means the default grace. Any older secret (still in the grace of an earlier rotation) ends at once: at most two secrets work, the new one and the one it replaced. 403 `forbidden` when the key has a scope the caller lacks (nothing changes); 404 when the key is not the caller's scope's; 409 when it is revoked or expired.
          */
         post: operations["rotateKey"];
         delete?: never;
@@ -594,6 +594,26 @@ export interface paths {
          * @description Who changed what in the caller's billing scope: keys created, rotated, revoked and expired; webhooks; workflows saved and deleted; sign-ins; tier, budget and membership changes. Newest first, in pages (`cursor` = the previous page's `nextCursor`). Needs the `keys` scope.
          */
         get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who am I
+         * @description The account behind the request's credential — an API key, or the console session's cookie — with its email, the scopes the credential carries now, the workspace it acts in and bills (null = personal), and whether the user is an admin. Needs the `read` scope (`write` implies it): a key made with only `keys` or `admin` gets 403. A missing, unknown, revoked or expired credential gets the same 401 as on every route.
+         */
+        get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1362,10 +1382,15 @@ export interface components {
             secret: string;
         };
         WebhookDelivery: {
-            /** @description The delivery: one event's message to this endpoint (what redeliver takes). */
+            /** @description The message's `webhook-id` header (`msg_<event id>`): the event's, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`'s forwards. What redeliver takes. */
             id: string;
-            /** @description The message's `webhook-id` header: the event's, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`'s forwards. */
+            /** @description The same as `id`: the message's `webhook-id` header. */
             webhookId: string;
+            /**
+             * Format: uuid
+             * @description The delivery's own id (one event's message to this endpoint); redeliver takes it too.
+             */
+            deliveryId: string;
             /** @enum {string} */
             event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted";
             /** @enum {string} */
@@ -1495,6 +1520,26 @@ export interface components {
             data: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` for the next (older) page; null on the last. */
             nextCursor: string | null;
+        };
+        /** @description The caller, as `GET /me` answers it. */
+        Me: {
+            /**
+             * Format: uuid
+             * @description The account (user) the credential belongs to.
+             */
+            accountId: string;
+            email: string;
+            /**
+             * @description What authenticated the request: an API key, or a console session's cookie.
+             * @enum {string}
+             */
+            credential: "key" | "session";
+            /** @description The scopes of that key or session, as they apply now: `admin` counts only while the user is an admin. */
+            scopes: ("read" | "write" | "keys" | "admin")[];
+            /** @description The Team workspace the credential acts in and bills (a workspace-bound key, or the session's workspace); null = the personal budget. */
+            workspaceId: string | null;
+            /** @description The user is an admin (set by an operator, or by the SSO admin group at the last sign-in). The admin routes also need the `admin` scope. */
+            admin: boolean;
         };
         Session: {
             user: {
@@ -1706,6 +1751,8 @@ export interface components {
         RequestId: string;
         /** @description Whole seconds to wait before retrying. */
         RetryAfter: number;
+        /** @description `Bearer`: the request needs a valid API key in `Authorization: Bearer …`. */
+        WwwAuthenticate: string;
     };
     pathItems: never;
 }
@@ -1736,6 +1783,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1799,6 +1847,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1809,6 +1859,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1887,6 +1938,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1969,6 +2021,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2033,6 +2086,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The generation's URL. */
                     location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     /** @description When `Prefer: wait=N` was honoured: `wait=N`. */
                     "preference-applied"?: string;
                     /** @description `true` when the job was accepted earlier with this Idempotency-Key and body. */
@@ -2049,6 +2104,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The generation's URL. */
                     location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     /** @description When `Prefer: wait=N` was honoured: `wait=N`. */
                     "preference-applied"?: string;
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
@@ -2073,6 +2130,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2091,6 +2149,26 @@ export interface operations {
             };
             /** @description The key lacks the scope this endpoint needs. */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json` (`invalid_request`). */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2185,6 +2263,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2256,7 +2335,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["GenerationStreamItem"];
                 };
             };
             /** @description Invalid request. */
@@ -2273,6 +2352,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2360,6 +2440,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2457,6 +2538,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2475,6 +2557,26 @@ export interface operations {
             };
             /** @description Not found, or not owned by the caller. */
             404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json` (`invalid_request`). */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -2533,6 +2635,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2553,6 +2657,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2625,6 +2730,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The workflow's URL. */
                     location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     /** @description The version, quoted (`"1"`): send it as `If-Match` to replace or delete only this version. */
                     etag?: string;
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
@@ -2649,6 +2756,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2665,7 +2773,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2675,7 +2783,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2736,6 +2844,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The version, quoted (`"3"`). */
                     etag?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2756,6 +2866,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2830,6 +2941,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description The new version, quoted. */
                     etag?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,6 +2963,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2886,7 +3000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2896,7 +3010,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2966,6 +3080,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3066,6 +3181,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3134,6 +3250,10 @@ export interface operations {
             202: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description The run's URL (`GET /workflows/{id}/runs/{runId}`). */
+                    location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
                     "idempotent-replayed"?: string;
                     [name: string]: unknown;
@@ -3156,6 +3276,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3269,6 +3390,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3341,7 +3463,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["WorkflowRunStreamItem"];
                 };
             };
             /** @description Invalid request. */
@@ -3358,6 +3480,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3446,6 +3569,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3534,6 +3658,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,6 +3735,10 @@ export interface operations {
             202: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description The new run's URL (`GET /workflows/{id}/runs/{runId}`). */
+                    location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3630,6 +3759,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3723,6 +3853,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3733,6 +3865,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3796,6 +3929,8 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3816,6 +3951,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3832,7 +3968,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3842,7 +3978,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3891,6 +4027,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3911,6 +4049,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3994,6 +4133,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4070,6 +4210,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4090,6 +4232,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4116,7 +4259,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4126,7 +4269,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4175,6 +4318,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4195,6 +4340,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4263,6 +4409,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4283,6 +4431,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4372,6 +4521,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4472,6 +4622,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4498,7 +4649,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4508,7 +4659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4580,6 +4731,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4659,13 +4811,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["EventStreamItem"];
                 };
             };
             /** @description Missing, malformed, revoked or unknown API key. */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4719,6 +4872,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4729,6 +4884,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4794,6 +4950,8 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4814,6 +4972,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4830,7 +4989,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4840,7 +4999,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4883,7 +5042,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description How long the previous secret keeps working (0 to 7 days; default 86400, a day). Then it gets the same 401 as an unknown key. Any older secret still in the grace of an earlier rotation ends at once. */
@@ -4896,6 +5055,8 @@ export interface operations {
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4916,6 +5077,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4952,7 +5114,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4962,7 +5124,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5031,6 +5193,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5096,6 +5259,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5116,6 +5281,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5169,7 +5335,7 @@ export interface operations {
     listAudit: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
                 action?: string;
             };
@@ -5183,6 +5349,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5203,6 +5371,73 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5256,6 +5491,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5266,6 +5503,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5323,6 +5561,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5343,6 +5583,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5369,7 +5610,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5379,7 +5620,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5416,7 +5657,7 @@ export interface operations {
     adminListAccounts: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
                 q?: string;
             };
@@ -5430,6 +5671,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5450,6 +5693,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5505,6 +5749,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5525,6 +5771,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5601,6 +5848,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5621,6 +5870,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5647,7 +5897,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5657,7 +5907,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5706,6 +5956,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5726,6 +5978,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5779,7 +6032,7 @@ export interface operations {
     adminListWorkspaces: {
         parameters: {
             query?: {
-                limit?: string;
+                limit?: number;
                 cursor?: string;
                 q?: string;
             };
@@ -5793,6 +6046,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5813,6 +6068,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5868,6 +6124,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5888,6 +6146,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5951,6 +6210,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5961,6 +6222,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6023,6 +6285,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6043,6 +6307,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6069,7 +6334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6079,7 +6344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Error. */
+            /** @description The request body is not `application/json` (`invalid_request`). */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6126,6 +6391,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6136,6 +6403,7 @@ export interface operations {
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
                     [name: string]: unknown;
                 };
                 content: {

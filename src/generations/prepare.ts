@@ -46,11 +46,8 @@ async function checkImageInput(input: { url: string; mediaType?: string }, i: nu
   }
 }
 
-/** "field: problem" for the first issue; missing fields say so plainly. */
+/** "field: problem" for the first issue (missing fields say "is required": schemas.ts). */
 export function validationMessage(issues: readonly v.BaseIssue<unknown>[]): string {
-  const issue = issues[0]!;
-  const path = v.getDotPath(issue);
-  if (path && issue.kind === 'schema' && issue.input === undefined && issue.type === 'object') return `${path}: is required`;
   return issueMessage(issues);
 }
 

@@ -1,6 +1,6 @@
 // Builds the OpenAPI 3.1 document from the route definitions and their valibot schemas. An event
-// stream's schema names its events with JSON Schema's content keywords (docs/api.md, "Event
-// streams in the OpenAPI document").
+// stream's schema is the schema of its items, one event each (docs/api.md, "Event streams in the
+// OpenAPI document").
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
@@ -15,6 +15,8 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Not found, or not owned by the caller.',
   409: 'Conflict: the resource is not in a state that allows this (`conflict`), e.g. the job already ended.',
   412: 'Precondition failed: `If-Match` names another version (`precondition_failed`).',
+  413: 'The request body is larger than the server accepts (`invalid_request`).',
+  415: 'The request body is not `application/json` (`invalid_request`).',
   422: 'The `Idempotency-Key` was already used with a different request (`idempotency_conflict`).',
   429: 'Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`).',
   500: 'Unexpected error.',
@@ -30,6 +32,7 @@ const TAGS: Record<string, string> = {
   Workflows: 'Saved workflows — create, read, replace (optimistic, with `If-Match`), delete — and their server-side runs: start, poll, stream, cancel, retry, and the run\'s graph.',
   Webhooks: 'Endpoints that receive the scope\'s events, signed the Standard Webhooks way, and their delivery log.',
   Keys: 'API keys a billing scope manages itself (create, rotate with a grace period, revoke, cap with a budget), and its audit log. Needs the `keys` scope.',
+  Account: 'Who the request\'s credential is (`GET /me`): its account, scopes, workspace and admin flag, for an API key and a console session alike.',
   Session: 'The console session of a browser signed in with SSO (`/auth/login`): who it is, and the workspace it acts in. API keys have none.',
   admin: 'The operator\'s view, for admins only (an admin\'s console session, or an admin\'s key with the `admin` scope; anyone else gets 403): accounts by spend this period, an account\'s tier, budget and keys, workspaces and members, the whole catalog with upstream cost, and the service\'s health. Every change is in the audit log under the admin\'s name.',
   Events: 'Every event of the key\'s billing scope as one resumable server-sent event stream.',
@@ -76,9 +79,9 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
       const schema = convert(s);
       parameters.push({ name, in: 'header', required: false, ...(schema.description ? { description: schema.description } : {}), schema });
     }
-    // A stream is text on the wire; decoded, a sequence of events, each a named component.
-    const bodySchema = (ok: Success) =>
-      ok.items ? { ...convert(ok.schema!), contentMediaType: ok.type, contentSchema: { type: 'array', items: convert(ok.items) } } : convert(ok.schema!);
+    // A stream is described by its items, as generators read a `text/event-stream` schema: one
+    // event, a named component.
+    const bodySchema = (ok: Success) => convert(ok.items ?? ok.schema!);
     const responses: Record<string, any> = {};
     for (const ok of [r.success, ...(r.also ?? [])]) {
       responses[ok.status] = {
@@ -96,6 +99,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
         headers: {
           'x-request-id': { $ref: '#/components/headers/RequestId' },
           ...(status === 429 || status === 503 ? { 'retry-after': { $ref: '#/components/headers/RetryAfter' } } : {}),
+          ...(status === 401 ? { 'www-authenticate': { $ref: '#/components/headers/WwwAuthenticate' } } : {}),
         },
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
@@ -106,7 +110,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
       ...(r.description ? { description: r.description } : {}),
       tags: [r.tag],
       ...(parameters.length ? { parameters } : {}),
-      ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: convert(r.body) } } } } : {}),
+      ...(r.body ? { requestBody: { required: !r.bodyOptional, content: { 'application/json': { schema: convert(r.body) } } } } : {}),
       responses,
       security: r.scope ? [{ apiKey: [] }] : [],
       ...(r.scope ? { 'x-kiln-scope': r.scope } : {}),
@@ -129,7 +133,8 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
     info: {
       title: 'Kiln API',
       version: '1.0.0',
-      description: 'Asynchronous image and code generation, synchronous image transforms, the model catalog and usage, and server-side workflow runs. Money is in integer microdollars (1,000,000 = 1 US dollar).',
+      description: 'Asynchronous image and code generation, synchronous image transforms, the model catalog and usage, and server-side workflow runs. Money is in integer microdollars (1,000,000 = 1 US dollar). ' +
+        'Another method on a known path answers 405 (`invalid_request`) with an `Allow` header naming the methods it takes (`GET, HEAD` for a read).',
       contact: contactOf(serverUrl),
       license: { name: 'MIT', identifier: 'MIT' },
     },
@@ -144,6 +149,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
       headers: {
         RequestId: { description: 'Identifies the request in logs.', schema: { type: 'string' } },
         RetryAfter: { description: 'Whole seconds to wait before retrying.', schema: { type: 'integer' } },
+        WwwAuthenticate: { description: '`Bearer`: the request needs a valid API key in `Authorization: Bearer …`.', schema: { type: 'string' } },
       },
       schemas,
     },

@@ -32,6 +32,8 @@ interface RouteBase {
   /** Request headers the route reads (`Prefer`, `Last-Event-ID`), documented as header parameters. */
   headers?: Record<string, Schema>;
   body?: Schema;
+  /** The body may be left out (`requestBody.required: false`); by default a route with a body requires it. */
+  bodyOptional?: boolean;
   success: Success;
   /** Other success responses (e.g. 200 when a `Prefer: wait` POST settles in time). */
   also?: Success[];
@@ -46,8 +48,8 @@ export interface Success {
   type?: string;
   /**
    * For a stream (`text/event-stream`): one event, its `data` parsed as JSON — a registered
-   * component. The document gives the body schema `contentMediaType` and a `contentSchema` that
-   * is an array of these (docs/api.md, "Event streams in the OpenAPI document").
+   * component. The document gives it as the media type's schema, the convention generators read
+   * (docs/api.md, "Event streams in the OpenAPI document").
    */
   items?: Schema;
   headers?: Record<string, string>;

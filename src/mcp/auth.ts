@@ -2,6 +2,7 @@
 // JWKS (OIDC discovery once), plus the RFC 6750 challenge and RFC 9728 protected-resource metadata helpers.
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import type { JWTHeaderParameters, JWTPayload, FlattenedJWSInput } from 'jose';
+import { KEY_PREFIX } from '../auth/keys.ts';
 
 export interface Identity {
   iss: string;
@@ -173,6 +174,8 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
     if (!header) throw new AuthError('missing_token', 'authorization required');
     const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
     if (!m) throw new AuthError('invalid_request', 'malformed Authorization header (expected Bearer token)');
+    // A Kiln API key is for /api/v1: say so rather than that it is no JWT (docs/mcp.md).
+    if (m[1]!.startsWith(KEY_PREFIX)) throw new AuthError('invalid_token', 'API keys are not accepted here; use an OAuth token');
     return (await verify(m[1]!)).identity;
   }
 

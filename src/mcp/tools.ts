@@ -40,6 +40,11 @@ export interface ToolDef {
    */
   parse?(args: unknown): unknown;
   /**
+   * Checks the arguments before the JSON Schema check, in the API's wording (REST's `field: message`);
+   * undefined when they pass. defineTool sets it from the tool's valibot schema.
+   */
+  checkArgs?(args: unknown): string | undefined;
+  /**
    * The handler checks the arguments itself (skipping the JSON Schema check), because it reports
    * every problem with a pointer (`details`) where the schema check would stop at a summary.
    */
@@ -206,7 +211,7 @@ async function callTool(tool: CompiledTool, args: unknown, principal: Principal,
   // Before any SQL, as for REST bodies (the SDK parses the JSON-RPC body itself).
   const unstorable = unstorableValue(args, { root: 'arguments' });
   if (unstorable) return toolError('invalid_request', `Invalid arguments for ${tool.def.name}: ${unstorable}`);
-  const problem = tool.def.checksArguments ? undefined : await tool.validateInput(args);
+  const problem = tool.def.checksArguments ? undefined : (tool.def.checkArgs?.(args) ?? await tool.validateInput(args));
   if (problem) return toolError('invalid_request', `Invalid arguments for ${tool.def.name}: ${problem}`);
   if (tool.def.parse) {
     try {

@@ -64,8 +64,9 @@ export const WebhookSecret = v.object({
 });
 
 export const WebhookDelivery = v.object({
-  id: v.pipe(v.string(), v.description('The delivery: one event\'s message to this endpoint (what redeliver takes).')),
-  webhookId: v.pipe(v.string(), v.description('The message\'s `webhook-id` header: the event\'s, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`\'s forwards.')),
+  id: v.pipe(v.string(), v.description('The message\'s `webhook-id` header (`msg_<event id>`): the event\'s, the same at every endpoint, on every attempt and redelivery, and in `kiln listen`\'s forwards. What redeliver takes.')),
+  webhookId: v.pipe(v.string(), v.description('The same as `id`: the message\'s `webhook-id` header.')),
+  deliveryId: v.pipe(Uuid, v.description('The delivery\'s own id (one event\'s message to this endpoint); redeliver takes it too.')),
   event: EventTypeSchema,
   status: v.picklist(['pending', 'delivered', 'failed']),
   attempts: v.pipe(v.number(), v.integer()),

@@ -14,6 +14,7 @@ import { listWebhookEndpoints } from '../db/sql/list_webhook_endpoints.ts';
 import { recoverWebhookDeliveries } from '../db/sql/recover_webhook_deliveries.ts';
 import { redeliverWebhook } from '../db/sql/redeliver_webhook.ts';
 import { requireWebhookRights } from '../db/sql/require_webhook_rights.ts';
+import { redeliverWebhookMessage } from '../db/sql/redeliver_webhook_message.ts';
 import { rotateWebhookSecret } from '../db/sql/rotate_webhook_secret.ts';
 import { sendWebhookTest } from '../db/sql/send_webhook_test.ts';
 import { updateWebhookEndpoint, type WebhookPatch } from '../db/sql/update_webhook_endpoint.ts';
@@ -132,15 +133,20 @@ export async function listDeliveries(ctx: Context, caller: Caller, id: string, p
   const nextCursor = row.d.length > page.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString('base64url') : null;
   // createdAt carries microseconds for the cursor; the API shows milliseconds like every other timestamp.
   return {
+    // `id` is the message's webhook-id, as the receiver got it (docs/webhooks.md); `webhookId` says
+    // the same, and `deliveryId` is the delivery row's own uuid.
     data: data.map(({ id, eventId, ...d }: WebhookDeliveryJson) => ({
-      id, webhookId: webhookId(eventId), ...d, createdAt: d.createdAt.replace(/(\.\d{3})\d{3}Z$/, '$1Z'),
+      id: webhookId(eventId), webhookId: webhookId(eventId), deliveryId: id, ...d, createdAt: d.createdAt.replace(/(\.\d{3})\d{3}Z$/, '$1Z'),
     })),
     nextCursor,
   };
 }
 
-export async function redeliver(ctx: Context, caller: Caller, id: string, deliveryId: string) {
-  const [row] = await redeliverWebhook(ctx.sql, scopeOf(caller), id, deliveryId);
+/** Sends a delivery's message again, named by its webhook-id's event id or by the delivery's uuid. */
+export async function redeliver(ctx: Context, caller: Caller, id: string, delivery: { eventId: string } | { deliveryId: string }) {
+  const [row] = 'eventId' in delivery
+    ? await redeliverWebhookMessage(ctx.sql, scopeOf(caller), id, delivery.eventId)
+    : await redeliverWebhook(ctx.sql, scopeOf(caller), id, delivery.deliveryId);
   if (!row?.ok) throw errors.notFound('Webhook delivery');
 }
 

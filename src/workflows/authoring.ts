@@ -66,7 +66,10 @@ async function withDbErrors<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    throw fromDatabaseError(e) ?? e;
+    const api = fromDatabaseError(e);
+    // A missing workflow is worded as GET /workflows/{id} words it, whichever method asked.
+    if (api?.type === 'not_found' && api.message === 'workflow not found') throw errors.notFound('Workflow');
+    throw api ?? e;
   }
 }
 

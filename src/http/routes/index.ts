@@ -39,6 +39,7 @@ import rotateKey from './keys/rotate.ts';
 import revokeKey from './keys/delete.ts';
 import getKey from './keys/get.ts';
 import listAudit from './audit/list.ts';
+import getMe from './me/get.ts';
 import getSession from './session/get.ts';
 import switchSessionWorkspace from './session/workspace.ts';
 import adminListAccounts from './admin/list-accounts.ts';
@@ -57,7 +58,7 @@ export const apiRoutes: RouteDef[] = [
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
   listKeys, createKey, rotateKey, revokeKey, getKey, listAudit,
-  getSession, switchSessionWorkspace,
+  getMe, getSession, switchSessionWorkspace,
   adminListAccounts, adminGetAccount, adminUpdateAccount, adminRevokeAccountKeys, adminListWorkspaces, adminGetWorkspace,
   adminListModels, adminUpdateModel, adminHealth,
 ];

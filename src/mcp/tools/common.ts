@@ -4,6 +4,7 @@
 // Kiln SQLSTATEs) to SPEC-typed tool errors.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
+import { issueMessage } from '../../schemas.ts';
 import { authorizeMcp, type Bucket, type Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
 import { underSpan } from '../../telemetry/scope.ts';
@@ -104,6 +105,11 @@ export function defineTool<A>(
     ...rest,
     inputSchema: jsonSchema(input),
     outputSchema: jsonSchema(output),
+    // The same wording as REST's bodies (schemas.ts): `name: is required`, not a validator's own.
+    checkArgs: (args) => {
+      const r = v.safeParse(input, args);
+      return r.success ? undefined : issueMessage(r.issues);
+    },
     handler: (t, args) => guard(async () => {
       const caller = callerOf(t);
       const call = underSpan(ctx, t.span, t.requestId);

@@ -10,7 +10,7 @@ import { waitForRun } from '../../live/runs.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
 import { idempotencyOf } from '../../idempotency.ts';
 import { cancelRun, getRun, listWorkflows, readRun, renderRun, runIds, startRunOnce } from '../../workflows/service.ts';
-import { errors } from '../../errors.ts';
+import { ApiError, errors, fromDatabaseError } from '../../errors.ts';
 import { createWorkflowFor, getWorkflowFor, replaceWorkflowFor } from '../../workflows/authoring.ts';
 import { SavedGraph } from '../../workflows/graph.ts';
 import { ListLimit, ListOffset, RunAccepted, SaveWorkflowRequest, Workflow, WorkflowList, WorkflowRun, type WorkflowBody, type WorkflowRunBody } from '../../workflows/schemas.ts';
@@ -99,10 +99,25 @@ export function saveWorkflowTool(ctx: Context): ToolDef {
         const again = saved.replayed ? ' (already created with this idempotencyKey: nothing new was saved)' : '';
         return { structuredContent: saved.body, text: `Created ${workflowText(saved.body)}${again}. Run it with run_workflow { workflowId: "${saved.body.id}" }.` };
       }
-      const saved = await replaceWorkflowFor(ctx, caller, id, body, version === undefined ? null : [version]);
+      const saved = await replaceWorkflowFor(ctx, caller, id, body, version === undefined ? null : [version]).catch((e: unknown) => {
+        throw staleVersion(e, version) ?? e;
+      });
       return { structuredContent: saved, text: `Saved ${workflowText(saved)}. Run it with run_workflow { workflowId: "${saved.id}" }.` };
     },
   });
+}
+
+/**
+ * A save whose `version` is no longer the stored one, told in this tool's terms: its argument is
+ * `version` (REST's is the If-Match header, which the database's message names).
+ */
+function staleVersion(e: unknown, version: number | undefined): ApiError | null {
+  const api = e instanceof ApiError ? e : fromDatabaseError(e);
+  if (api?.type !== 'precondition_failed') return null;
+  const now = /now version (\d+)/.exec(api.message)?.[1];
+  return new ApiError('precondition_failed',
+    `The workflow has changed since version ${version}${now ? `: it is now version ${now}` : ''}. ` +
+    'Read it again with get_workflow and reapply your change (passing its version), or save without version to overwrite it.');
 }
 
 function workflowText(w: WorkflowBody): string {

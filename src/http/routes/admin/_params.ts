@@ -34,7 +34,7 @@ export function modelId(event: H3Event): string {
 }
 
 export const pageQuery = {
-  limit: v.pipe(v.string(), v.description('Entries per page, 1 to 200 (default 50).')),
+  limit: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(200), v.description('Entries per page, 1 to 200 (default 50).')),
   cursor: v.pipe(v.string(), v.description('`nextCursor` of the previous page.')),
 };
 

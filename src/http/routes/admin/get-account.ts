@@ -16,7 +16,7 @@ export default defineRoute<string>({
   scope: 'admin',
   bucket: 'read',
   params: { id: AccountIdParam },
-  success: { status: 200, description: 'The account.', schema: AdminAccountDetail },
+  success: { status: 200, description: 'The account.', schema: AdminAccountDetail, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => accountId(event),
   async handler(ctx, event, { payload }) {

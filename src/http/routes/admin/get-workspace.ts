@@ -16,7 +16,7 @@ export default defineRoute<string>({
   scope: 'admin',
   bucket: 'read',
   params: { id: WorkspaceIdParam },
-  success: { status: 200, description: 'The workspace.', schema: AdminWorkspaceDetail },
+  success: { status: 200, description: 'The workspace.', schema: AdminWorkspaceDetail, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => workspaceId(event),
   async handler(ctx, event, { payload }) {

@@ -14,7 +14,7 @@ export default defineRoute({
   tag: 'admin',
   scope: 'admin',
   bucket: 'read',
-  success: { status: 200, description: 'The health figures, read now.', schema: AdminHealth },
+  success: { status: 200, description: 'The health figures, read now.', schema: AdminHealth, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [401, 403, 429, 503],
   async handler(ctx, event) {
     return sendJson(event, await health(ctx), { headers: { 'cache-control': 'no-store' } });

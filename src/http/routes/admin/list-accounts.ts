@@ -19,7 +19,7 @@ export default defineRoute<PageQuery>({
   scope: 'admin',
   bucket: 'read',
   query: { ...pageQuery, q: v.pipe(v.string(), v.description('Part of the email, 3 to 100 characters.')) },
-  success: { status: 200, description: 'A page of accounts.', schema: AdminAccountPage },
+  success: { status: 200, description: 'A page of accounts.', schema: AdminAccountPage, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 429, 503],
   prepare: (_ctx, event) => readPageQuery(event),
   async handler(ctx, event, { payload }) {

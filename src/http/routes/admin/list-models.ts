@@ -14,7 +14,7 @@ export default defineRoute({
   tag: 'admin',
   scope: 'admin',
   bucket: 'read',
-  success: { status: 200, description: 'The catalog.', schema: AdminModelList },
+  success: { status: 200, description: 'The catalog.', schema: AdminModelList, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [401, 403, 429, 503],
   async handler(ctx, event) {
     return sendJson(event, await listAllModels(ctx), { headers: { 'cache-control': 'no-store' } });

@@ -17,7 +17,7 @@ export default defineRoute<PageQuery>({
   scope: 'admin',
   bucket: 'read',
   query: { ...pageQuery, q: v.pipe(v.string(), v.description('Part of the name, 3 to 100 characters.')) },
-  success: { status: 200, description: 'A page of workspaces.', schema: AdminWorkspacePage },
+  success: { status: 200, description: 'A page of workspaces.', schema: AdminWorkspacePage, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 429, 503],
   prepare: (_ctx, event) => readPageQuery(event),
   async handler(ctx, event, { payload }) {

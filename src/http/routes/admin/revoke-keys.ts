@@ -18,7 +18,7 @@ export default defineRoute<string>({
   scope: 'admin',
   bucket: null,
   params: { id: AccountIdParam },
-  success: { status: 200, description: 'How many keys were revoked, and the account.', schema: RevokeKeysResult },
+  success: { status: 200, description: 'How many keys were revoked, and the account.', schema: RevokeKeysResult, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => accountId(event),
   async handler(ctx, event, { caller, payload }) {

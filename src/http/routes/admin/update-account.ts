@@ -19,7 +19,7 @@ export default defineRoute<{ id: string; body: unknown }>({
   bucket: null,
   params: { id: AccountIdParam },
   body: UpdateAccountRequest,
-  success: { status: 200, description: 'The account as updated.', schema: AdminAccountDetail },
+  success: { status: 200, description: 'The account as updated.', schema: AdminAccountDetail, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 413, 415, 429, 503],
   prepare: async (ctx, event) => ({ id: accountId(event), body: await readJson(event, ctx.config.maxBodyBytes) }),
   async handler(ctx, event, { caller, payload }) {

@@ -19,7 +19,7 @@ export default defineRoute<{ id: string; body: unknown }>({
   bucket: null,
   params: { id: ModelIdParam },
   body: UpdateModelRequest,
-  success: { status: 200, description: 'The entry as updated.', schema: AdminModel },
+  success: { status: 200, description: 'The entry as updated.', schema: AdminModel, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 413, 415, 429, 503],
   prepare: async (ctx, event) => ({ id: modelId(event), body: await readJson(event, ctx.config.maxBodyBytes) }),
   async handler(ctx, event, { caller, payload }) {

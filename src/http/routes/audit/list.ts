@@ -18,11 +18,11 @@ export default defineRoute<ReturnType<typeof parseAuditQuery>>({
   scope: 'keys',
   bucket: 'read',
   query: {
-    limit: v.pipe(v.string(), v.description('Entries per page, 1 to 100 (default 50).')),
+    limit: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Entries per page, 1 to 100 (default 50).')),
     cursor: v.pipe(v.string(), v.description('`nextCursor` of the previous page.')),
     action: v.pipe(v.string(), v.description('Only this action, e.g. `key.rotated`.')),
   },
-  success: { status: 200, description: 'A page of entries.', schema: AuditPage },
+  success: { status: 200, description: 'A page of entries.', schema: AuditPage, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 429, 503],
   prepare: (_ctx, event) => parseAuditQuery(queryParam(event, 'limit'), queryParam(event, 'cursor'), queryParam(event, 'action')),
   async handler(ctx, event, { caller, payload }) {

@@ -4,7 +4,7 @@
 import * as v from 'valibot';
 import { eventsFeed, startCursor } from '../../../events/feed.ts';
 import { EventStreamText } from '../../../live/schemas.ts';
-import { EventStreamItem } from '../../../webhooks/schemas.ts';
+import { EVENT_TYPES, EventStreamItem } from '../../../webhooks/schemas.ts';
 import { openEventStream } from '../../../live/stream.ts';
 import { defineRoute } from '../../route.ts';
 import { scopeOf } from '../../../webhooks/service.ts';
@@ -16,7 +16,7 @@ export default defineRoute({
   summary: 'Stream every event of the key\'s scope',
   description:
     'Server-sent events (`text/event-stream`) of the key\'s billing scope (the workspace of a workspace-bound key, else the account): ' +
-    '`generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold` and `webhook.test`, ' +
+    `${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')} (every type a webhook can receive), ` +
     'each with `event` = its type, `data` = the message a webhook receives (`{ "type", "timestamp", "data" }`, the same bytes) and an `id`. ' +
     'Without `Last-Event-ID` the stream starts now; with one, it resumes after that event with no gap and no repeat, over the last 24 h. ' +
     'Events are sent in commit order, once the transactions that wrote them have ended. A comment line every 15 s keeps the connection open. ' +

@@ -51,6 +51,7 @@ export default defineRoute<PreparedGeneration, StartColumns>({
     schema: GenerationAccepted,
     headers: {
       location: 'The generation\'s URL.',
+      'cache-control': 'Always `no-store`.',
       'preference-applied': PREFERENCE_APPLIED,
       [REPLAYED_HEADER]: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key and body.',
     },
@@ -59,11 +60,12 @@ export default defineRoute<PreparedGeneration, StartColumns>({
     status: 200, description: 'With `Prefer: wait=N`: the job completed or failed within N seconds; its status.', schema: GenerationStatus,
     headers: {
       location: 'The generation\'s URL.',
+      'cache-control': 'Always `no-store`.',
       'preference-applied': PREFERENCE_APPLIED,
       [REPLAYED_HEADER]: '`true` when the job was accepted earlier with this Idempotency-Key and body.',
     },
   }],
-  errors: [400, 401, 402, 403, 422, 429, 500, 503],
+  errors: [400, 401, 402, 403, 413, 415, 422, 429, 500, 503],
   // Key, limits, reservation, insert and enqueue in one transaction (DESIGN.md Execution).
   call: startGenerationCall,
   async prepare(ctx: Context, event: H3Event) {

@@ -22,7 +22,7 @@ export default defineRoute({
   bucket: 'transform',
   body: TransformRequest,
   success: { status: 200, description: 'The stored result (public URL).', schema: TransformResult },
-  errors: [400, 401, 403, 404, 429, 500, 503],
+  errors: [400, 401, 403, 404, 413, 415, 429, 500, 503],
   async handler(ctx, event, { caller }) {
     // The body is read only for an authorized key.
     const body = await readJson(event, ctx.config.maxBodyBytes);

@@ -18,7 +18,7 @@ export default defineRoute<unknown>({
   scope: 'keys',
   bucket: null,
   body: CreateKeyRequest,
-  success: { status: 201, description: 'The key, with its secret.', schema: KeyWithSecret },
+  success: { status: 201, description: 'The key, with its secret.', schema: KeyWithSecret, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 413, 415, 429, 503],
   prepare: (ctx, event) => readJson(event, ctx.config.maxBodyBytes),
   async handler(ctx, event, { caller, payload }) {

@@ -16,7 +16,7 @@ export default defineRoute<string>({
   scope: 'keys',
   bucket: null,
   params: { id: KeyIdParam },
-  success: { status: 200, description: 'The revoked key.', schema: Key },
+  success: { status: 200, description: 'The revoked key.', schema: Key, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => keyId(event),
   async handler(ctx, event, { caller, payload }) {

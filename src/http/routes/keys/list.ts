@@ -18,7 +18,7 @@ export default defineRoute({
   tag: 'Keys',
   scope: 'keys',
   bucket: 'read',
-  success: { status: 200, description: 'The keys.', schema: KeyList },
+  success: { status: 200, description: 'The keys.', schema: KeyList, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [401, 403, 429, 503],
   async handler(ctx, event, { caller }) {
     return sendJson(event, await listKeysFor(ctx, caller), { headers: { 'cache-control': 'no-store' } });

@@ -23,6 +23,7 @@ export default defineRoute<{ id: string; body: unknown }>({
   description:
     'Answers a new secret under the same id (its scopes, limits, budget and history stay). The previous secret keeps working for `graceSeconds` ' +
     '(0 to 7 days; default a day), so clients can switch without downtime; then it gets the same 401 as an unknown key. ' +
+    'The body is optional: none, or `{}`, means the default grace. ' +
     'Any older secret (still in the grace of an earlier rotation) ends at once: at most two secrets work, the new one and the one it replaced. ' +
     '403 `forbidden` when the key has a scope the caller lacks (nothing changes); 404 when the key is not the caller\'s scope\'s; 409 when it is revoked or expired.',
   tag: 'Keys',
@@ -30,7 +31,8 @@ export default defineRoute<{ id: string; body: unknown }>({
   bucket: null,
   params: { id: KeyIdParam },
   body: RotateKeyRequest,
-  success: { status: 201, description: 'The key, with its new secret.', schema: KeyWithSecret },
+  bodyOptional: true,
+  success: { status: 201, description: 'The key, with its new secret.', schema: KeyWithSecret, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 409, 413, 415, 429, 503],
   prepare: async (ctx, event) => ({ id: keyId(event), body: await optionalBody(ctx, event) }),
   async handler(ctx, event, { caller, payload }) {

@@ -16,7 +16,7 @@ export default defineRoute({
   tag: 'Session',
   scope: 'read',
   bucket: 'read',
-  success: { status: 200, description: 'The session.', schema: Session },
+  success: { status: 200, description: 'The session.', schema: Session, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [401, 404, 429, 503],
   async handler(ctx, event, { caller }) {
     return sendJson(event, await sessionOf(ctx, sessionHash(caller, event)), { headers: { 'cache-control': 'no-store' } });

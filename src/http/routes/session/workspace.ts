@@ -18,7 +18,7 @@ export default defineRoute<unknown>({
   scope: 'read',
   bucket: 'read',
   body: SwitchWorkspaceRequest,
-  success: { status: 200, description: 'The session, acting in the workspace.', schema: Session },
+  success: { status: 200, description: 'The session, acting in the workspace.', schema: Session, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 413, 415, 429, 503],
   prepare: (ctx, event) => readJson(event, ctx.config.maxBodyBytes),
   async handler(ctx, event, { caller, payload }) {

@@ -16,7 +16,7 @@ export default defineRoute({
   bucket: 'read',
   // Authorization, rate limit and the usage read in one round trip.
   call: usageCall,
-  success: { status: 200, description: 'Usage for the key\'s billing scope.', schema: Usage },
+  success: { status: 200, description: 'Usage for the key\'s billing scope.', schema: Usage, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [401, 403, 429, 503],
   async handler(_ctx, event, { row }) {
     return sendJson(event, row!.usage, { raw: true, headers: { 'cache-control': 'no-store' } });

@@ -19,7 +19,7 @@ export default defineRoute<unknown>({
   scope: 'write',
   bucket: null,
   body: CreateWebhookRequest,
-  success: { status: 201, description: 'The endpoint, with its signing secret.', schema: WebhookEndpointWithSecret },
+  success: { status: 201, description: 'The endpoint, with its signing secret.', schema: WebhookEndpointWithSecret, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 413, 415, 429, 503],
   prepare: (ctx, event) => readJson(event, ctx.config.maxBodyBytes),
   async handler(ctx, event, { caller, payload }) {

@@ -13,7 +13,7 @@ export default defineRoute<{ id: string; page: ReturnType<typeof parseDeliveryPa
   operationId: 'listWebhookDeliveries',
   summary: 'List an endpoint\'s deliveries',
   description:
-    'Newest first. Each delivery is one event\'s message to this endpoint (`webhookId` is its `webhook-id` header; `id` names the delivery for redeliver) with its status, attempts and the last attempt\'s status code and error class. ' +
+    'Newest first. Each delivery is one event\'s message to this endpoint (`id` is its `webhook-id` header, what the receiver got and what redeliver takes; `webhookId` repeats it; `deliveryId` is the delivery\'s own uuid) with its status, attempts and the last attempt\'s status code and error class. ' +
     'Response bodies of the receiver are never stored or shown. ' +
     'The log reaches back as far as the service keeps events (`KILN_EVENT_RETENTION`, 30 days unless its operator set it); a delivery still pending is kept until it ends.',
   tag: 'Webhooks',
@@ -24,7 +24,7 @@ export default defineRoute<{ id: string; page: ReturnType<typeof parseDeliveryPa
     limit: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Page size, 1 to 100. Default 20.')),
     cursor: v.pipe(v.string(), v.description('`nextCursor` of the previous page.')),
   },
-  success: { status: 200, description: 'A page of deliveries.', schema: WebhookDeliveryList },
+  success: { status: 200, description: 'A page of deliveries.', schema: WebhookDeliveryList, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => ({ id: endpointId(event), page: parseDeliveryPage(queryParam(event, 'limit'), queryParam(event, 'cursor')) }),
   async handler(ctx, event, { caller, payload }) {

@@ -16,7 +16,7 @@ export default defineRoute<string>({
   scope: 'read',
   bucket: 'read',
   params: { id: EndpointIdParam },
-  success: { status: 200, description: 'The endpoint.', schema: WebhookEndpoint },
+  success: { status: 200, description: 'The endpoint.', schema: WebhookEndpoint, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => endpointId(event),
   async handler(ctx, event, { caller, payload }) {

@@ -14,7 +14,7 @@ export default defineRoute({
   tag: 'Webhooks',
   scope: 'read',
   bucket: 'read',
-  success: { status: 200, description: 'The endpoints.', schema: WebhookEndpointList },
+  success: { status: 200, description: 'The endpoints.', schema: WebhookEndpointList, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [401, 403, 429, 503],
   async handler(ctx, event, { caller }) {
     return sendJson(event, await listEndpoints(ctx, caller), { headers: { 'cache-control': 'no-store' } });

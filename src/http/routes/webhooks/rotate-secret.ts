@@ -19,7 +19,7 @@ export default defineRoute<string>({
   scope: 'write',
   bucket: null,
   params: { id: EndpointIdParam },
-  success: { status: 200, description: 'The new secret.', schema: WebhookSecret },
+  success: { status: 200, description: 'The new secret.', schema: WebhookSecret, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => endpointId(event),
   async handler(ctx, event, { caller, payload }) {

@@ -32,6 +32,7 @@ export default defineRoute<{ body: unknown; key: string | null }>({
     schema: Workflow,
     headers: {
       location: 'The workflow\'s URL.',
+      'cache-control': 'Always `no-store`.',
       etag: 'The version, quoted (`"1"`): send it as `If-Match` to replace or delete only this version.',
       [REPLAYED_HEADER]: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key and body.',
     },

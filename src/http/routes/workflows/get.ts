@@ -23,7 +23,7 @@ export default defineRoute<string, { body: WorkflowRow | null }>({
   scope: 'read',
   bucket: 'read',
   params: { id: WorkflowIdParam },
-  success: { status: 200, description: 'The workflow.', schema: Workflow, headers: { etag: 'The version, quoted (`"3"`).' } },
+  success: { status: 200, description: 'The workflow.', schema: Workflow, headers: { etag: 'The version, quoted (`"3"`).', 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   call: getWorkflowCall,
   prepare: (_ctx, event) => workflowId(getRouterParam(event, 'id')),

@@ -17,7 +17,7 @@ export default defineRoute<Page, { body: WorkflowSummaryBody[] | null }>({
   scope: 'read',
   bucket: 'read',
   query: { limit: ListLimit, offset: ListOffset },
-  success: { status: 200, description: 'A page of workflow summaries.', schema: WorkflowList },
+  success: { status: 200, description: 'A page of workflow summaries.', schema: WorkflowList, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 429, 500, 503],
   // Authorization, rate limit and the read in one round trip; a bad query still answers 401/403/429 first.
   call: listWorkflowsCall,

@@ -25,7 +25,7 @@ export default defineRoute<{ id: string; ifMatch: number[] | null; body: unknown
   params: { id: WorkflowIdParam },
   headers: { 'If-Match': IfMatchHeader },
   body: SaveWorkflowRequest,
-  success: { status: 200, description: 'Saved: the workflow as stored, its new version.', schema: Workflow, headers: { etag: 'The new version, quoted.' } },
+  success: { status: 200, description: 'Saved: the workflow as stored, its new version.', schema: Workflow, headers: { etag: 'The new version, quoted.', 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 412, 413, 415, 429, 503],
   prepare: async (ctx, event) => ({
     id: workflowId(getRouterParam(event, 'id')),

@@ -23,7 +23,7 @@ export default defineRoute({
   scope: 'write',
   bucket: null,
   params: { id: WorkflowIdParam, runId: v.pipe(Uuid, v.description('Id of the failed run.')) },
-  success: { status: 202, description: 'Accepted; the new run is pending.', schema: RunAccepted },
+  success: { status: 202, description: 'Accepted; the new run is pending.', schema: RunAccepted, headers: { location: 'The new run\'s URL (`GET /workflows/{id}/runs/{runId}`).', 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 402, 403, 404, 409, 429, 500, 503],
   async handler(ctx, event, { caller }) {
     const ids = runIdsOf(event);

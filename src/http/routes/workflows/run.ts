@@ -33,7 +33,11 @@ export default defineRoute({
     status: 202,
     description: 'Accepted; the run is pending (or, replayed, was accepted earlier with this Idempotency-Key).',
     schema: RunAccepted,
-    headers: { [REPLAYED_HEADER]: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key.' },
+    headers: {
+      location: 'The run\'s URL (`GET /workflows/{id}/runs/{runId}`).',
+      'cache-control': 'Always `no-store`.',
+      [REPLAYED_HEADER]: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key.',
+    },
   },
   errors: [400, 401, 402, 403, 404, 429, 500, 503],
   async handler(ctx, event, { caller }) {
