@@ -822,6 +822,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.get_generation(uuid,uuid,text[]): db/functions/kiln.get_generation.sql
 -- function kiln.get_generations(uuid[],uuid[],text[]): db/functions/kiln.get_generations.sql
 -- function kiln.get_key(uuid,uuid,text[],uuid): db/functions/kiln.get_key.sql
+-- function kiln.get_me(uuid): db/functions/kiln.get_me.sql
 -- function kiln.get_object(text): db/functions/kiln.get_object.sql
 -- function kiln.get_usage(uuid,uuid): db/functions/kiln.get_usage.sql
 -- function kiln.get_webhook_endpoint(uuid,uuid): db/functions/kiln.get_webhook_endpoint.sql
@@ -865,6 +866,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.record_webhook_attempt(uuid,integer,integer,integer,text,text,integer,integer,integer[],integer): db/functions/kiln.record_webhook_attempt.sql
 -- function kiln.recover_webhook_deliveries(uuid,uuid,timestamp with time zone): db/functions/kiln.recover_webhook_deliveries.sql
 -- function kiln.redeliver_webhook(uuid,uuid,uuid): db/functions/kiln.redeliver_webhook.sql
+-- function kiln.redeliver_webhook_message(uuid,uuid,bigint): db/functions/kiln.redeliver_webhook_message.sql
 -- function kiln.register_worker(text,integer): db/functions/kiln.register_worker.sql
 -- function kiln.release_charge(uuid): db/functions/kiln.release_charge.sql
 -- function kiln.release_upstream_trial(text): db/functions/kiln.release_upstream_trial.sql

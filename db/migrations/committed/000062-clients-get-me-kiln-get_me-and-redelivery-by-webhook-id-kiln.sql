@@ -1,3 +1,11 @@
+--! Previous: sha1:da5a484a62274b347b4c2b8644fed8fd57304a85
+--! Hash: sha1:e503981fcb1022d2d0aa20271408de6ac093ffe3
+--! Message: Clients: GET /me (kiln.get_me) and redelivery by webhook-id (kiln.redeliver_webhook_message)
+
+--! split: 1-current.sql
+-- Enter migration here
+
+--! split: 4-contract.sql
 -- A message in an endpoint's delivery log is named by its webhook-id (`msg_<event id>`,
 -- src/events/ids.ts; docs/webhooks.md): redeliver finds the endpoint's delivery of that event.
 create or replace function kiln.redeliver_webhook_message(p_scope_id uuid, p_endpoint_id uuid, p_event_id bigint)
