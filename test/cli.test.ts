@@ -197,6 +197,19 @@ test('usage errors exit non-zero with a message on stderr and nothing on stdout'
   assert.match(missing.stderr, /not found/);
 });
 
+test('an unknown KILN_LOG level stops start-up with a message naming the accepted ones', async () => {
+  for (const args of [['api'], ['migrate'], ['model', 'list']]) {
+    const r = await kiln(args, { KILN_LOG: 'verbose', PORT: '0' });
+    assert.equal(r.code, 1, args.join(' '));
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /KILN_LOG must be one of debug, info, warn, error, silent, got "verbose"/);
+  }
+  for (const level of ['debug', 'warn', 'error', 'silent']) {
+    const r = await kiln(['model', 'list'], { KILN_LOG: level });
+    assert.equal(r.code, 0, `${level}: ${r.stderr}`);
+  }
+});
+
 test('kiln migrate is idempotent', async () => {
   const r = await kiln(['migrate']);
   assert.equal(r.code, 0, r.stderr);
