@@ -286,6 +286,7 @@ export const commands: Record<string, Command> = {
   },
 
   gm: {
+    passthrough: true,
     help: '<graphile-migrate command> — e.g. `kiln gm watch`, `kiln gm commit`, `kiln gm status` (embedded database when DATABASE_URL is unset).',
     async run(argv, config) {
       const { spawnSync } = await import('node:child_process');
