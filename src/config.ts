@@ -2,6 +2,7 @@
 // Every variable is documented in docs/configuration.md (or the page of its feature under docs/).
 
 import path from 'node:path';
+import { LOG_LEVELS } from './log.ts';
 
 export class ConfigError extends Error {}
 
@@ -33,6 +34,13 @@ function bool(name: string, def: boolean): boolean {
 function str(name: string, def: string): string {
   const raw = process.env[name];
   return raw === undefined || raw === '' ? def : raw;
+}
+
+/** KILN_LOG: one of the logger's levels (docs/configuration.md). */
+function logLevel(): string {
+  const raw = str('KILN_LOG', 'info');
+  if (!(LOG_LEVELS as string[]).includes(raw)) throw new ConfigError(`KILN_LOG must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`);
+  return raw;
 }
 
 function opt(name: string): string | undefined {
@@ -287,7 +295,7 @@ export function loadConfig() {
     maxStreams: int('KILN_MAX_STREAMS', 100, 1, 100_000),
     /** How long the first accepted request of an Idempotency-Key is kept (and replayed), seconds. */
     idempotencyTtlSeconds: int('KILN_IDEMPOTENCY_TTL_SECONDS', 86_400, 1, 365 * 86_400),
-    logLevel: str('KILN_LOG', 'info'),
+    logLevel: logLevel(),
     /** Deadline of one webhook delivery attempt (connect to end of the answer's headers), ms. */
     webhookTimeoutMs: int('KILN_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     /** Events and the webhook delivery log older than this are purged (seconds); undefined = kept forever. */

@@ -4,6 +4,8 @@
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 export type Level = keyof typeof LEVELS;
+/** What KILN_LOG accepts (docs/configuration.md). */
+export const LOG_LEVELS = Object.keys(LEVELS) as Level[];
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;

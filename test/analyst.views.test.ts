@@ -165,3 +165,41 @@ test('upstream-health lists network models, the unhealthy first, with their rece
   ]);
   assert.equal(rows.some((r) => r.provider === 'local'), false);
 });
+
+test('durations are whole milliseconds and the example queries\' dollars stop at the microdollar', async () => {
+  const rollback = new Error('rollback');
+  await srv.db.sql.begin(async (tx) => {
+    // Sub-millisecond times: queued 5.4321 ms, processing 100.6789 ms; a workflow run of 1234.5678 ms.
+    const [g] = await tx`
+      update kiln_private.generations
+        set started_at = created_at + interval '5.4321 milliseconds',
+            finished_at = created_at + interval '106.111 milliseconds'
+      where id = (select id from kiln_private.generations where status = 'completed' and model_id = 'local/coder' order by created_at limit 1)
+      returning id`;
+    const [t] = await tx`select queued_ms::text, processing_ms::text from kiln.generation_timings where id = ${g!.id}`;
+    assert.deepEqual({ ...t }, { queued_ms: '5', processing_ms: '101' });
+    const latency = await tx`select * from kiln.generation_latency`;
+    const durations = latency.flatMap((r) => Object.entries(r).filter(([k, v]) => k.endsWith('_ms') && v !== null).map(([k, v]) => [k, v]));
+    assert.ok(durations.length >= 12, 'percentiles to check');
+    for (const [k, v] of durations) assert.ok(Number.isInteger(v), `${k} = ${v}`);
+    const coder = latency.find((r) => r.model_id === 'local/coder')!;
+    assert.equal(coder.queued_p50_ms, 7);
+    assert.equal(coder.processing_p50_ms, 200, '100.68, 200, 300 → 200');
+    assert.equal(coder.processing_p95_ms, 290, 'interpolated 289.9…, rounded');
+
+    const [w] = await tx`insert into kiln_private.workflows (account_id, name, graph) values (${alice}, 'timed', '{}') returning id`;
+    await tx`
+      insert into kiln_private.workflow_runs (workflow_id, account_id, origin, snapshot, status, total, deadline, window_seconds, max_attempts, created_at, completed_at)
+      values (${w!.id}, ${alice}, 'api', '{}', 'completed', 0, now() + interval '1 hour', 300, 3, now(), now() + interval '1234.5678 milliseconds')`;
+    const [run] = await tx`select duration_p50_ms from kiln.daily_workflow_runs where account_id = ${alice}`;
+    assert.equal(run!.duration_p50_ms, 1235);
+
+    // Dollars: six decimals, as written (postgres.js gives numerics as text).
+    const [day] = await tx.unsafe(queries.get('spend-per-day')!);
+    assert.equal(day!.spend_usd, '0.003060');
+    assert.equal(day!.still_reserved_usd, '0.001000');
+    const week = await tx.unsafe(queries.get('latency-last-7-days')!);
+    for (const r of week) for (const k of ['queued_p50_ms', 'queued_p99_ms', 'processing_p50_ms', 'processing_p99_ms']) assert.ok(Number.isInteger(r[k]), `${k} = ${r[k]}`);
+    throw rollback;
+  }).catch((e) => { if (e !== rollback) throw e; });
+});

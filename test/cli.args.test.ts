@@ -115,3 +115,62 @@ test('user commands refuse an empty value before calling the service (no file wr
     assert.match(r.stderr, /needs a value|missing WORKFLOW_ID/);
   }
 });
+
+test('every command, subcommand and group answers --help and -h with its usage on stdout and exit code 0', async () => {
+  const { commands } = await import('../src/cli/commands.ts');
+  const { userCommands } = await import('../src/cli/user/index.ts');
+  // Nothing is reached: help needs neither the database nor the service.
+  const env = { ...process.env, DATABASE_URL: 'postgres://kiln@127.0.0.1:9/none', KILN_URL: 'http://127.0.0.1:9/', KILN_API_KEY: 'kiln_live_x', KILN_LOG: 'silent' };
+  const run = (args: string[]) => promisify(execFile)(process.execPath, [BIN, ...args], { env, timeout: 60_000 })
+    .then((r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }), (e) => ({ code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string }));
+  const cases: Array<{ args: string[]; expect: (out: string) => boolean }> = [];
+  const top = (out: string) => out.startsWith('kiln — ') && out.includes('Operator commands');
+  cases.push({ args: [], expect: top }, { args: ['help'], expect: top });
+  for (const name of Object.keys(commands)) {
+    const text = commands[name]!.help;
+    // (`kiln usage` and `kiln workflow` answer with the user form, then the operator one.)
+    cases.push({ args: name.split(' '), expect: (out) => out.includes(`usage: kiln ${name}${/^[-[<]/.test(text) ? ' ' : '\n  '}${text}\n`) });
+  }
+  // The user commands, and their subcommands (each answers with its command's usage, which names them).
+  const userSubcommands: Record<string, string[]> = { generate: ['image', 'code'], workflow: ['save', 'get', 'rm'], keys: ['list', 'create', 'rotate', 'revoke'] };
+  for (const name of Object.keys(userCommands)) {
+    const usage = `usage: kiln ${name} ${userCommands[name]!.help}\n`;
+    cases.push({ args: [name], expect: (out) => out.startsWith(usage) });
+    for (const sub of userSubcommands[name] ?? []) {
+      assert.ok(userCommands[name]!.help.includes(sub), `${name}'s usage names ${sub}`);
+      cases.push({ args: [name, sub], expect: (out) => out.startsWith(usage) });
+    }
+  }
+  // Groups of operator commands (`kiln workspace`, `kiln workspace member`, …): the usage of each of theirs.
+  const groups = new Set(Object.keys(commands).flatMap((n) => n.split(' ').slice(1).map((_, i) => n.split(' ').slice(0, i + 1).join(' '))));
+  for (const group of groups) {
+    if (Object.hasOwn(commands, group) || Object.hasOwn(userCommands, group)) continue;
+    const members = Object.keys(commands).filter((n) => n.startsWith(`${group} `));
+    cases.push({ args: group.split(' '), expect: (out) => out.trimEnd().split('\n').filter((l) => l.startsWith('usage: ')).length === members.length && members.every((n) => out.includes(`usage: kiln ${n} `) || out.includes(`usage: kiln ${n}\n`)) });
+  }
+  assert.ok(cases.length > 45, `${cases.length} cases`);
+  const jobs = cases.flatMap(({ args, expect }) => [['--help'], ['-h']].map((flag) => ({ argv: [...args, ...flag], expect })));
+  const failures: string[] = [];
+  let next = 0;
+  await Promise.all([0, 1, 2].map(async () => {
+    while (next < jobs.length) {
+      const { argv, expect } = jobs[next++]!;
+      const r = await run(argv);
+      if (r.code !== 0 || !expect(r.stdout) || r.stderr !== '') failures.push(`kiln ${argv.join(' ')}: exit ${r.code}\n${r.stdout.slice(0, 300)}${r.stderr.slice(0, 300)}`);
+    }
+  }));
+  assert.deepEqual(failures, []);
+
+  // `kiln keys`' usage names every scope, the default ones, and the unit of --grace.
+  const keys = await run(['keys', 'create', '--help']);
+  assert.match(keys.stdout, /create NAME \[--scopes read,write,keys,admin \(default read,write\)\]/);
+  assert.match(keys.stdout, /rotate ID \[--grace SECONDS \(or 90m, 24h, 7d; default 24h\)\]/);
+
+  // Help wherever it stands among the arguments; unknown commands stay unknown.
+  const late = await run(['user', 'create', '--email', 'x@example.com', '-h']);
+  assert.equal(late.code, 0);
+  assert.match(late.stdout, /^usage: kiln user create --email E/);
+  const unknown = await run(['frobnicate', '--help']);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown command "frobnicate --help"/);
+});

@@ -118,6 +118,66 @@ test('model upsert validates the file and the entry shows up in model list', asy
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+test('model list prints entries in the upsert file format: each loads back unchanged, and a key left out keeps its value', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-cli-'));
+  const file = path.join(dir, 'model.json');
+  fs.writeFileSync(file, JSON.stringify({
+    id: 'acme/round', name: 'Round Trip', description: 'd', category: 'text', provider: 'openai',
+    upstream: { baseUrl: 'http://127.0.0.1:9999/v1', model: 'coder-1' }, supports_image_input: true,
+    input_modalities: ['text', 'image'], output_modalities: ['text'], cost: { input_micros_per_token: 2, output_micros_per_token: 9 },
+    maxOutputTokens: 512, markup: 1.5, enabled: false, sort_order: 7, fallbacks: ['local/coder'],
+  }));
+  assert.equal((await kiln(['model', 'upsert', '--file', file])).code, 0);
+  const before = await kiln(['model', 'list']);
+  assert.equal(before.code, 0, before.stderr);
+  const round = before.json.find((m: any) => m.id === 'acme/round');
+  assert.equal(round.maxOutputTokens, 512);
+  assert.equal(round.sort_order, 7);
+  assert.ok(!('max_output_tokens' in round));
+  // Every listed entry (the seeded ones too), written back as it is printed, is accepted and changes nothing.
+  for (const entry of before.json) {
+    fs.writeFileSync(file, JSON.stringify(entry));
+    const up = await kiln(['model', 'upsert', '--file', file]);
+    assert.equal(up.code, 0, `${entry.id}: ${up.stderr}`);
+  }
+  const after = await kiln(['model', 'list']);
+  const strip = (l: any[]) => l.map(({ updated_at: _, ...m }) => m);
+  assert.deepEqual(strip(after.json), strip(before.json));
+
+  // Only the name given: everything else keeps its stored value (sort_order included); null clears.
+  fs.writeFileSync(file, JSON.stringify({ id: 'acme/round', name: 'Renamed', category: 'text', provider: 'openai' }));
+  assert.equal((await kiln(['model', 'upsert', '--file', file])).code, 0);
+  fs.writeFileSync(file, JSON.stringify({ id: 'acme/round', name: 'Renamed', category: 'text', provider: 'openai', description: null }));
+  assert.equal((await kiln(['model', 'upsert', '--file', file])).code, 0);
+  const [row] = await db.sql`select name, description, sort_order, markup::float8 as markup, enabled, max_output_tokens, fallbacks, cost from kiln.models where id = 'acme/round'`;
+  assert.deepEqual({ ...row }, {
+    name: 'Renamed', description: null, sort_order: 7, markup: 1.5, enabled: false, max_output_tokens: 512,
+    fallbacks: ['local/coder'], cost: { input_micros_per_token: 2, output_micros_per_token: 9 },
+  });
+  // A new entry without sort_order still gets the default.
+  fs.writeFileSync(file, JSON.stringify({ id: 'acme/fresh', name: 'Fresh', category: 'text', provider: 'local' }));
+  assert.equal((await kiln(['model', 'upsert', '--file', file])).code, 0);
+  assert.equal((await db.sql`select sort_order from kiln.models where id = 'acme/fresh'`)[0]!.sort_order, 100);
+
+  // Every bad key and value in one run, nothing stored.
+  fs.writeFileSync(file, JSON.stringify({
+    id: 'acme/round', name: 'Again', category: 'text', provider: 'openai', sortOrder: 1, max_output_tokens: 9,
+    colour: 'red', upstream: { baseURL: 'http://x/v1', baseUrl: 'http://127.0.0.1:9999/v1' }, enabled: 'yes', markup: 0.5,
+  }));
+  const bad = await kiln(['model', 'upsert', '--file', file]);
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stdout, '');
+  assert.match(bad.stderr, /6 problems/);
+  assert.match(bad.stderr, /sortOrder: unknown key \(the key is sort_order\)/);
+  assert.match(bad.stderr, /max_output_tokens: unknown key \(the key is maxOutputTokens\)/);
+  assert.match(bad.stderr, /colour: unknown key\n/);
+  assert.match(bad.stderr, /upstream\.baseURL: unknown key \(the key is upstream\.baseUrl\)/);
+  assert.match(bad.stderr, /enabled: /);
+  assert.match(bad.stderr, /markup: /);
+  assert.equal((await db.sql`select name from kiln.models where id = 'acme/round'`)[0]!.name, 'Renamed');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test('usage errors exit non-zero with a message on stderr and nothing on stdout', async () => {
   for (const args of [
     ['user', 'create'],
@@ -135,6 +195,19 @@ test('usage errors exit non-zero with a message on stderr and nothing on stdout'
   const missing = await kiln(['key', 'revoke', '--key-id', '00000000-0000-0000-0000-000000000000']);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /not found/);
+});
+
+test('an unknown KILN_LOG level stops start-up with a message naming the accepted ones', async () => {
+  for (const args of [['api'], ['migrate'], ['model', 'list']]) {
+    const r = await kiln(args, { KILN_LOG: 'verbose', PORT: '0' });
+    assert.equal(r.code, 1, args.join(' '));
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /KILN_LOG must be one of debug, info, warn, error, silent, got "verbose"/);
+  }
+  for (const level of ['debug', 'warn', 'error', 'silent']) {
+    const r = await kiln(['model', 'list'], { KILN_LOG: level });
+    assert.equal(r.code, 0, `${level}: ${r.stderr}`);
+  }
 });
 
 test('kiln migrate is idempotent', async () => {

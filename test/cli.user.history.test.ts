@@ -55,7 +55,25 @@ test('kiln ls on a terminal: a table, the failed row with its error, and how to 
   assert.equal(screen.length, 5, screen.join('\n'));
   assert.ok(screen[0]!.startsWith(ids[0]!) && screen[0]!.includes('completed') && screen[0]!.includes('$0.000042'));
   assert.ok(screen[1]!.startsWith(ids[1]!) && screen[1]!.includes('failed') && screen[1]!.includes('upstream said no'));
+  // What was asked tells the rows apart: the prompt, in its column.
+  assert.match(screen[0]!, /\$0\.000042  a card {12}code$/);
+  assert.match(screen[1]!, /failed {18}a fox {13}upstream said no$/);
   assert.match(screen[4]!, /^more: kiln ls --cursor [A-Za-z0-9_-]{43} \(or --all\)$/);
+});
+
+test('kiln ls on a terminal: a long prompt on one line, cut to what the terminal leaves', async () => {
+  const a = await createAccount(srv.db.sql, { tier: 'pro' });
+  const own = { KILN_URL: env.KILN_URL!, KILN_API_KEY: (await createKey(srv.db.sql, a.id)).key };
+  const prompt = 'Line one\n\tline two: a pricing card with three tiers, a toggle for yearly billing and a footer';
+  assert.equal((await api(srv.base, own.KILN_API_KEY, '/generations', { body: { type: 'code', prompt, targetLanguage: 'tsx' } })).status, 202);
+  for (const [columns, shown] of [[100, 'Line one line t…'], [140, 'Line one line two: a pricing card with three tiers, a…']] as const) {
+    const { code, raw } = await cliOnTty(['ls'], { ...own, COLUMNS: String(columns) });
+    assert.equal(code, 0, raw);
+    const [line, ...rest] = finalScreen(raw);
+    assert.deepEqual(rest, []);
+    assert.ok(line!.endsWith(`  ${shown}`), line);
+    assert.ok(line!.length <= columns, `${line!.length} > ${columns}`);
+  }
 });
 
 test('kiln ls: bad flags exit 2 — caught locally, or the service\'s 400', async () => {

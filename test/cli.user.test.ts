@@ -9,7 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import sharp from 'sharp';
-import { cli, tempDir } from './_cli.ts';
+import { cli, cliOnTty, finalScreen, tempDir } from './_cli.ts';
 import { startTestWorker } from './_generations.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { saveWorkflow } from './_workflows.ts';
@@ -205,6 +205,17 @@ test('kiln keys: create prints the secret once, list shows it, rotate keeps the 
   assert.equal(created.budgetMicros, 5000);
   const listed = await cli(['keys'], manager);
   assert.ok(listed.lines.some((k: any) => k.id === created.id && !('key' in k)), 'listed, without its secret');
+  // On a terminal: a table under a header whose columns line up with the rows'.
+  const table = await cliOnTty(['keys'], { ...manager, COLUMNS: '200' });
+  assert.equal(table.code, 0, table.raw);
+  const [header, ...rows] = finalScreen(table.raw);
+  assert.match(header!, /^id {36}prefix  +status  +scopes  +name  +budget  +last used$/);
+  const mine = rows.find((l) => l.startsWith(created.id))!;
+  assert.ok(mine, rows.join('\n'));
+  for (const [column, value] of [['prefix', created.prefix], ['status', 'active'], ['scopes', 'read'], ['name', 'deploy bot'], ['budget', '$0.000000 of $0.005000'], ['last used', 'never used']]) {
+    assert.equal(mine.indexOf(value), header!.indexOf(column), `${column} in ${mine}`);
+  }
+  assert.equal(rows.length, 2, 'the manager key and the new one');
   const rotated = (await cli(['keys', 'rotate', created.id, '--grace', '0'], manager)).lines.at(-1);
   assert.equal(rotated.id, created.id);
   assert.equal((await api(srv.base, created.key, '/usage')).status, 401, 'grace 0: the old secret ends');
@@ -216,4 +227,8 @@ test('kiln keys: create prints the secret once, list shows it, rotate keeps the 
   assert.equal((await cli(['keys', 'list'], env)).code, 3);
   assert.equal((await cli(['keys', 'create', 'x', '--scopes', 'root'], manager)).code, 2);
   assert.equal((await cli(['keys', 'rotate', created.id, '--grace', '8d'], manager)).code, 2);
+  // --grace's unit is said when it is wrong (the usage says it too: test/cli.args.test.ts).
+  const unit = await cli(['keys', 'rotate', created.id, '--grace', 'soon'], manager);
+  assert.equal(unit.code, 2);
+  assert.match(unit.stderr, /--grace must be a number of seconds/);
 });

@@ -1,16 +1,17 @@
 -- Analyst queries over Kiln's SQL views (schema `kiln`). psql-ready: run one, or all with
 --   psql "$DATABASE_URL" -f db/examples/analyst.sql
--- Money is integer microdollars (1,000,000 = 1 US dollar). Days are UTC.
+-- Money is integer microdollars (1,000,000 = 1 US dollar; dollars below are rounded to the
+-- microdollar). Durations are whole milliseconds. Days are UTC.
 -- test/analyst.views.test.ts runs every query below against seeded data.
 
 -- name: spend-per-day
 -- Spend and charge counts per day over the last 30 days.
 select day,
-       sum(spend_micros) / 1e6 as spend_usd,
+       round(sum(spend_micros) / 1e6, 6) as spend_usd,
        sum(charges) as charges,
        sum(settled_charges) as settled,
        sum(released_charges) as released,
-       sum(held_micros) / 1e6 as still_reserved_usd
+       round(sum(held_micros) / 1e6, 6) as still_reserved_usd
 from kiln.daily_spend
 where day >= current_date - 30
 group by day
@@ -19,10 +20,10 @@ order by day;
 -- name: top-accounts-this-month
 -- The ten accounts that spent most this calendar month, with how they spent it.
 select account_id,
-       sum(spend_micros) / 1e6 as spend_usd,
-       sum(spend_micros) filter (where origin = 'api') / 1e6 as api_usd,
-       sum(spend_micros) filter (where origin = 'mcp') / 1e6 as mcp_usd,
-       sum(spend_micros) filter (where origin = 'workflow') / 1e6 as workflow_usd,
+       round(sum(spend_micros) / 1e6, 6) as spend_usd,
+       round(sum(spend_micros) filter (where origin = 'api') / 1e6, 6) as api_usd,
+       round(sum(spend_micros) filter (where origin = 'mcp') / 1e6, 6) as mcp_usd,
+       round(sum(spend_micros) filter (where origin = 'workflow') / 1e6, 6) as workflow_usd,
        sum(settled_charges) as outputs
 from kiln.daily_spend
 where day >= date_trunc('month', current_date)
@@ -33,7 +34,7 @@ limit 10;
 -- name: spend-by-key
 -- Spend per API key and origin over the last 7 days (key_id null = not made with a key).
 select key_id, origin,
-       sum(spend_micros) / 1e6 as spend_usd,
+       round(sum(spend_micros) / 1e6, 6) as spend_usd,
        sum(settled_charges) as outputs
 from kiln.daily_spend
 where day >= current_date - 7
@@ -43,7 +44,7 @@ order by spend_usd desc;
 -- name: spend-by-workspace
 -- Team pools: spend per workspace and day (workspace_id null = personal budgets).
 select day, workspace_id,
-       sum(spend_micros) / 1e6 as spend_usd,
+       round(sum(spend_micros) / 1e6, 6) as spend_usd,
        count(distinct account_id) as members_spending
 from kiln.daily_spend
 where workspace_id is not null
@@ -75,10 +76,7 @@ order by day, origin;
 -- name: latency-per-day
 -- Daily queue and processing latency percentiles per model (ms).
 select day, model_id, origin, started, completed,
-       round(queued_p50_ms::numeric, 1) as queued_p50_ms,
-       round(queued_p99_ms::numeric, 1) as queued_p99_ms,
-       round(processing_p50_ms::numeric) as processing_p50_ms,
-       round(processing_p99_ms::numeric) as processing_p99_ms
+       queued_p50_ms, queued_p99_ms, processing_p50_ms, processing_p99_ms
 from kiln.generation_latency
 order by day desc, model_id, origin;
 
@@ -86,10 +84,10 @@ order by day desc, model_id, origin;
 -- Percentiles over a whole window (not an average of daily percentiles) from per-generation timings.
 select model_id,
        count(*) as completed,
-       percentile_cont(0.5) within group (order by queued_ms) as queued_p50_ms,
-       percentile_cont(0.99) within group (order by queued_ms) as queued_p99_ms,
-       percentile_cont(0.5) within group (order by processing_ms) as processing_p50_ms,
-       percentile_cont(0.99) within group (order by processing_ms) as processing_p99_ms
+       round(percentile_cont(0.5) within group (order by queued_ms)) as queued_p50_ms,
+       round(percentile_cont(0.99) within group (order by queued_ms)) as queued_p99_ms,
+       round(percentile_cont(0.5) within group (order by processing_ms)) as processing_p50_ms,
+       round(percentile_cont(0.99) within group (order by processing_ms)) as processing_p99_ms
 from kiln.generation_timings
 where status = 'completed' and created_at >= now() - interval '7 days'
 group by model_id
@@ -97,7 +95,7 @@ order by completed desc;
 
 -- name: slowest-generations
 -- The slowest completed generations of the last day, for a closer look.
-select id, model_id, origin, attempts, round(queued_ms) as queued_ms, round(processing_ms) as processing_ms
+select id, model_id, origin, attempts, queued_ms, processing_ms
 from kiln.generation_timings
 where status = 'completed' and created_at >= now() - interval '1 day'
 order by processing_ms desc

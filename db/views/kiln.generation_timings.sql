@@ -14,12 +14,12 @@ create or replace view kiln.generation_timings as
     attempts,
     cost_micros,
     created_at,
-    EXTRACT(epoch FROM started_at - created_at) * 1000::numeric AS queued_ms,
-    EXTRACT(epoch FROM finished_at - started_at) * 1000::numeric AS processing_ms,
+    round(EXTRACT(epoch FROM started_at - created_at) * 1000::numeric) AS queued_ms,
+    round(EXTRACT(epoch FROM finished_at - started_at) * 1000::numeric) AS processing_ms,
     max_attempts,
     crashes,
     crash_streak,
     last_error,
     error
    FROM kiln_private.generations g;
-comment on view kiln.generation_timings is 'One row per generation with its queued (created → first started) and processing (started → finished) times in milliseconds, for percentiles over any window (null while not yet started or finished), and what its executions went through: attempts (executions that ran to an end, of max_attempts), crashes (executions cut off by a dead worker and taken over; crash_streak in a row), the last transient error and the final error.';
+comment on view kiln.generation_timings is 'One row per generation with its queued (created → first started) and processing (started → finished) times in whole milliseconds, for percentiles over any window (null while not yet started or finished), and what its executions went through: attempts (executions that ran to an end, of max_attempts), crashes (executions cut off by a dead worker and taken over; crash_streak in a row), the last transient error and the final error.';

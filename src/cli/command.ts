@@ -7,6 +7,8 @@ import { openDatabase } from './boot.ts';
 
 export interface Command {
   help: string;
+  /** Its arguments go to another program (`kiln gm`): only a leading `--help`/`-h` is kiln's. */
+  passthrough?: boolean;
   /**
    * The arguments after the command's name: declare and read them with `parseArgs` (args.ts)
    * first thing. What it resolves with is printed as JSON (nothing when undefined).

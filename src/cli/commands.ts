@@ -3,13 +3,11 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import * as v from 'valibot';
 import { migrateAndSeed, openDatabase, requireEmbeddedCluster } from './boot.ts';
 import { childEnv } from '../config.ts';
-import { issueMessage } from '../schemas.ts';
 import { generateKey } from '../auth/keys.ts';
 import { microsFlag, oneOf, parseArgs, required, UsageError, uuidFlag } from './args.ts';
-import { ModelEntry } from './model-entry.ts';
+import { modelEntryJson, resolveEntry } from './model-entry.ts';
 import { runServices } from './serve.ts';
 import { withDb, type Command } from './command.ts';
 import { workflowCommands } from './workflows.ts';
@@ -17,7 +15,7 @@ import { mcpCommands } from './mcp.ts';
 import { storeCommands } from './store.ts';
 import { addWorkspaceMember, type MemberRow } from '../db/sql/add_workspace_member.ts';
 import { setAccountAdmin } from '../db/sql/admin.ts';
-import { allModels } from '../db/sql/all_models.ts';
+import { allModels, modelForUpdate } from '../db/sql/all_models.ts';
 import { countMigrations } from '../db/sql/count_migrations.ts';
 import { MIGRATIONS_FOLDER } from '../db/committed.ts';
 import { expandIncludes, hasIncludes } from '../db/definitions.ts';
@@ -281,7 +279,7 @@ export const commands: Record<string, Command> = {
   },
 
   'model upsert': {
-    help: '--file model.json (one catalog entry; see docs/providers.md)',
+    help: '--file model.json (one catalog entry, as `kiln model list` prints them; a key left out keeps its stored value; see docs/providers.md)',
     async run(argv, config) {
       const f = parseArgs(argv, { options: { file: { type: 'string' } } }).values;
       const file = required(f, 'file');
@@ -291,27 +289,30 @@ export const commands: Record<string, Command> = {
       } catch (e) {
         throw new UsageError(`cannot read ${file}: ${(e as Error).message}`);
       }
-      const parsed = v.safeParse(ModelEntry, raw);
-      if (!parsed.success) throw new UsageError(`invalid model entry: ${issueMessage(parsed.issues)}`);
-      return withDb(config, async (sql) => {
-        const [m] = await upsertModel(sql, parsed.output);
+      const id = (raw as { id?: unknown } | null)?.id;
+      return withDb(config, (sql) => sql.begin(async (tx) => {
+        const [stored] = typeof id === 'string' ? await modelForUpdate(tx, id) : [];
+        const res = resolveEntry(raw, stored ?? null);
+        if (!res.ok) {
+          const n = res.problems.length;
+          throw new UsageError(`invalid model entry (${n} problem${n === 1 ? '' : 's'}):\n  - ${res.problems.join('\n  - ')}`);
+        }
+        const [m] = await upsertModel(tx, res.entry);
         if (!m) throw new Error('model not stored');
         return { id: m.id, name: m.name, category: m.category, provider: m.provider, enabled: m.enabled, updated_at: m.updated_at };
-      });
+      }));
     },
   },
   'model list': {
-    help: 'Print the catalog, including disabled entries and upstream cost.',
+    help: 'Print the catalog, including disabled entries and upstream cost, each entry in the file format of `kiln model upsert`.',
     async run(argv, config) {
       parseArgs(argv, { options: {} });
-      return withDb(config, async (sql) => {
-        const rows = await allModels(sql);
-        return rows.map((r) => ({ ...r, markup: r.markup == null ? null : Number(r.markup) }));
-      });
+      return withDb(config, async (sql) => (await allModels(sql)).map(modelEntryJson));
     },
   },
 
   gm: {
+    passthrough: true,
     help: '<graphile-migrate command> — e.g. `kiln gm watch`, `kiln gm commit`, `kiln gm status` (embedded database when DATABASE_URL is unset).',
     async run(argv, config) {
       const { spawnSync } = await import('node:child_process');

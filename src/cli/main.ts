@@ -27,12 +27,32 @@ function help(operator: Record<string, Command>): string {
   ].join('\n');
 }
 
+/** `--help` or `-h` among a command's arguments (before a `--`, after which everything is positional). */
+function asksHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
+/** One operator command's usage: its arguments on the usage line, or its description below it. */
+function usageOf(name: string, command: Command): string {
+  return /^[-[<]/.test(command.help) ? `usage: kiln ${name} ${command.help}\n` : `usage: kiln ${name}\n  ${command.help}\n`;
+}
+
 export async function main(argv: string[]): Promise<number> {
   // `kiln usage --user ID` is the operator command (the database); `kiln usage [--daily]` the user one (the API).
   const operatorUsage = argv[0] === 'usage' && argv.some((a) => /^--(user|workspace)(=|$)/.test(a));
   // `kiln workflow save|get|rm` are the user's (the API); `kiln workflow import|export` the operator's (the database).
   const operatorWorkflow = argv[0] === 'workflow' && (argv[1] === 'import' || argv[1] === 'export');
-  if (argv[0] && Object.hasOwn(userCommands, argv[0]) && !operatorUsage && !operatorWorkflow) return runUserCommand(argv[0], argv.slice(1));
+  if (argv[0] && Object.hasOwn(userCommands, argv[0]) && !operatorUsage && !operatorWorkflow) {
+    const code = await runUserCommand(argv[0], argv.slice(1));
+    if (code === 0 && asksHelp(argv)) {
+      // `kiln usage` and `kiln workflow` have operator forms too: their usage follows.
+      const { commands } = await import('./commands.ts');
+      const same = Object.keys(commands).filter((n) => n === argv[0] || n.startsWith(`${argv[0]} `)).sort();
+      if (same.length) process.stdout.write(`operator form (the database):\n${same.map((n) => usageOf(n, commands[n]!)).join('')}`);
+    }
+    return code;
+  }
   // Operator commands load the database layer: only when one is asked for.
   const { commands } = await import('./commands.ts');
   // Longest matching command name (e.g. "workspace member add" before "workspace").
@@ -41,9 +61,23 @@ export async function main(argv: string[]): Promise<number> {
     const candidate = argv.slice(0, n).join(' ');
     if (Object.hasOwn(commands, candidate)) match = candidate;
   }
-  if (!match || argv[0] === 'help' || argv[0] === '--help') {
+  const topHelp = argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h';
+  if (!topHelp && asksHelp(argv)) {
+    // `kiln <command> --help`: its usage; `kiln <group> --help` (e.g. `kiln workspace`): each of its commands'.
+    if (match && (!commands[match]!.passthrough || asksHelp(argv.slice(match.split(' ').length, match.split(' ').length + 1)))) {
+      process.stdout.write(usageOf(match, commands[match]!));
+      return 0;
+    }
+    const words = argv.slice(0, argv.findIndex((a) => a.startsWith('-'))).join(' ');
+    const group = words ? Object.keys(commands).filter((n) => n.startsWith(`${words} `)).sort() : [];
+    if (!match && group.length) {
+      process.stdout.write(group.map((n) => usageOf(n, commands[n]!)).join(''));
+      return 0;
+    }
+  }
+  if (!match || topHelp) {
     const text = help(commands);
-    if (!match && argv.length && argv[0] !== 'help' && argv[0] !== '--help') {
+    if (!match && argv.length && !topHelp) {
       process.stderr.write(`kiln: unknown command ${JSON.stringify(argv.join(' '))}\n\n${text}`);
       return 2;
     }

@@ -1,6 +1,8 @@
-// The catalog entry file format of `kiln model upsert` (documented in docs/providers.md "Model catalog").
+// The catalog entry file format of `kiln model upsert` (documented in docs/providers.md "Model catalog"),
+// which is also what `kiln model list` prints for each entry, so that a listed entry loads back as it is.
 
 import * as v from 'valibot';
+import type { ModelRow } from '../db/sql/upsert_model.ts';
 import { OPENAI_FAMILIES, openaiEntryProblem } from '../providers/openai-family.ts';
 
 const nonNeg = v.pipe(v.number(), v.minValue(0));
@@ -65,3 +67,68 @@ export const ModelEntry = v.pipe(v.strictObject({
   v.check((m) => m.provider !== 'replicate' || !!(m.upstream?.model || m.upstream?.version), 'upstream.model or upstream.version is required for replicate models'),
   v.check((m) => !(m.fallbacks ?? []).includes(m.id), 'fallbacks: an entry cannot fall back to itself'),
 );
+
+/** The keys an entry file may hold (and `kiln model list` prints, with `updated_at`). */
+const ENTRY_KEYS = Object.keys(ModelEntry.entries);
+const UPSTREAM_KEYS = Object.keys(ModelEntry.entries.upstream.wrapped.wrapped.entries);
+/** Printed by `kiln model list`, set by the database: ignored in an entry file. */
+const READ_ONLY_KEYS = ['updated_at'];
+
+/** `kiln model list`'s form of a stored entry: the entry file's keys, plus `updated_at`. */
+export function modelEntryJson(r: ModelRow) {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    category: r.category,
+    provider: r.provider,
+    upstream: r.upstream,
+    supports_image_input: r.supports_image_input,
+    input_modalities: r.input_modalities,
+    output_modalities: r.output_modalities,
+    cost: r.cost,
+    maxOutputTokens: r.max_output_tokens,
+    markup: r.markup == null ? null : Number(r.markup),
+    enabled: r.enabled,
+    sort_order: r.sort_order,
+    fallbacks: r.fallbacks,
+    updated_at: r.updated_at,
+  };
+}
+
+function unknownKeys(obj: Record<string, unknown>, known: readonly string[], prefix: string): string[] {
+  const squash = (k: string) => k.replace(/_/g, '').toLowerCase();
+  return Object.keys(obj).filter((k) => !known.includes(k)).map((k) => {
+    const like = known.find((n) => squash(n) === squash(k));
+    return `${prefix}${k}: unknown key${like ? ` (the key is ${prefix}${like})` : ''}`;
+  });
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/**
+ * Checks an entry file against the entry stored under its id (null for a new entry): a key the file
+ * leaves out keeps its stored value. Resolves with the entry to store, or every problem found
+ * (all the unknown keys, then each invalid field).
+ */
+export function resolveEntry(file: unknown, stored: ModelRow | null):
+  { ok: true; entry: v.InferOutput<typeof ModelEntry> } | { ok: false; problems: string[] } {
+  if (!isObject(file)) return { ok: false, problems: ['the file must hold one JSON object (one catalog entry)'] };
+  const given = Object.fromEntries(Object.entries(file).filter(([k]) => !READ_ONLY_KEYS.includes(k)));
+  const problems = unknownKeys(given, ENTRY_KEYS, '');
+  if (isObject(given.upstream)) problems.push(...unknownKeys(given.upstream, UPSTREAM_KEYS, 'upstream.'));
+  let merged: Record<string, unknown> = given;
+  if (stored) {
+    const { updated_at: _, ...kept } = modelEntryJson(stored);
+    merged = { ...kept, ...given };
+  }
+  const parsed = v.safeParse(ModelEntry, merged);
+  if (parsed.success && !problems.length) return { ok: true, entry: parsed.output };
+  for (const issue of parsed.issues ?? []) {
+    if (issue.kind === 'schema' && issue.expected === 'never') continue; // an unknown key: listed above
+    const path = v.getDotPath(issue);
+    const text = path ? `${path}: ${issue.message}` : issue.message;
+    if (!problems.includes(text)) problems.push(text);
+  }
+  return { ok: false, problems };
+}

@@ -8,7 +8,7 @@ import { me } from './info.ts';
 import { dim, dollars, interactive, jsonLine, red } from './live.ts';
 
 export const LS_HELP =
-  '[--status S[,S…]] [--type image|code] [--model ID] [--since TIME] [--limit N] [--all] [--cursor C] [--json] — your generations, newest first';
+  '[--status S[,S…]] [--type image|code] [--model ID] [--since TIME] [--limit N] [--all] [--cursor C] [--json] — your generations, newest first (on a terminal: id, status, cost, prompt, model or error)';
 export const USAGE_HELP = '[--daily [--from YYYY-MM-DD] [--to YYYY-MM-DD]] [--json] — the budget this period, or with --daily the spend per day and model';
 
 const STATUSES = ['pending', 'processing', 'completed', 'failed'];
@@ -54,14 +54,22 @@ export async function ls(argv: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+/** What was asked, on one line (control characters as spaces), cut to `width` characters (with an ellipsis) and padded to it. */
+function promptCell(prompt: string | undefined, width: number): string {
+  const chars = [...(prompt ?? '').replace(/[\p{Cc}\s]+/gu, ' ').trim()];
+  const cut = chars.length > width ? [...chars.slice(0, width - 1), '…'] : chars;
+  return cut.join('') + ' '.repeat(width - cut.length);
+}
+
 function row(g: Generation): string {
   const status = g.status === 'failed' ? red(g.status.padEnd(10)) : g.status.padEnd(10);
   const r = g.result;
   const cost = r ? dollars(r.costMicros).padStart(10) : ''.padStart(10);
-  const what = r?.type === 'image' ? `image ${r.model ?? ''}`.trim()
-    : r?.type === 'code' ? `code ${r.model ?? ''} ${dim(JSON.stringify((r.code ?? '').slice(0, 40)))}`.trim()
-      : g.error ? dim(g.error.slice(0, 60)) : '';
-  return `${g.id}  ${status}  ${cost}  ${what}\n`;
+  // The prompt gets what the terminal leaves beside the id, status, cost and about 20 columns for the model.
+  const columns = process.stdout.columns || Number(process.env.COLUMNS) || 80;
+  const prompt = promptCell(g.prompt, Math.max(16, Math.min(60, columns - 64 - 22)));
+  const what = r ? `${r.type} ${r.model ?? ''}`.trim() : g.error ? dim(g.error.slice(0, 60)) : '';
+  return `${g.id}  ${status}  ${cost}  ${prompt}  ${what}\n`.replace(/ +\n$/, '\n');
 }
 
 export async function usage(argv: string[]): Promise<number> {

@@ -1,4 +1,4 @@
-// `kiln keys [list] | create NAME --scopes … | rotate ID [--grace DURATION] | revoke ID`: the keys
+// `kiln keys [list] | create NAME --scopes … | rotate ID [--grace SECONDS] | revoke ID`: the keys
 // of your billing scope through the API (the `keys` scope). A new secret is printed once.
 
 import type { CreateKeyRequest, Key } from '../../client/index.ts';
@@ -7,7 +7,8 @@ import { clientFromEnv, EXIT } from './exit.ts';
 import { dim, dollars, green, interactive, jsonLine } from './live.ts';
 
 export const KEYS_HELP =
-  '[list] | create NAME [--scopes read,write,keys] [--rpm N] [--budget-micros N] [--expires-at ISO-8601] | rotate ID [--grace 24h] | revoke ID [--json] — your scope\'s API keys';
+  '[list] | create NAME [--scopes read,write,keys,admin (default read,write)] [--rpm N] [--budget-micros N] [--expires-at ISO-8601]'
+  + ' | rotate ID [--grace SECONDS (or 90m, 24h, 7d; default 24h)] | revoke ID [--json] — your scope\'s API keys';
 
 const SCOPES = ['read', 'write', 'keys', 'admin'];
 
@@ -31,17 +32,25 @@ function status(k: Key): string {
   return 'active';
 }
 
-function row(k: Key): string {
+/** The table's cells of one key: id, prefix, status, scopes, name, budget, when last used. */
+function cells(k: Key): string[] {
   const budget = k.budgetMicros == null ? '' : `${dollars(k.usedMicros)} of ${dollars(k.budgetMicros)}`;
-  return `${k.id}  ${k.prefix}…  ${status(k).padEnd(7)}  ${k.scopes.join(',').padEnd(16)}  ${(k.name ?? '').slice(0, 24).padEnd(24)}  ${budget.padEnd(20)}  ${dim(k.lastUsedAt ? `used ${k.lastUsedAt}` : 'never used')}\n`;
+  return [k.id, `${k.prefix}…`, status(k), k.scopes.join(','), (k.name ?? '').slice(0, 24), budget, k.lastUsedAt ? `used ${k.lastUsedAt}` : 'never used'];
+}
+
+/** The keys as a table under a header, each column as wide as its widest cell. */
+function table(keys: Key[]): string {
+  const rows = [['id', 'prefix', 'status', 'scopes', 'name', 'budget', 'last used'], ...keys.map(cells)];
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lead = (r: string[]) => r.slice(0, -1).map((c, i) => `${c.padEnd(widths[i]!)}  `).join('');
+  return rows.map((r, i) => (i === 0 ? dim(lead(r) + r.at(-1)!) : lead(r) + dim(r.at(-1)!))).join('\n') + '\n';
 }
 
 async function list(argv: string[]): Promise<number> {
   const { values: flags } = parseArgs(argv, { options: { json: { type: 'boolean' } } });
   const page = await clientFromEnv().keys.list();
   if (interactive(flags.json)) {
-    if (!page.data.length) process.stdout.write(dim('no keys\n'));
-    for (const k of page.data) process.stdout.write(row(k));
+    process.stdout.write(page.data.length ? table(page.data) : dim('no keys\n'));
   } else for (const k of page.data) jsonLine(process.stdout, k);
   return EXIT.ok;
 }
@@ -50,7 +59,7 @@ async function list(argv: string[]): Promise<number> {
 function graceFlag(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const m = /^(\d{1,7})([smhd]?)$/.exec(v.trim());
-  if (!m) throw new UsageError('--grace must be a duration such as 24h, 90m, 30s or 0');
+  if (!m) throw new UsageError('--grace must be a number of seconds, or a duration such as 24h, 90m or 30s (0 ends the previous secret at once)');
   const s = Number(m[1]) * ({ '': 1, s: 1, m: 60, h: 3600, d: 86_400 } as const)[m[2] as '' | 's' | 'm' | 'h' | 'd'];
   if (s > 7 * 86_400) throw new UsageError('--grace must be at most 7d');
   return s;

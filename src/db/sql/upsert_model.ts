@@ -19,6 +19,7 @@ export interface ModelRow {
   enabled: boolean;
   sort_order: number;
   updated_at: Date;
+  fallbacks: string[];
 }
 
 export function upsertModel(sql: Queryable, entry: unknown) {
