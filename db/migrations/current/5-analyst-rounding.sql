@@ -1,6 +1,0 @@
--- The analyst views' durations in whole milliseconds (the unit of their `_ms` columns) instead of
--- microsecond numerics and floating-point percentiles (docs/analysts.md). Money in these views is
--- already integer microdollars. Same columns, names, types and order: the views keep their grants.
---! include views/kiln.generation_timings.sql
---! include views/kiln.generation_latency.sql
---! include views/kiln.daily_workflow_runs.sql
