@@ -18,10 +18,11 @@ export interface Cluster {
 
 const bin = (name: string) => path.join(PG_BIN!, name);
 
-async function startCluster(data: string, port: number, log: string): Promise<void> {
+/** `durable`: commits wait as configured (synchronous replication), not `synchronous_commit=off`. */
+async function startCluster(data: string, port: number, log: string, durable = false): Promise<void> {
   const opts = [
     `-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${path.dirname(data)}`,
-    '-c wal_level=replica', '-c max_wal_senders=5', '-c hot_standby=on', '-c fsync=off', '-c synchronous_commit=off',
+    '-c wal_level=replica', '-c max_wal_senders=5', '-c hot_standby=on', '-c fsync=off', ...(durable ? [] : ['-c synchronous_commit=off']),
     '-c full_page_writes=off', '-c max_connections=100',
   ].join(' ');
   await runAs(bin('pg_ctl'), ['-D', data, '-o', opts, '-l', log, '-w', '-t', '60', 'start']);
@@ -41,13 +42,13 @@ function cluster(data: string, port: number, stopped: { v: boolean }): Cluster {
 }
 
 /** A fresh primary with Kiln migrated into database `kiln` (committed migrations and current.sql, as the test template). */
-export async function startPrimary(): Promise<Cluster> {
+export async function startPrimary(opts: { durable?: boolean } = {}): Promise<Cluster> {
   if (!PG_BIN) throw new Error('Debian\'s PostgreSQL tools are not installed');
   const dir = serverDir('kiln-pg-');
   const data = path.join(dir, 'primary');
   await runAs(bin('initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
   const port = await freePort();
-  await startCluster(data, port, path.join(dir, 'primary.log'));
+  await startCluster(data, port, path.join(dir, 'primary.log'), opts.durable);
   const c = cluster(data, port, { v: false });
   const admin = postgres(`postgres://postgres@127.0.0.1:${port}/postgres`, { max: 1, onnotice: () => {} });
   await admin.unsafe('create database kiln');
@@ -57,11 +58,11 @@ export async function startPrimary(): Promise<Cluster> {
 }
 
 /** A hot standby streaming from `primary` (pg_basebackup -R), up and in recovery. */
-export async function startStandby(primary: Cluster): Promise<Cluster> {
+export async function startStandby(primary: Cluster, opts: { durable?: boolean } = {}): Promise<Cluster> {
   const dir = path.dirname(primary.data);
   const data = path.join(dir, `standby-${Date.now()}`);
   await runAs(bin('pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', data, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
   const port = await freePort();
-  await startCluster(data, port, `${data}.log`);
+  await startCluster(data, port, `${data}.log`, opts.durable);
   return cluster(data, port, { v: false });
 }

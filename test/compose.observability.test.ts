@@ -13,6 +13,9 @@ import { withEnv } from './_setup.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const read = (f: string) => parse(fs.readFileSync(path.join(root, f), 'utf8'), { merge: true });
+/** `${NAME:-default}` → default, as compose does with NAME unset. */
+const interpolate = (env: Record<string, string>) =>
+  Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1')]));
 const base = read('docker-compose.yml');
 const obs = read('docker-compose.observability.yml');
 
@@ -21,7 +24,7 @@ test('an override of api and worker, with Prometheus, Grafana, a collector and J
   const { loadConfig } = await import('../src/config.ts');
   for (const name of ['api', 'worker']) {
     assert.ok(base.services[name], `${name} is a service of docker-compose.yml`);
-    const env: Record<string, string> = { ...(base.services[name].environment ?? {}), ...obs.services[name].environment };
+    const env: Record<string, string> = interpolate({ ...(base.services[name].environment ?? {}), ...obs.services[name].environment });
     const config = withEnv({ ...env, KILN_URL_SIGNING_SECRET: 'x'.repeat(64), DATABASE_URL: 'postgres://kiln@postgres/kiln' }, loadConfig);
     assert.equal(config.metrics.port, 9464);
     assert.equal(config.metrics.host, '0.0.0.0');

@@ -122,7 +122,22 @@ export async function startWorker(ctx: Context, url: string): Promise<WorkerHand
         events,
         noHandleSignals: true,
         pollInterval: 1000,
+        // Completions and failures through graphile-worker's batcher, whose errors it handles:
+        // unbatched (its default), a completion that fails because the database went away (a
+        // failover) rejects where nothing awaits it, and that unhandled rejection ended the
+        // process. Batched, the failure stops the runner instead, which restarts under a new lease
+        // (below); the job stays locked until the dead-worker sweep frees it, and its task finds
+        // the generation already settled when it runs again.
+        preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
       });
+      // The runner ends by itself when graphile-worker gives up on the database (a failover: it
+      // could not complete or fail a job, and stops rather than guess). Its promise then rejects:
+      // that is a lost lease like any other, never an unhandled rejection that ends the process.
+      const started = t;
+      t.runner.promise.then(
+        () => { if (!stopping && !started.ended) leaseLost(started, 'its job runner stopped'); },
+        (e) => { if (!stopping && !started.ended) leaseLost(started, `its job runner stopped: ${(e as Error)?.message ?? e}`); },
+      );
       await startStoreSweep(ctx.config, t.runner);
       return t;
     } catch (e) {
