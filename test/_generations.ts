@@ -25,7 +25,7 @@ export async function startTestWorker(srv: TestServer, config: Partial<Config> =
 
 /**
  * Polls GET /generations/{id} until `done(body)` (default: a terminal status). A 503 is polled
- * again after its retry-after, as the SPEC tells clients: on a loaded machine the limiter's
+ * again after its retry-after, as docs/api.md tells clients: on a loaded machine the limiter's
  * timeout expires now and then, and that says nothing about the generation.
  */
 export async function waitFor(srv: TestServer, key: string, id: string, opts: { timeoutMs?: number; done?: (b: any) => boolean } = {}) {

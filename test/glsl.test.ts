@@ -1,4 +1,4 @@
-// GLSL output rules (SPEC "GLSL output"): validator table, and the one repair retry through the
+// GLSL output rules (docs/api.md, "GLSL output"): validator table, and the one repair retry through the
 // openai adapter against the loopback peer.
 
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Every error path renders the SPEC envelope with x-request-id: oversized and malformed bodies,
+// Every error path renders the error envelope with x-request-id: oversized and malformed bodies,
 // wrong content types, malformed URLs — and nothing internal leaks.
 
 import assert from 'node:assert/strict';

@@ -2,7 +2,7 @@
 // surrogates, astral characters, huge / negative / non-finite number literals, wrong types, deep
 // nesting, huge strings, bad UTF-8, malformed JSON, odd content types; small and > 64 KB), ids in
 // paths and query strings with percent-encoded garbage. Every response must be < 500, carry an
-// x-request-id, and at 400+ be the SPEC error envelope. Replay a failure with the printed seed:
+// x-request-id, and at 400+ be the error envelope. Replay a failure with the printed seed:
 // KILN_FUZZ_SEED=<seed> npm test -- test/http.fuzz.test.ts (KILN_FUZZ_REQUESTS to change the count).
 
 import assert from 'node:assert/strict';

@@ -44,7 +44,7 @@ test('an image generation completes with a signed URL to its image and one settl
   assert.equal(done.error, null);
   // The additive `prompt`: what was asked, so that a list of jobs can tell them apart.
   assert.equal(done.prompt, 'a red fox');
-  // SPEC's ImageResult fields plus the additive `model` (the entry that produced it).
+  // ImageResult's fields plus the additive `model` (the entry that produced it).
   assert.deepEqual(Object.keys(done.result).sort(), ['aspectRatio', 'costMicros', 'mediaType', 'model', 'type', 'url']);
   assert.equal(done.result.model, srv.ctx.config.defaultImageModel);
   assert.equal(done.result.type, 'image');
@@ -84,7 +84,7 @@ test('different prompts give different images; the same prompt the same one', as
   assert.equal(a, c);
 });
 
-test('code generations are valid for every target language, with structuredOutput per SPEC', async () => {
+test('code generations are valid for every target language, with structuredOutput as documented', async () => {
   const cases = [...TARGET_LANGUAGES.map((targetLanguage) => ({ targetLanguage })), { targetLanguage: 'tsx', screenHtml: true }];
   const results = await Promise.all(
     cases.map(async (c) => {

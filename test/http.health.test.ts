@@ -1,6 +1,6 @@
 // GET /healthz and GET /readyz on the real server: liveness without a key or the database;
 // readiness that follows the database (reachable, migrated to this build) and the shutdown, with
-// a 503 in the SPEC's envelope that never carries the cause.
+// a 503 in the error envelope that never carries the cause.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// GET /usage over HTTP: personal and workspace-bound keys, every field of SPEC's Usage.
+// GET /usage over HTTP: personal and workspace-bound keys, every field of the OpenAPI `Usage`.
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';

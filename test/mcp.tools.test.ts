@@ -17,7 +17,7 @@ import {
 const TOOLS = [
   'get_usage', 'list_models', 'generate_image', 'generate_code', 'get_generation',
   'transform_image', 'list_workflows', 'run_workflow', 'get_workflow_run',
-  // Additive to the SPEC's nine.
+  // Additive to the nine core tools.
   'cancel_generation', 'cancel_workflow_run', 'list_generations', 'get_daily_usage', 'get_workflow', 'save_workflow',
 ];
 
@@ -54,7 +54,7 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
     });
     after(() => client.close());
 
-    test('tools/list: the nine tools of the SPEC and the additive ones, with input and output schemas and honest annotations', async () => {
+    test('tools/list: the nine core tools and the additive ones, with input and output schemas and honest annotations', async () => {
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name), TOOLS);
       // docs/mcp.md lists every tool and counts them right.
@@ -240,7 +240,7 @@ for (const [era, connect] of [['SDK 1.x, 2025-11-25', connectV1], ['SDK 2.x, 202
       assert.equal((await toolError(client, 'get_workflow', { id: crypto.randomUUID() })).type, 'not_found');
     });
 
-    test('business errors are isError results with SPEC types; protocol errors stay JSON-RPC errors', async () => {
+    test('business errors are isError results with the REST error types; protocol errors stay JSON-RPC errors', async () => {
       const empty = await toolError(client, 'generate_image', { prompt: '' });
       assert.equal(empty.type, 'invalid_request');
       assert.match(empty.message, /prompt/);

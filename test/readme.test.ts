@@ -3,7 +3,7 @@
 // somewhere in them; the catalog entries they show are valid entries, and the shipped ones are
 // shown as they are in catalog/; the analyst queries they list are the ones in
 // db/examples/analyst.sql; docs/mcp.md's tool table names every MCP tool and each argument it
-// takes; and every relative link and #anchor between them resolves.
+// takes; and every relative link and #anchor of every markdown file in the repository resolves.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -24,8 +24,14 @@ const docs = fs.readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.
 const pages = new Map(['README.md', ...docs].map((f) => [f, read(f)]));
 const everything = [...pages.values()].join('\n');
 
-// Pages other branches are writing, linked before they land; once one exists it is checked like the rest.
-const ANNOUNCED = ['docs/webhooks.md', 'docs/storage.md', 'docs/console.md', 'docs/node.md'];
+/** Every markdown file of the repository outside installs and history (BENCH.md, db/ERROR_CODES.md, …). */
+function markdownFiles(dir = ''): string[] {
+  return fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
+    const rel = dir ? `${dir}/${e.name}` : e.name;
+    if (e.isDirectory()) return e.name === 'node_modules' || e.name.startsWith('.') ? [] : markdownFiles(rel);
+    return e.isFile() && e.name.endsWith('.md') ? [rel] : [];
+  });
+}
 
 /** Markdown outside fenced code blocks (a `#` line in a shell snippet is not a heading). */
 const prose = (text: string) => text.replace(/^```[\s\S]*?^```/gm, '');
@@ -46,8 +52,8 @@ test('README fits a newcomer: under 250 lines, a first curl and the console befo
   assert.match(readme.slice(0, docsList), /served at `\/console`/);
 });
 
-test('README links every docs page, the ones announced by other branches included', () => {
-  for (const page of new Set([...docs, ...ANNOUNCED])) assert.ok(readme.includes(`](${page})`), `README links ${page}`);
+test('README links every docs page', () => {
+  for (const page of docs) assert.ok(readme.includes(`](${page})`), `README links ${page}`);
 });
 
 test('every environment variable read in src/config.ts is documented', () => {
@@ -107,19 +113,45 @@ function anchorsOf(text: string): Set<string> {
   return out;
 }
 
-test('every relative link and #anchor in README.md and docs/ resolves', () => {
+/**
+ * The link targets of a markdown text outside fenced code: inline links and images (`](target)`,
+ * `](<target>)`, with or without a title), reference definitions (`[name]: target`) and HTML
+ * `href`/`src` attributes.
+ */
+function linkTargets(text: string): string[] {
+  const body = prose(text);
+  return [
+    ...[...body.matchAll(/\]\(\s*(?:<([^>\n]*)>|([^)\s]+))(?:\s+(?:"[^"\n]*"|'[^'\n]*'|\([^)\n]*\)))?\s*\)/g)].map((m) => m[1] ?? m[2]!),
+    ...[...body.matchAll(/^ {0,3}\[[^\]\n]+\]:\s*<?([^\s>]+)>?/gm)].map((m) => m[1]!),
+    ...[...body.matchAll(/\b(?:href|src)="([^"]+)"/g)].map((m) => m[1]!),
+  ];
+}
+
+test('the link finder sees every kind of markdown link', () => {
+  const sample = [
+    'A [plain](docs/a.md), a [titled](docs/b.md "B") and an [angled](<docs/c d.md>) link, an ![image](docs/e.png),',
+    'a [section](#here), an [outside](https://example.com) one and <a href="docs/f.md">HTML</a>.',
+    '',
+    '[ref]: docs/g.md#part',
+    '',
+    '```sh',
+    'echo "[not a link](docs/h.md)"',
+    '```',
+  ].join('\n');
+  assert.deepEqual(linkTargets(sample), ['docs/a.md', 'docs/b.md', 'docs/c d.md', 'docs/e.png', '#here', 'https://example.com', 'docs/g.md#part', 'docs/f.md']);
+});
+
+test('every relative link and #anchor in every markdown file of the repository resolves', () => {
+  const files = markdownFiles();
+  for (const f of ['README.md', 'BENCH.md', 'db/ERROR_CODES.md', ...docs]) assert.ok(files.includes(f), `${f} is checked`);
   let links = 0;
-  for (const [file, text] of pages) {
-    for (const m of prose(text).matchAll(/\]\(([^)\s]+)\)/g)) {
-      const target = m[1]!;
-      if (/^[a-z]+:/.test(target)) continue;
+  for (const file of files) {
+    for (const target of linkTargets(read(file))) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue;
       links++;
       const [rel, anchor] = target.split('#') as [string, string | undefined];
-      const resolved = rel ? path.posix.normalize(path.posix.join(path.posix.dirname(file), rel)) : file;
-      if (!fs.existsSync(path.join(root, resolved))) {
-        assert.ok(ANNOUNCED.includes(resolved), `${file}: ${target} → ${resolved} does not exist`);
-        continue;
-      }
+      const resolved = rel ? path.posix.normalize(path.posix.join(path.posix.dirname(file), decodeURI(rel))) : file;
+      assert.ok(!resolved.startsWith('../') && fs.existsSync(path.join(root, resolved)), `${file}: ${target} → ${resolved} does not exist in the repository`);
       if (anchor) {
         assert.ok(resolved.endsWith('.md'), `${file}: ${target}`);
         assert.ok(anchorsOf(read(resolved)).has(anchor), `${file}: ${target} — no heading #${anchor} in ${resolved}`);

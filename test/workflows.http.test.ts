@@ -26,7 +26,7 @@ before(async () => {
   other = { id: b.id, key: (await createKey(srv.db.sql, b.id)).key };
 });
 
-// SPEC's fields plus the additive `retryOf` (issue #12).
+// WorkflowRun's fields plus the additive `retryOf` (issue #12).
 const RUN_FIELDS = ['completedAt', 'createdAt', 'error', 'id', 'progress', 'results', 'retryOf', 'status', 'workflowId'];
 
 test('GET /workflows: the caller\'s workflows, most recently updated first, paged; bad paging is 400', async () => {

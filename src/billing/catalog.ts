@@ -73,7 +73,7 @@ export function pricingOf(model: CatalogModel): Record<string, number> | null {
   return Object.keys(out).length ? out : null;
 }
 
-/** The public shape of a model (SPEC "Model"). */
+/** The public shape of a model (the OpenAPI `Model` schema). */
 export function publicModel(model: CatalogModel) {
   return {
     id: model.id,

@@ -1,11 +1,11 @@
-// The one error the client throws: an error answer of the API (its SPEC `type`, status and
+// The one error the client throws: an error answer of the API (its envelope's `type`, status and
 // request id), or `network_error` (status 0) when no answer came after the retries.
 
 export class KilnError extends Error {
   override name = 'KilnError';
   /** HTTP status; 0 when the service could not be reached. */
   readonly status: number;
-  /** The SPEC error type (`invalid_request`, `rate_limited`, …), or `network_error`. */
+  /** The error envelope's type (`invalid_request`, `rate_limited`, …; docs/api.md), or `network_error`. */
   readonly type: string;
   /** The answer's `x-request-id`, for the service's logs. */
   readonly requestId: string | null;
@@ -51,7 +51,7 @@ export function retryAfterSeconds(response: Response): number | null {
   return Number(value);
 }
 
-/** The SPEC type for a status when the body is not the envelope (a proxy's page, say). */
+/** The error type for a status when the body is not the envelope (a proxy's page, say). */
 function fallbackType(status: number): string {
   switch (status) {
     case 400: return 'invalid_request';

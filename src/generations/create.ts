@@ -18,7 +18,7 @@ import type { Idempotency } from '../idempotency.ts';
 import { prepareGeneration, type PreparedGeneration } from './prepare.ts';
 import { generationStats } from './service.ts';
 
-/** The SPEC "Generation accepted" body. */
+/** The `GenerationAccepted` body (POST /generations' 202). */
 export interface Accepted {
   id: string;
   status: 'pending';
@@ -68,7 +68,7 @@ const creatorFor = perOwner<Context, CreateItem, Started>(50, (ctx) => async (it
  * Starts a generation for an already-authorized caller: validates and prices `input`, then
  * reserves the worst case, inserts and enqueues in one transaction (batched with concurrent
  * calls). Used by REST (origin api), MCP tools (origin mcp) and anything else that starts one.
- * Returns the SPEC "Generation accepted" body. Throws ApiError: invalid_request (400),
+ * Returns the `GenerationAccepted` body. Throws ApiError: invalid_request (400),
  * insufficient_quota (429), payment_required (402), or server_error (503 when the database is
  * briefly unavailable).
  */

@@ -1,6 +1,7 @@
 // Validating and pricing a generation request, before anything is written: prepareGeneration
-// checks a POST's body (REST, MCP) against every SPEC rule and prices it at the catalog's cached
-// entry; priceRequest is the one pricing function, for a POST and for a run output alike.
+// checks a POST's body (REST, MCP) against every rule of a generation request (docs/api.md) and
+// prices it at the catalog's cached entry; priceRequest is the one pricing function, for a POST
+// and for a run output alike.
 
 import { traceparentOf } from '../telemetry/tracing.ts';
 import { isIP } from 'node:net';
@@ -52,7 +53,7 @@ export function validationMessage(issues: readonly v.BaseIssue<unknown>[]): stri
 }
 
 /**
- * Validates a request body against every SPEC rule and prices it. Nothing is written.
+ * Validates a request body against every rule of a generation request and prices it. Nothing is written.
  * Throws ApiError invalid_request (400) with a "field: message" text.
  */
 export async function prepareGeneration(ctx: Context, input: unknown): Promise<PreparedGeneration> {

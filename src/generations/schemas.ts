@@ -1,4 +1,4 @@
-// Generation request and response schemas (SPEC "Generation request", "Generation status"):
+// Generation request and response schemas (the OpenAPI `GenerationRequest` and `GenerationStatus`):
 // the single source for REST validation, the OpenAPI document and MCP tool arguments.
 
 import * as v from 'valibot';

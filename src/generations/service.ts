@@ -1,5 +1,5 @@
 // Generation service shared by REST, MCP, the live views and event bodies: read a generation back
-// in the SPEC's status shape, and cancel one. Validating and pricing a request is ./prepare.ts,
+// in the `GenerationStatus` shape, and cancel one. Validating and pricing a request is ./prepare.ts,
 // creating it ./create.ts.
 
 import { countGeneration } from '../telemetry/metrics.ts';
@@ -29,7 +29,7 @@ export const generationStats = { createBatches: 0, creates: 0, readBatches: 0, r
 /** The row shape returned by kiln.get_generation. */
 export type GenerationRow = GenerationBody;
 
-/** SPEC "Generation status": ImageResult with a freshly signed URL, or CodeResult. */
+/** `GenerationStatus`: ImageResult with a freshly signed URL, or CodeResult. */
 export async function renderGeneration(ctx: Context, row: GenerationRow): Promise<GenerationStatusBody> {
   let result: GenerationStatusBody['result'] = null;
   if (row.status === 'completed' && row.result) {
@@ -104,8 +104,8 @@ export function readGeneration(ctx: Context, caller: Caller, id: string): Promis
 }
 
 /**
- * A generation of the caller's account that the caller may see (visibleOrigins), in the SPEC
- * "Generation status" shape. Throws ApiError invalid_request for a malformed id, not_found for
+ * A generation of the caller's account that the caller may see (visibleOrigins), in the
+ * `GenerationStatus` shape. Throws ApiError invalid_request for a malformed id, not_found for
  * unknown / another account's / another origin's, server_error 503 when the database is
  * briefly unavailable.
  */
@@ -147,7 +147,7 @@ export const cancelGenerationCall: AuthorizedCall<string, CancelColumns> = autho
   cancelGenerationsForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload), 'api'));
 
 /**
- * The answer to a cancel: the canceled generation in the SPEC "Generation status" shape, or
+ * The answer to a cancel: the canceled generation in the `GenerationStatus` shape, or
  * not_found (unknown, another account's or another origin's) / conflict (it had already ended).
  */
 export async function canceledGeneration(ctx: Context, row: CancelColumns): Promise<GenerationStatusBody> {

@@ -1,8 +1,8 @@
 // Values Postgres cannot store: text and jsonb refuse NUL (SQLSTATE 22P05) and lone UTF-16
 // surrogates (22021 once encoded), and JSON has no Infinity (JSON.parse('1e999') is Infinity).
 // Inputs are checked here, before any SQL, so one request's bad value is that request's 400
-// and never the failure of a batched call it shares with others (DESIGN.md, Authorization and
-// batches).
+// and never the failure of a batched call it shares with others (docs/api.md, "How billing and
+// limits behave": one request never fails another).
 
 /** Why `s` cannot be stored, or null. */
 export function unstorableText(s: string): string | null {

@@ -49,7 +49,7 @@ export function pendingRow(id: string, type: 'image' | 'code'): GenerationBody {
   return { id, status: 'pending', type, result: null, error: null, cost_micros: null };
 }
 
-/** Event ids of a generation: its status ordinal. A retry's move back to `pending` is not an event (SPEC shows no such transition). */
+/** Event ids of a generation: its status ordinal. A retry's move back to `pending` is not an event (docs/api.md, "Waiting and live events": one event per status reached). */
 const ORDINAL: Record<GenerationBody['status'], number> = { pending: 1, processing: 2, completed: 3, failed: 3 };
 export const GENERATION_LAST_EVENT_ID = 3;
 

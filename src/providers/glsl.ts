@@ -1,4 +1,4 @@
-// GLSL output rules from SPEC "GLSL output": a validator for generated Shadertoy-style shaders
+// GLSL output rules (docs/api.md, "GLSL output"): a validator for generated Shadertoy-style shaders
 // and the single repair retry that generation jobs run when a model breaks the rules.
 
 import { ProviderError, type Provider, type TextOutput, type TextRequest } from './types.ts';

@@ -1,4 +1,4 @@
-// The stored workflow graph format (DESIGN "Workflow graph format") as a valibot schema: text,
+// The stored workflow graph format (docs/api.md, "Workflows") as a valibot schema: text,
 // image, prompt and output nodes joined by edges. Unknown properties (e.g. canvas positions) are kept
 // (objects with an unknown rest, so the OpenAPI document and the typed client allow them too).
 

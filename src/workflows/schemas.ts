@@ -1,4 +1,4 @@
-// Workflow schemas (SPEC "Workflow summary", "Run accepted", "Workflow run", "WorkflowRunResult",
+// Workflow schemas (the OpenAPI `WorkflowSummary`, `RunAccepted`, `WorkflowRun`, `WorkflowRunResult`,
 // and the saved workflow with its graph) and the list query: the single source for REST, OpenAPI
 // and MCP tools. Saves are checked by workflows/check.ts, which collects every problem.
 

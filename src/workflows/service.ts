@@ -1,5 +1,5 @@
 // Workflow service shared by REST and MCP: list saved workflows, start a run (snapshot + plan +
-// enqueue in one transaction) and read a run in the SPEC's "Workflow run" shape.
+// enqueue in one transaction) and read a run in the `WorkflowRun` shape.
 
 import { countEnded } from '../telemetry/metrics.ts';
 import { traceparentOf } from '../telemetry/tracing.ts';
@@ -76,8 +76,8 @@ export interface RunAccepted {
 
 /**
  * Starts a run of a workflow of the caller's scope: in one transaction the graph is read (and locked against a
- * concurrent edit), validated, planned, snapshotted and its ready outputs queued. Returns the SPEC
- * "Run accepted" body. Throws ApiError: invalid_request (bad id or graph), not_found,
+ * concurrent edit), validated, planned, snapshotted and its ready outputs queued. Returns the
+ * `RunAccepted` body. Throws ApiError: invalid_request (bad id or graph), not_found,
  * insufficient_quota, payment_required.
  */
 export async function startRun(ctx: Context, caller: RunCaller, workflowId: string): Promise<RunAccepted> {
@@ -147,7 +147,7 @@ async function renderResult(ctx: Context, r: WorkflowRunResultJson): Promise<Wor
 }
 
 /**
- * SPEC "Workflow run" from a kiln.get_workflow_run row (null → 404). A run past its window with
+ * The `WorkflowRun` body from a kiln.get_workflow_run row (null → 404). A run past its window with
  * outputs never started is checked first (`reread` fetches it again afterwards).
  */
 export async function renderRun(ctx: Context, row: RunRow | null, reread: () => Promise<RunRow | null>): Promise<WorkflowRunBody> {
@@ -236,7 +236,7 @@ export async function cancelRun(ctx: Context, caller: Caller, workflowId: string
 /**
  * Retries a failed run of the caller's as a new run on the same snapshot, billed to the caller:
  * its completed outputs are reused (not run, not charged again); the rest runs again. Returns
- * the SPEC "Run accepted" body. Throws ApiError invalid_request (bad ids), not_found, conflict
+ * the `RunAccepted` body. Throws ApiError invalid_request (bad ids), not_found, conflict
  * (the run is not failed, or was already retried), insufficient_quota, payment_required.
  */
 export async function retryRun(ctx: Context, caller: Caller, ids: RunIds): Promise<{ id: string; status: 'pending' }> {

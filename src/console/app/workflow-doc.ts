@@ -1,6 +1,7 @@
-// The workflow editor's document, without any UI: the graph as DESIGN stores it (plus each node's
-// canvas `position`, an extra property the API keeps as sent), what the editor may connect, the
-// request body it saves, where the server's validation `details` point, and the undo history.
+// The workflow editor's document, without any UI: the graph as the API stores it (docs/api.md,
+// "Workflows"; plus each node's canvas `position`, an extra property the API keeps as sent), what
+// the editor may connect, the request body it saves, where the server's validation `details`
+// point, and the undo history.
 
 export type Kind = 'text' | 'image' | 'prompt' | 'output';
 export type OutputType = 'image' | 'code' | 'screen' | 'design' | 'video';

@@ -1,7 +1,7 @@
 // What every Kiln MCP tool shares: the caller an identity resolves to (account + Team workspace,
 // re-read on every request), the tool's declared access applied before its handler (auth/access.ts,
 // the one authorization path), valibot → JSON Schema, and the mapping of service errors (ApiError,
-// Kiln SQLSTATEs) to SPEC-typed tool errors.
+// Kiln SQLSTATEs) to tool errors typed as REST's (docs/mcp.md).
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { issueMessage } from '../../schemas.ts';
@@ -49,13 +49,13 @@ export function jsonSchema(schema: v.GenericSchema): Record<string, unknown> {
   return rest;
 }
 
-/** Business error as a tool result (SPEC type + message, and REST's `details` when the error has them). */
+/** Business error as a tool result (the error type + message, and REST's `details` when the error has them). */
 export function fail(type: string, message: string, details?: ToolError['error']['details']): ToolError {
   return { error: details ? { type, message, details } : { type, message } };
 }
 
 /**
- * Runs a tool body, turning ApiErrors and Kiln SQLSTATEs into SPEC-typed tool errors; anything else
+ * Runs a tool body, turning ApiErrors and Kiln SQLSTATEs into typed tool errors; anything else
  * propagates, so the route logs it and answers a generic server_error without details.
  */
 export async function guard(fn: () => Promise<ToolResult>): Promise<ToolResult> {

@@ -1,6 +1,6 @@
-// The nine Kiln MCP tools of the SPEC, in its order, then the additive ones: the cancel tools, the
-// list and daily-usage reads, and the workflow authoring tools (get_workflow, save_workflow). Each
-// calls the same service function as its REST twin.
+// The nine core Kiln MCP tools, in the order of docs/mcp.md's "Tools" table, then the additive
+// ones: the cancel tools, the list and daily-usage reads, and the workflow authoring tools
+// (get_workflow, save_workflow). Each calls the same service function as its REST twin.
 import type { Context } from '../../context.ts';
 import type { ToolDef } from '../tools.ts';
 import { cancelGenerationTool, generateCodeTool, generateImageTool, getGenerationTool, listGenerationsTool } from './generations.ts';

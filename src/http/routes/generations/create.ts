@@ -66,7 +66,7 @@ export default defineRoute<PreparedGeneration, StartColumns>({
     },
   }],
   errors: [400, 401, 402, 403, 413, 415, 422, 429, 500, 503],
-  // Key, limits, reservation, insert and enqueue in one transaction (DESIGN.md Execution).
+  // Key, limits, reservation, insert and enqueue in one transaction (docs/api.md, "How billing and limits behave").
   call: startGenerationCall,
   async prepare(ctx: Context, event: H3Event) {
     const seconds = preferredWait(event.req.headers.get('prefer'));
