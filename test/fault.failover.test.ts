@@ -122,7 +122,7 @@ test('failover under load: no 500, 503 with Retry-After meanwhile, normal within
   onCleanup(() => db.end({ timeout: 1 }));
   let open: Array<{ id: string; status: string }> = [];
   for (const until = Date.now() + 90_000; Date.now() < until;) {
-    open = [...await db`select id, status from kiln_private.generations where id = any(${accepted}::uuid[]) and status not in ('completed', 'failed', 'canceled')`];
+    open = [...await db<Array<{ id: string; status: string }>>`select id, status from kiln_private.generations where id = any(${accepted}::uuid[]) and status not in ('completed', 'failed', 'canceled')`];
     if (open.length === 0) break;
     await sleep(500);
   }
