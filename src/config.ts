@@ -308,6 +308,11 @@ export function loadConfig() {
     mcpUrl: opt('MCP_URL'),
     oidcIssuer: opt('OIDC_ISSUER'),
     oidcJwksUrl: opt('OIDC_JWKS_URL'),
+    /**
+     * KILN_OIDC_JWKS_CACHE: how long the MCP endpoint keeps the token issuer's signing keys before it
+     * asks again (seconds; default 1 h). While the issuer is unreachable the keys it has keep serving.
+     */
+    oidcJwksCacheSeconds: duration('KILN_OIDC_JWKS_CACHE') ?? 3600,
     oidcAutoLinkEmail: bool('OIDC_AUTO_LINK_EMAIL', false),
     /** Exact browser origins (scheme://host[:port], comma-separated) allowed to call the MCP endpoint; unset = MCP_URL's own origin. */
     mcpAllowedOrigins: opt('MCP_ALLOWED_ORIGINS')?.split(',').map((s) => s.trim()).filter(Boolean),

@@ -30,6 +30,8 @@ export interface TestIssuer {
   kid: string;
   hits: { discovery: number; jwks: number };
   audience: string;
+  /** 'hang': every request is accepted and never answered (an issuer that is down); null: back. */
+  outage(mode: 'hang' | null): void;
   sign(opts?: SignOptions): Promise<string>;
   badSignature(opts?: SignOptions): Promise<string>;
   unknownKid(opts?: SignOptions): Promise<string>;
@@ -54,7 +56,11 @@ export async function startTestIssuer(audience = 'urn:unset', port = 0): Promise
   const hits = { discovery: 0, jwks: 0 };
   let issuer = '';
 
+  // An outage: 'hang' accepts requests and never answers; null: normal.
+  let down: 'hang' | null = null;
+  const hung = new Set<import('node:http').ServerResponse>();
   const server: Server = createServer((req, res) => {
+    if (down === 'hang') { hung.add(res); return; }
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path === '/.well-known/openid-configuration') {
       hits.discovery++;
@@ -91,6 +97,10 @@ export async function startTestIssuer(audience = 'urn:unset', port = 0): Promise
   const enc = (v: unknown) => base64url.encode(JSON.stringify(v));
 
   const api: TestIssuer = {
+    outage(mode) {
+      down = mode;
+      if (mode === null) { for (const r of hung) r.destroy(); hung.clear(); }
+    },
     issuer,
     jwksUrl: `${issuer}/jwks.json`,
     kid,
@@ -113,7 +123,7 @@ export async function startTestIssuer(audience = 'urn:unset', port = 0): Promise
       published.push({ ...(await exportJWK(next.publicKey)), kid: nextKid, alg: 'ES256', use: 'sig' } as typeof publicJwk);
       return nextKid;
     },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () => new Promise((resolve) => { down = null; for (const r of hung) r.destroy(); server.closeAllConnections(); server.close(() => resolve()); }),
   };
   return api;
 }

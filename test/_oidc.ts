@@ -32,6 +32,8 @@ export interface TestProvider {
   users: Map<string, TestUser>;
   /** Registers the client with these redirect URIs (once, after Kiln's servers know their URLs); the provider answers from then on. */
   register(redirectUris: string[]): void;
+  /** An outage: 'hang' accepts requests and never answers; 'reset' drops each connection; null: back to normal. */
+  outage(mode: 'hang' | 'reset' | null): void;
   close(): Promise<void>;
 }
 
@@ -73,17 +75,32 @@ export async function startProvider(opts: {
         };
       },
     } as any);
-    server.on('request', provider.callback());
+    const handle = provider.callback();
+    server.on('request', (req, res) => {
+      if (down === 'hang') { hung.add(res); return; }
+      if (down === 'reset') { req.socket.destroy(); return; }
+      handle(req, res);
+    });
+  };
+  let down: 'hang' | 'reset' | null = null;
+  const hung = new Set<http.ServerResponse>();
+  const outage = (mode: 'hang' | 'reset' | null) => {
+    down = mode;
+    if (mode === null) {
+      for (const r of hung) r.destroy();
+      hung.clear();
+    }
   };
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
+    outage(null);
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
   onCleanup(close);
-  return { issuer, clientId, clientSecret, users, register, close };
+  return { issuer, clientId, clientSecret, users, register, outage, close };
 }
 
 /** A minimal cookie jar for walking the provider's forms with fetch. */

@@ -11,13 +11,15 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
 import postgres from 'postgres';
-import { PG_BIN, freePort } from './_pgbouncer.ts';
+import { cleanupServers, PG_BIN, freePort } from './_pgbouncer.ts';
 import { startPrimary, startStandby } from './_replica.ts';
 import { startTcpProxy } from './_tcp-proxy.ts';
 import { generateKey } from '../src/auth/keys.ts';
 import { onCleanup } from './_setup.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'kiln.js');
+// The clusters test/_replica.ts starts are stopped when the file ends.
+onCleanup(cleanupServers);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('failover under load: no 500, 503 with Retry-After meanwhile, normal within 15 s of the switch, every accepted generation ends and is charged at most once', {

@@ -41,6 +41,9 @@ export const clearSessionCookie = (ctx: Context) => cookie(ctx, SESSION_COOKIE, 
 
 const clients = new WeakMap<object, Promise<oidc.Configuration>>();
 
+/** How long Kiln waits for the provider, in seconds: a page answers well within 10 s even when it hangs. */
+const PROVIDER_TIMEOUT_S = 4;
+
 /**
  * The provider's configuration, discovered once per process (a failed discovery is tried again on
  * the next sign-in). A client secret authenticates with client_secret_basic unless the provider
@@ -52,7 +55,7 @@ function provider(ctx: Context, o: SsoConfig): Promise<oidc.Configuration> {
     const insecure = o.issuer.startsWith('http:');
     p = oidc.discovery(new URL(o.issuer), o.clientId, undefined, oidc.None(), {
       execute: insecure ? [oidc.allowInsecureRequests] : [],
-      timeout: 10,
+      timeout: PROVIDER_TIMEOUT_S,
     }).then((found) => {
       const meta = found.serverMetadata();
       const methods = meta.token_endpoint_auth_methods_supported;
@@ -61,7 +64,7 @@ function provider(ctx: Context, o: SsoConfig): Promise<oidc.Configuration> {
           ? oidc.ClientSecretPost(o.clientSecret) : oidc.ClientSecretBasic(o.clientSecret);
       const cfg = new oidc.Configuration(meta, o.clientId, o.clientSecret ? { client_secret: o.clientSecret } : undefined, auth);
       if (insecure) oidc.allowInsecureRequests(cfg);
-      cfg.timeout = 10;
+      cfg.timeout = PROVIDER_TIMEOUT_S;
       return cfg;
     });
     p.catch(() => clients.delete(ctx.config));
@@ -137,9 +140,37 @@ function same(a: string, b: string): boolean {
 
 // ------------------------------------------------------------------ the flow
 
+const answering = new WeakMap<object, { at: number; ok: Promise<boolean> }>();
+
+/**
+ * Whether the provider answers now: its discovery document within PROVIDER_TIMEOUT_S. The
+ * configuration is discovered once, so without this /auth/login would send the browser to a
+ * provider that is down. Sign-ins are people's clicks: each asks, except that concurrent ones share
+ * a question and a "no" holds for 2 s (a provider that is down is not asked by every click).
+ */
+function providerAnswers(ctx: Context, o: SsoConfig): Promise<boolean> {
+  const last = answering.get(ctx.config);
+  if (last && (last.at === 0 || Date.now() - last.at < 2000)) return last.ok;
+  const url = `${o.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+  const entry = { at: 0, ok: Promise.resolve(false) };
+  entry.ok = fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(PROVIDER_TIMEOUT_S * 1000) })
+    .then(async (res) => { await res.body?.cancel(); return res.status === 200; }, () => false)
+    .then((ok) => {
+      if (ok) answering.delete(ctx.config);
+      else entry.at = Date.now();
+      return ok;
+    });
+  answering.set(ctx.config, entry);
+  return entry.ok;
+}
+
+/** The provider could not be reached: the sign-in pages answer 503 and ask to try again. */
+export class ProviderUnavailable extends Error {}
+
 /** GET /auth/login: where to send the browser, and the transaction cookie to set. */
 export async function beginSignIn(ctx: Context, o: SsoConfig): Promise<{ location: string; cookie: string }> {
   const cfg = await provider(ctx, o);
+  if (!(await providerAnswers(ctx, o))) throw new ProviderUnavailable('the sign-in provider does not answer');
   const tx: Transaction = {
     s: oidc.randomState(),
     n: oidc.randomNonce(),
@@ -197,8 +228,9 @@ export async function completeSignIn(ctx: Context, o: SsoConfig, callbackUrl: UR
     if (e instanceof oidc.AuthorizationResponseError) return { outcome: 'invalid', reason: 'provider_error', detail: e.error };
     ctx.log.warn('sso: the code exchange failed', errorFields(e));
     const code = (e as { code?: string }).code;
-    // openid-client's checks of the answer (ID token, nonce, …) are refusals; the rest is the provider being unreachable.
-    if (typeof code === 'string' && code.startsWith('OAUTH_')) return { outcome: 'invalid', reason: 'code_refused', detail: code };
+    // openid-client's checks of the answer (ID token, nonce, …) are refusals; a timeout (a provider
+    // that hangs) and the rest are the provider being unreachable.
+    if (typeof code === 'string' && code.startsWith('OAUTH_') && code !== 'OAUTH_TIMEOUT') return { outcome: 'invalid', reason: 'code_refused', detail: code };
     return { outcome: 'unavailable' };
   }
 

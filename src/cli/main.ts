@@ -85,11 +85,6 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const rest = argv.slice(match.split(' ').length);
-  const options = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
-  if (options.includes('--help') || options.includes('-h')) {
-    process.stdout.write(`usage: kiln ${match} ${commands[match]!.help}\n`);
-    return 0;
-  }
   const { loadConfig } = await import('../config.ts');
   try {
     const config = loadConfig();

@@ -115,7 +115,7 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
       const uri = config.jwksUrl ?? (await discoverJwksUri(issuer, timeoutMs));
       remote = createRemoteJWKSet(checkUrl(uri, 'JWKS URL', allowInsecure), {
         cooldownDuration: config.jwksCooldownMs ?? 30_000,
-        cacheMaxAge: config.jwksCacheMaxAgeMs ?? 600_000,
+        cacheMaxAge: config.jwksCacheMaxAgeMs ?? 3_600_000,
         timeoutDuration: timeoutMs,
       });
       return remote;

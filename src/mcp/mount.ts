@@ -53,7 +53,9 @@ export function mountMcp(app: H3, ctx: Context, opts: MountOptions = {}): void {
     startBundledDevIssuer(ctx);
   }
 
-  const verifier = settings && !opts.testOnlyDisableAuth ? createTokenVerifier({ issuer: settings.issuer, jwksUrl: settings.jwksUrl, audience: mcpUrl }) : undefined;
+  const verifier = settings && !opts.testOnlyDisableAuth ? createTokenVerifier({
+    issuer: settings.issuer, jwksUrl: settings.jwksUrl, audience: mcpUrl, jwksCacheMaxAgeMs: config.oidcJwksCacheSeconds * 1000,
+  }) : undefined;
   const ids = new WeakMap<Request, string>();
   const mcp = createMcpRoute({
     tools: kilnTools(ctx),
