@@ -17,7 +17,7 @@ import type { Queryable, Sql } from '../db/pool.ts';
 import { currentQueryParent } from '../db/query-parent.ts';
 import { bindPool } from '../telemetry/pool.ts';
 import { readTolerant } from '../db/replica.ts';
-import { bearerKey, hashKey, sessionSecret } from './keys.ts';
+import { bearerKey, hashKey, sessionSecret } from './secrets.ts';
 
 /** read, write; keys: manage the keys (and read the audit log) of the billing scope; admin: the operator's routes (admins only). */
 export type Scope = 'read' | 'write' | 'keys' | 'admin';

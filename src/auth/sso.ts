@@ -10,7 +10,7 @@ import type { Context } from '../context.ts';
 import { claimSignIn, createSession, endSession, signIn } from '../db/sql/sessions.ts';
 import { errorFields } from '../log.ts';
 import { signingKey } from '../internal/signing.ts';
-import { generateSessionSecret, hashKey, SESSION_COOKIE } from './keys.ts';
+import { generateSessionSecret, hashKey, SESSION_COOKIE } from './secrets.ts';
 
 /** The cookie that carries one sign-in's PKCE verifier, state and nonce from /auth/login to /auth/callback. */
 export const TRANSACTION_COOKIE = 'kiln_sso';

@@ -6,7 +6,7 @@ import { toNodeHandler } from 'h3/node';
 import { openDatabase, openReplica } from './boot.ts';
 import type { Config } from '../config.ts';
 import { createContext } from '../context.ts';
-import { generateKey } from '../auth/keys.ts';
+import { generateKey } from '../auth/secrets.ts';
 import { API_PREFIX } from '../http/route.ts';
 import { createApp } from '../http/server.ts';
 import { extensions } from './mounts.ts';

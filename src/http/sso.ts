@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { H3, H3Event } from 'h3';
 import { clientIp, publicOrigin } from '../auth/access.ts';
-import { sessionSecret } from '../auth/keys.ts';
+import { sessionSecret } from '../auth/secrets.ts';
 import { beginSignIn, clearSessionCookie, clearTransactionCookie, completeSignIn, signOut, type SignInResult } from '../auth/sso.ts';
 import type { Context } from '../context.ts';
 import { errors } from '../errors.ts';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
 import type { Sql } from '../db/pool.ts';
 import { ensureSecret } from '../db/sql/ensure_secret.ts';
-import { rootOf } from '../scope.ts';
+import { rootOf } from '../root.ts';
 
 const secrets = new WeakMap<Sql, Promise<Buffer>>();
 

@@ -14,7 +14,7 @@
 import type { Span } from '@opentelemetry/api';
 import type { Sql } from '../db/pool.ts';
 import { currentQueryParent } from '../db/query-parent.ts';
-import { ROOT } from '../scope.ts';
+import { ROOT } from '../root.ts';
 import { metricsOn, registerPool } from './metrics.ts';
 import { failSpan, SpanKind, startSpan, tracingOn } from './tracing.ts';
 

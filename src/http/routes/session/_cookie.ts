@@ -3,7 +3,7 @@
 
 import type { H3Event } from 'h3';
 import type { Caller } from '../../../auth/access.ts';
-import { hashKey, sessionSecret } from '../../../auth/keys.ts';
+import { hashKey, sessionSecret } from '../../../auth/secrets.ts';
 import { ApiError } from '../../../errors.ts';
 
 export function sessionHash(caller: Caller, event: H3Event): Buffer {
