@@ -201,7 +201,7 @@ export function requireCredential(ctx: Context, event: H3Event): Credential {
     if (!key) throw errors.unauthorized();
     return { hash: hashKey(key), via: 'key' };
   }
-  const secret = sessionSecret(event.req.headers.get('cookie'));
+  const secret = sessionSecret(event);
   if (!secret) throw errors.unauthorized();
   if (!SAFE_METHODS.has(event.req.method) && event.req.headers.get('origin') !== publicOrigin(ctx)) {
     throw errors.crossOrigin();

@@ -1,6 +1,6 @@
 // The server's signing secret, from which every HMAC it issues is keyed: signed file URLs
 // (storage/store.ts), list cursors (generations/list.ts) and, through HKDF, the key that keeps
-// webhook secrets encrypted (webhooks/secrets.ts).
+// webhook secrets and the SSO transaction cookie sealed (internal/sealed.ts).
 
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
