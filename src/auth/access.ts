@@ -19,8 +19,10 @@ import { bindPool } from '../telemetry/pool.ts';
 import { readTolerant } from '../db/replica.ts';
 import { bearerKey, hashKey, sessionSecret } from './secrets.ts';
 
+/** The scopes a key or session may carry (keys/schemas.ts validates them, auth/me.ts reports them). */
+export const KEY_SCOPES = ['read', 'write', 'keys', 'admin'] as const;
 /** read, write; keys: manage the keys (and read the audit log) of the billing scope; admin: the operator's routes (admins only). */
-export type Scope = 'read' | 'write' | 'keys' | 'admin';
+export type Scope = (typeof KEY_SCOPES)[number];
 /** Endpoint bucket: per-key reads, per-account transforms, or none (starts are bounded by budgets and slots). */
 export type Bucket = 'read' | 'transform' | null;
 export type Origin = 'api' | 'mcp' | 'app' | 'workflow';
