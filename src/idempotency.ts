@@ -1,6 +1,6 @@
 // Idempotency-Key (IETF draft "The Idempotency-Key HTTP Header Field"): the key's rules, the
 // MCP argument built from the same schema, and the fingerprint a repeat is compared with.
-// http/idempotency.ts reads the header; services only see the resulting claim.
+// http/idempotency-header.ts reads the header; services only see the resulting claim.
 
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';

@@ -11,7 +11,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import { createContext, type Context } from '../src/context.ts';
 import { connect, type Sql } from '../src/db/pool.ts';
 import { extensions } from '../src/cli/mounts.ts';
-import { generateKey } from '../src/auth/keys.ts';
+import { generateKey } from '../src/auth/secrets.ts';
 import { API_PREFIX } from '../src/http/route.ts';
 import { createApp, type AppOptions } from '../src/http/server.ts';
 

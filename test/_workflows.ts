@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Sql } from '../src/db/pool.ts';
-import { createWorkflow } from '../src/workflows/saved.ts';
+import { createWorkflow } from '../src/workflows/authoring.ts';
 import type { OpenAIPeer, PeerRequest } from './_openai-peer.ts';
 import { api, type TestServer } from './_setup.ts';
 

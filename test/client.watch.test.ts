@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { before, test } from 'node:test';
 import { createKilnClient, KilnError, type GenerationEvent, type RunEvent } from 'kiln/client';
-import { createWorkflow } from '../src/workflows/saved.ts';
+import { createWorkflow } from '../src/workflows/authoring.ts';
 import { spawnKiln, type Spawned } from './_live.ts';
 import { api, createAccount, createKey, createTestDb, testConfig, type TestDb } from './_setup.ts';
 

@@ -172,7 +172,7 @@ test('while the limiter is stalled, calls queued behind busy batches fail within
 test('kiln.authorize_requests decides a batch in arrival order, independent keys and shared buckets alike', async () => {
   const acct = await createAccount(srv.db.sql);
   const keys = await Promise.all([1, 2, 3].map(() => createKey(srv.db.sql, acct.id)));
-  const { hashKey } = await import('../src/auth/keys.ts');
+  const { hashKey } = await import('../src/auth/secrets.ts');
   const batch = (ks: string[], rpm: number, bucket: string | null = 'read') => srv.db.sql`
     select ord, status, retry_after from kiln.authorize_requests(
       ${srv.db.sql.array(ks.map(hashKey) as any, 17)}, ${srv.db.sql.array(ks.map(() => 'read'), 25)},

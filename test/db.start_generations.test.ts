@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { hashKey } from '../src/auth/keys.ts';
+import { hashKey } from '../src/auth/secrets.ts';
 import { pgArray, ARRAY_OID } from '../src/db/pool.ts';
 import { createAccount, createKey, createTestDb, type TestDb } from './_setup.ts';
 

@@ -14,7 +14,7 @@ import postgres from 'postgres';
 import { cleanupServers, PG_BIN, freePort } from './_pgbouncer.ts';
 import { startPrimary, startStandby } from './_replica.ts';
 import { startTcpProxy } from './_tcp-proxy.ts';
-import { generateKey } from '../src/auth/keys.ts';
+import { generateKey } from '../src/auth/secrets.ts';
 import { onCleanup } from './_setup.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'kiln.js');

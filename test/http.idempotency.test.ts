@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { before, test } from 'node:test';
-import { hashKey } from '../src/auth/keys.ts';
+import { hashKey } from '../src/auth/secrets.ts';
 import { ARRAY_OID, pgArray } from '../src/db/pool.ts';
 import { generationStats } from '../src/generations/service.ts';
 import { fingerprint } from '../src/idempotency.ts';

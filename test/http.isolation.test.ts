@@ -8,7 +8,7 @@ import { authorizeKey } from '../src/auth/access.ts';
 import { acceptStarted, createGeneration, startGenerationCall } from '../src/generations/create.ts';
 import { prepareGeneration } from '../src/generations/prepare.ts';
 import { toApiError } from '../src/errors.ts';
-import { hashKey } from '../src/auth/keys.ts';
+import { hashKey } from '../src/auth/secrets.ts';
 import { api, createAccount, createKey } from './_setup.ts';
 import { connectV2, link, startMcpServer, toolError, type McpServer } from './_mcp.ts';
 

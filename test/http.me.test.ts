@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { generateSessionSecret } from '../src/auth/keys.ts';
+import { generateSessionSecret } from '../src/auth/secrets.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 let srv: TestServer;

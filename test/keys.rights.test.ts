@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { generateSessionSecret } from '../src/auth/keys.ts';
+import { generateSessionSecret } from '../src/auth/secrets.ts';
 import { api, createAccount, createKey, startServer } from './_setup.ts';
 
 const srv = await startServer({ config: { webhookAllowPrivate: true } });

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { createWorkflow } from '../src/workflows/saved.ts';
+import { createWorkflow } from '../src/workflows/authoring.ts';
 import { openSse, spawnKiln, type SseEvent, type Spawned } from './_live.ts';
 import { api, createAccount, createKey, createTestDb, testConfig, type TestDb } from './_setup.ts';
 

@@ -7,7 +7,7 @@ import { before, test } from 'node:test';
 import { startTestWorker } from './_generations.ts';
 import { connectV2, link, ok, startMcpServer, type AnyClient, type McpServer } from './_mcp.ts';
 import { createAccount, testConfig } from './_setup.ts';
-import { createWorkflow } from '../src/workflows/saved.ts';
+import { createWorkflow } from '../src/workflows/authoring.ts';
 
 let srv: McpServer;
 let client: AnyClient;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { generationStats } from '../src/generations/service.ts';
 import { hubOf } from '../src/live/hub.ts';
-import { createWorkflow } from '../src/workflows/saved.ts';
+import { createWorkflow } from '../src/workflows/authoring.ts';
 import { spawnKiln, type Spawned } from './_live.ts';
 import { api, createAccount, createKey, createTestDb, startServer, testConfig, type TestDb } from './_setup.ts';
 

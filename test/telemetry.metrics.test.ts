@@ -18,7 +18,7 @@ import { spawnKiln, type Spawned } from './_live.ts';
 import { connectV2, link } from './_mcp.ts';
 import { chatReply, errorReply, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { api, createAccount, createKey, createTestDb, onCleanup, testConfig, type TestDb } from './_setup.ts';
-import { createWorkflow } from '../src/workflows/saved.ts';
+import { createWorkflow } from '../src/workflows/authoring.ts';
 import { startReceiver, type Receiver } from './_webhooks.ts';
 import { startOtlpReceiver, type OtlpReceiver } from './_otlp.ts';
 import { peerModels, userText } from './_workflows.ts';

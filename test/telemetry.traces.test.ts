@@ -13,7 +13,7 @@ import { chatReply, startOpenAIPeer, type OpenAIPeer } from './_openai-peer.ts';
 import { api, createAccount, createKey, createTestDb, type TestDb } from './_setup.ts';
 import { peerModels } from './_workflows.ts';
 import { startReceiver, type Receiver } from './_webhooks.ts';
-import { createWorkflow } from '../src/workflows/saved.ts';
+import { createWorkflow } from '../src/workflows/authoring.ts';
 import { testConfig } from './_setup.ts';
 
 let db: TestDb;

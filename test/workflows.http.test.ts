@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import sharp from 'sharp';
-import { getWorkflow, replaceWorkflow } from '../src/workflows/saved.ts';
+import { getWorkflow, replaceWorkflow } from '../src/workflows/authoring.ts';
 import { startTestWorker } from './_generations.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { example, runCharges, saveWorkflow, startRun, waitRun } from './_workflows.ts';

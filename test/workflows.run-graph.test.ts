@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { replaceWorkflow } from '../src/workflows/saved.ts';
+import { replaceWorkflow } from '../src/workflows/authoring.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 import { saveWorkflow, startRun } from './_workflows.ts';
 

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { getWorkflow, replaceWorkflow } from '../src/workflows/saved.ts';
+import { getWorkflow, replaceWorkflow } from '../src/workflows/authoring.ts';
 import { startTestWorker } from './_generations.ts';
 import { errorReply, startOpenAIPeer, type OpenAIPeer, type PeerRequest } from './_openai-peer.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';

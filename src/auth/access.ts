@@ -17,10 +17,12 @@ import type { Queryable, Sql } from '../db/pool.ts';
 import { currentQueryParent } from '../db/query-parent.ts';
 import { bindPool } from '../telemetry/pool.ts';
 import { readTolerant } from '../db/replica.ts';
-import { bearerKey, hashKey, sessionSecret } from './keys.ts';
+import { bearerKey, hashKey, sessionSecret } from './secrets.ts';
 
+/** The scopes a key or session may carry (keys/schemas.ts validates them, auth/me.ts reports them). */
+export const KEY_SCOPES = ['read', 'write', 'keys', 'admin'] as const;
 /** read, write; keys: manage the keys (and read the audit log) of the billing scope; admin: the operator's routes (admins only). */
-export type Scope = 'read' | 'write' | 'keys' | 'admin';
+export type Scope = (typeof KEY_SCOPES)[number];
 /** Endpoint bucket: per-key reads, per-account transforms, or none (starts are bounded by budgets and slots). */
 export type Bucket = 'read' | 'transform' | null;
 export type Origin = 'api' | 'mcp' | 'app' | 'workflow';
@@ -201,7 +203,7 @@ export function requireCredential(ctx: Context, event: H3Event): Credential {
     if (!key) throw errors.unauthorized();
     return { hash: hashKey(key), via: 'key' };
   }
-  const secret = sessionSecret(event.req.headers.get('cookie'));
+  const secret = sessionSecret(event);
   if (!secret) throw errors.unauthorized();
   if (!SAFE_METHODS.has(event.req.method) && event.req.headers.get('origin') !== publicOrigin(ctx)) {
     throw errors.crossOrigin();

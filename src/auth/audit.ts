@@ -6,14 +6,28 @@ import type { Context } from '../context.ts';
 import type { Queryable } from '../db/pool.ts';
 import type { Caller } from './access.ts';
 
+/**
+ * An actor that is no resolved Caller: the identity an SSO sign-in is for, the session a sign-out
+ * ends (kiln.end_session adds its id).
+ */
+export interface Actor {
+  type: 'identity' | 'session';
+  id?: string;
+  ip?: string;
+  requestId?: string;
+}
+
 /** The `kiln.actor` setting of a caller: what an audit entry records about who and from where. */
-export function actorSetting(caller: Caller): string {
-  const type = caller.via ?? (caller.origin === 'mcp' ? 'identity' : 'key');
+export function actorSetting(who: Caller | Actor): string {
+  if (!('accountId' in who)) {
+    return JSON.stringify({ type: who.type, ...(who.id === undefined ? {} : { id: who.id }), ip: who.ip ?? null, requestId: who.requestId ?? null });
+  }
+  const type = who.via ?? (who.origin === 'mcp' ? 'identity' : 'key');
   return JSON.stringify({
     type,
-    id: caller.keyId ?? caller.accountId,
-    ip: caller.ip ?? null,
-    requestId: caller.requestId ?? null,
+    id: who.keyId ?? who.accountId,
+    ip: who.ip ?? null,
+    requestId: who.requestId ?? null,
   });
 }
 
@@ -28,7 +42,7 @@ export function audited<T>(ctx: Context, caller: Caller, fn: (tx: Queryable) => 
   }) as Promise<T>;
 }
 
-/** Names the caller as the actor of the rest of an open transaction. */
-export async function actAs(tx: Queryable, caller: Caller): Promise<void> {
-  await tx`select set_config('kiln.actor', ${actorSetting(caller)}, true)`;
+/** Names the caller (or an actor without one) as the actor of the rest of an open transaction. */
+export async function actAs(tx: Queryable, who: Caller | Actor): Promise<void> {
+  await tx`select set_config('kiln.actor', ${actorSetting(who)}, true)`;
 }

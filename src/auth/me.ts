@@ -2,11 +2,10 @@
 // bills and whether its user is an admin (docs/api.md, "Who am I").
 
 import * as v from 'valibot';
-import type { Caller } from './access.ts';
+import { KEY_SCOPES, type Caller } from './access.ts';
 import type { Context } from '../context.ts';
 import { getMe } from '../db/sql/get_me.ts';
 import { errors } from '../errors.ts';
-import { KEY_SCOPES } from '../keys/schemas.ts';
 import { registerSchemas, Uuid } from '../schemas.ts';
 
 export const Me = v.pipe(

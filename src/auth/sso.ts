@@ -4,13 +4,14 @@
 // is claimed in SQL so it works once. Who may enter is kiln.sign_in's rule; a session is a hashed
 // row made by kiln.create_session in the same transaction.
 
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import * as oidc from 'openid-client';
 import type { Context } from '../context.ts';
 import { claimSignIn, createSession, endSession, signIn } from '../db/sql/sessions.ts';
 import { errorFields } from '../log.ts';
-import { signingKey } from '../internal/signing.ts';
-import { generateSessionSecret, hashKey, SESSION_COOKIE } from './keys.ts';
+import { seal, SEALED_OVERHEAD, unseal } from '../internal/sealed.ts';
+import { actAs } from './audit.ts';
+import { generateSessionSecret, hashKey, SESSION_COOKIE } from './secrets.ts';
 
 /** The cookie that carries one sign-in's PKCE verifier, state and nonce from /auth/login to /auth/callback. */
 export const TRANSACTION_COOKIE = 'kiln_sso';
@@ -86,50 +87,23 @@ interface Transaction {
   e: number;
 }
 
-const keys = new WeakMap<object, Promise<Buffer>>();
-
-/** AES-256-GCM key for transaction cookies: HKDF over the server's signing secret (every process derives the same). */
-function cookieKey(ctx: Context): Promise<Buffer> {
-  let k = keys.get(ctx.config);
-  if (!k) {
-    k = signingKey(ctx).then((s) => Buffer.from(hkdfSync('sha256', s, 'kiln', 'sso-transaction/v1', 32)));
-    k.catch(() => keys.delete(ctx.config));
-    keys.set(ctx.config, k);
-  }
-  return k;
+/** The transaction, sealed for the cookie (internal/sealed.ts, under 'sso-transaction/v1'), as base64url. */
+async function sealTransaction(ctx: Context, tx: Transaction): Promise<string> {
+  return (await seal(ctx, 'sso-transaction/v1', Buffer.from(JSON.stringify(tx), 'utf8'))).toString('base64url');
 }
 
-async function seal(ctx: Context, tx: Transaction): Promise<string> {
-  const iv = randomBytes(12);
-  const c = createCipheriv('aes-256-gcm', await cookieKey(ctx), iv);
-  const body = Buffer.concat([c.update(JSON.stringify(tx), 'utf8'), c.final()]);
-  return Buffer.concat([iv, c.getAuthTag(), body]).toString('base64url');
-}
-
-/** The transaction of a Cookie header, or null when absent, altered, or expired. */
-async function open(ctx: Context, cookieHeader: string | null): Promise<Transaction | null> {
-  const raw = readCookie(cookieHeader, TRANSACTION_COOKIE);
+/** The transaction of the cookie's value, or null when absent, altered, or expired. */
+async function openTransaction(ctx: Context, raw: string | undefined): Promise<Transaction | null> {
   if (!raw || raw.length > 2048 || !/^[A-Za-z0-9_-]+$/.test(raw)) return null;
   const buf = Buffer.from(raw, 'base64url');
-  if (buf.length < 29) return null;
+  if (buf.length <= SEALED_OVERHEAD) return null;
   try {
-    const d = createDecipheriv('aes-256-gcm', await cookieKey(ctx), buf.subarray(0, 12));
-    d.setAuthTag(buf.subarray(12, 28));
-    const tx = JSON.parse(Buffer.concat([d.update(buf.subarray(28)), d.final()]).toString('utf8')) as Transaction;
+    const tx = JSON.parse((await unseal(ctx, 'sso-transaction/v1', buf)).toString('utf8')) as Transaction;
     if (typeof tx.s !== 'string' || typeof tx.n !== 'string' || typeof tx.v !== 'string' || typeof tx.e !== 'number') return null;
     return tx.e > Date.now() / 1000 ? tx : null;
   } catch {
     return null;
   }
-}
-
-function readCookie(header: string | null, name: string): string | null {
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq >= 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return null;
 }
 
 function same(a: string, b: string): boolean {
@@ -186,7 +160,7 @@ export async function beginSignIn(ctx: Context, o: SsoConfig): Promise<{ locatio
     state: tx.s,
     nonce: tx.n,
   });
-  return { location: url.href, cookie: cookie(ctx, TRANSACTION_COOKIE, await seal(ctx, tx), '/auth', TRANSACTION_SECONDS) };
+  return { location: url.href, cookie: cookie(ctx, TRANSACTION_COOKIE, await sealTransaction(ctx, tx), '/auth', TRANSACTION_SECONDS) };
 }
 
 /** How a callback ended; every refusal names why, for the page the browser gets. */
@@ -202,9 +176,9 @@ export type SignInResult =
  * audience, signature, expiry, nonce), then in one transaction: claims the sign-in (once), applies
  * kiln.sign_in's rule and, for a user, makes the session.
  */
-export async function completeSignIn(ctx: Context, o: SsoConfig, callbackUrl: URL, cookieHeader: string | null,
+export async function completeSignIn(ctx: Context, o: SsoConfig, callbackUrl: URL, transactionCookie: string | undefined,
   who: { ip?: string; requestId?: string; userAgent?: string | null }): Promise<SignInResult> {
-  const tx = await open(ctx, cookieHeader);
+  const tx = await openTransaction(ctx, transactionCookie);
   if (!tx) return { outcome: 'invalid', reason: 'no_transaction' };
   const params = callbackUrl.searchParams;
   const state = params.get('state');
@@ -255,9 +229,8 @@ export async function completeSignIn(ctx: Context, o: SsoConfig, callbackUrl: UR
   const adminByGroup = o.adminGroup ? Array.isArray(groups) && groups.includes(o.adminGroup) : null;
   const stateHash = createHash('sha256').update(tx.s).digest();
 
-  const actor = JSON.stringify({ type: 'identity', id: `${claims.iss} ${claims.sub}`.slice(0, 200), ip: who.ip ?? null, requestId: who.requestId ?? null });
   return ctx.sql.begin(async (sql) => {
-    await sql`select set_config('kiln.actor', ${actor}, true)`;
+    await actAs(sql, { type: 'identity', id: `${claims.iss} ${claims.sub}`.slice(0, 200), ip: who.ip, requestId: who.requestId });
     const [claimed] = await claimSignIn(sql, stateHash, new Date(tx.e * 1000));
     if (!claimed!.ok) return { outcome: 'invalid', reason: 'replayed' } as const;
     const [row] = await signIn(sql, claims.iss, claims.sub, email, emailVerified, o.allowedDomains, adminByGroup);
@@ -276,9 +249,9 @@ export async function completeSignIn(ctx: Context, o: SsoConfig, callbackUrl: UR
 
 /** POST /auth/logout: ends the session of this cookie secret (audited as session.deleted by it). */
 export async function signOut(ctx: Context, secret: string, who: { ip?: string; requestId?: string }): Promise<boolean> {
-  const actor = JSON.stringify({ type: 'session', ip: who.ip ?? null, requestId: who.requestId ?? null });
   return ctx.sql.begin(async (sql) => {
-    await sql`select set_config('kiln.actor', ${actor}, true)`;
+    // kiln.end_session adds the session's id.
+    await actAs(sql, { type: 'session', ip: who.ip, requestId: who.requestId });
     const [row] = await endSession(sql, hashKey(secret));
     return row!.ended;
   }) as Promise<boolean>;

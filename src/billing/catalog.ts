@@ -11,7 +11,7 @@ import type { CatalogModel } from './types.ts';
 import type { Sql } from '../db/pool.ts';
 import { enabledModels, type ModelRow } from '../db/sql/enabled_models.ts';
 import { registerSchemas } from '../schemas.ts';
-import { rootOf } from '../scope.ts';
+import { rootOf } from '../root.ts';
 
 /** A catalog row as read from kiln.models, normalised for providers and billing. */
 export function rowToModel(row: ModelRow, defaultMarkup: number): CatalogModel {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { migrateAndSeed, openDatabase, requireEmbeddedCluster } from './boot.ts';
 import { childEnv } from '../config.ts';
-import { generateKey } from '../auth/keys.ts';
+import { generateKey } from '../auth/secrets.ts';
 import { microsFlag, oneOf, parseArgs, required, UsageError, uuidFlag } from './args.ts';
 import { modelEntryJson, resolveEntry } from './model-entry.ts';
 import { runServices } from './serve.ts';

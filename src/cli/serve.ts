@@ -6,7 +6,7 @@ import { toNodeHandler } from 'h3/node';
 import { openDatabase, openReplica } from './boot.ts';
 import type { Config } from '../config.ts';
 import { createContext } from '../context.ts';
-import { generateKey } from '../auth/keys.ts';
+import { generateKey } from '../auth/secrets.ts';
 import { API_PREFIX } from '../http/route.ts';
 import { createApp } from '../http/server.ts';
 import { extensions } from './mounts.ts';
@@ -16,6 +16,7 @@ import { parseArgs } from './args.ts';
 import { createFirstAccount } from '../db/sql/create_first_account.ts';
 import { startTelemetry } from '../telemetry/index.ts';
 import { sampleGaugesFrom } from '../telemetry/gauges.ts';
+import { TASK_IDENTIFIERS } from '../../tasks/index.ts';
 import { connectionRole, privilegeWarning } from '../db/roles.ts';
 
 export interface RunOptions {
@@ -37,7 +38,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
   // Lists, daily usage and run history read the replica while it keeps up (API processes only).
   const replica = opts.api ? openReplica(config, db.sql, log) : null;
   const ctx = createContext(config, db.sql, shutdown.signal, { direct: db.direct, replica: replica?.replica });
-  sampleGaugesFrom(db.sql, ctx.log);
+  sampleGaugesFrom(db.sql, ctx.log, TASK_IDENTIFIERS);
   // A service with more rights than kiln_app's says so once (and /readyz keeps saying it).
   const warning = privilegeWarning(await connectionRole(db.direct), db.embedded);
   if (warning) ctx.log.warn(warning);

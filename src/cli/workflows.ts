@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { withDb, type Command } from './command.ts';
 import { parseArgs, required, UsageError, uuidFlag } from './args.ts';
-import { createWorkflow, getWorkflow, replaceWorkflow, type SavedWorkflow } from '../workflows/saved.ts';
+import { createWorkflow, getWorkflow, replaceWorkflow, type SavedWorkflow } from '../workflows/authoring.ts';
 
 function readGraph(file: string): unknown {
   try {

@@ -5,7 +5,7 @@
 
 import type { Span } from '@opentelemetry/api';
 import { isUnavailable } from '../errors.ts';
-import { rootOf } from '../scope.ts';
+import { rootOf } from '../root.ts';
 import { withQueryParent } from './query-parent.ts';
 
 export type BatchResult<O> = { ok: O } | { error: unknown };

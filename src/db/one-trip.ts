@@ -17,6 +17,26 @@
 // (shared by every instance of the library) that answers false, with the types filled in, when
 // the statement's types are known. test/db.one-trip.test.ts counts the socket writes per query
 // and checks every kind of parameter against a prepared client.
+//
+// UPGRADING postgres.js (written against 3.4.9): this leans on its internals, none of them public
+// API. Re-read src/query.js and src/connection.js of the new version for each of these:
+//   - `sql\`…\`` returns an instance of its Query class (a Promise subclass, run only when awaited),
+//     and every client of the one loaded module shares that class's prototype.
+//   - connection.js build(q) ASSIGNS `q.describeFirst` (so the setter above sees postgres.js's own
+//     decision) after it set `q.prepare` (false on a `prepare: false` client), `q.string` (the
+//     statement text) and `q.onlyDescribe` (sql.describe()), and sets `q.statement` to
+//     `{ string, types, name: '' }` with `types` a fresh array per query, before anything READS
+//     `q.describeFirst` (toBuffer, execute's pipelining test, the Sync after a Describe).
+//   - toBuffer sends `unnamed(q)` — Parse carrying `statement.types`, Describe, Bind, Execute in
+//     one write — when describeFirst is false and prepare is false; Bind serialises each
+//     parameter by `statement.types[i]`.
+//   - ParameterDescription writes the server's types INTO that same `statement.types` array
+//     (only where it holds 0), then sets `query.describeFirst = false` (the setter above).
+// What catches a break: test/db.one-trip.test.ts (one write per query with this module, two
+// without; every kind of parameter reads back as a prepared client reads it) and, where
+// PgBouncer is installed, test/scale.pgbouncer.test.ts (the pooled client end to end). The
+// other reliances on postgres.js internals: telemetry/pool.ts (see its head) and the `onnotify`
+// option of the worker's lease connection (worker/worker.ts, test/generations.cancel.test.ts).
 
 import type { Sql } from 'postgres';
 

@@ -2,7 +2,7 @@
 
 import postgres from 'postgres';
 import { sendUnpreparedInOneTrip } from './one-trip.ts';
-import { rootOf } from '../scope.ts';
+import { rootOf } from '../root.ts';
 
 export type Sql = postgres.Sql<{}>;
 

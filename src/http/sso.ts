@@ -3,10 +3,10 @@
 // (with the status) rather than JSON. Without KILN_OIDC_ISSUER only /auth/logout exists.
 
 import { createHash } from 'node:crypto';
-import type { H3, H3Event } from 'h3';
+import { getCookie, type H3, type H3Event } from 'h3';
 import { clientIp, publicOrigin } from '../auth/access.ts';
-import { sessionSecret } from '../auth/keys.ts';
-import { beginSignIn, clearSessionCookie, clearTransactionCookie, completeSignIn, signOut, type SignInResult } from '../auth/sso.ts';
+import { sessionSecret } from '../auth/secrets.ts';
+import { beginSignIn, clearSessionCookie, clearTransactionCookie, completeSignIn, signOut, TRANSACTION_COOKIE, type SignInResult } from '../auth/sso.ts';
 import type { Context } from '../context.ts';
 import { errors } from '../errors.ts';
 import { errorFields } from '../log.ts';
@@ -86,7 +86,7 @@ export function mountSso(app: H3, base: Context): void {
     });
     app.get('/auth/callback', async (event: H3Event) => {
       const ctx = requestContext(base, event.req);
-      const r = await completeSignIn(ctx, o, event.url, event.req.headers.get('cookie'), {
+      const r = await completeSignIn(ctx, o, event.url, getCookie(event, TRANSACTION_COOKIE), {
         ip: clientIp(ctx, event), requestId: event.context.requestId, userAgent: event.req.headers.get('user-agent'),
       });
       return answer(ctx, r);
@@ -97,7 +97,7 @@ export function mountSso(app: H3, base: Context): void {
   app.post('/auth/logout', async (event: H3Event) => {
     const ctx = requestContext(base, event.req);
     if (event.req.headers.get('origin') !== publicOrigin(ctx)) throw errors.crossOrigin();
-    const secret = sessionSecret(event.req.headers.get('cookie'));
+    const secret = sessionSecret(event);
     if (secret) await signOut(ctx, secret, { ip: clientIp(ctx, event), requestId: event.context.requestId });
     return new Response(null, { status: 204, headers: { 'set-cookie': clearSessionCookie(ctx), 'cache-control': 'no-store' } });
   });

@@ -1,12 +1,12 @@
 // The server's signing secret, from which every HMAC it issues is keyed: signed file URLs
 // (storage/store.ts), list cursors (generations/list.ts) and, through HKDF, the key that keeps
-// webhook secrets encrypted (webhooks/secrets.ts).
+// webhook secrets and the SSO transaction cookie sealed (internal/sealed.ts).
 
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
 import type { Sql } from '../db/pool.ts';
 import { ensureSecret } from '../db/sql/ensure_secret.ts';
-import { rootOf } from '../scope.ts';
+import { rootOf } from '../root.ts';
 
 const secrets = new WeakMap<Sql, Promise<Buffer>>();
 

@@ -2,9 +2,11 @@
 // source for REST, OpenAPI and the typed client.
 
 import * as v from 'valibot';
+import { KEY_SCOPES } from '../auth/access.ts';
 import { registerSchemas, Uuid } from '../schemas.ts';
 
-export const KEY_SCOPES = ['read', 'write', 'keys', 'admin'] as const;
+export { KEY_SCOPES };
+
 export const MAX_GRACE_SECONDS = 7 * 86_400;
 export const DEFAULT_GRACE_SECONDS = 86_400;
 

@@ -3,7 +3,7 @@
 
 import type { Caller } from '../auth/access.ts';
 import { audited } from '../auth/audit.ts';
-import { generateKey } from '../auth/keys.ts';
+import { generateKey } from '../auth/secrets.ts';
 import type { Context } from '../context.ts';
 import { listAudit, type AuditEntryJson } from '../db/sql/audit.ts';
 import { createKey, getKey, listKeys, revokeKey, rotateKey, type KeyJson } from '../db/sql/keys.ts';

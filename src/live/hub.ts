@@ -16,7 +16,7 @@ import type { Sql } from '../db/pool.ts';
 import { pgNotify } from '../db/sql/pg_notify.ts';
 import type { Logger } from '../log.ts';
 import { errorFields } from '../log.ts';
-import { rootOf } from '../scope.ts';
+import { rootOf } from '../root.ts';
 
 export const CHANNEL = 'kiln_status';
 

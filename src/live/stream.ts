@@ -9,7 +9,7 @@ import { ApiError } from '../errors.ts';
 import { errorFields } from '../log.ts';
 import { hubOf, type Notice } from './hub.ts';
 import { onShutdown } from './wait.ts';
-import { rootOf } from '../scope.ts';
+import { rootOf } from '../root.ts';
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;

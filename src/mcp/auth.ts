@@ -2,7 +2,7 @@
 // JWKS (OIDC discovery once), plus the RFC 6750 challenge and RFC 9728 protected-resource metadata helpers.
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import type { JWTHeaderParameters, JWTPayload, FlattenedJWSInput } from 'jose';
-import { KEY_PREFIX } from '../auth/keys.ts';
+import { KEY_PREFIX } from '../auth/secrets.ts';
 
 export interface Identity {
   iss: string;

@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { createMcpHandler, UnsupportedProtocolVersionError } from '@modelcontextprotocol/server';
 import { production } from '../config.ts';
 import { AuthError, authErrorResponse, type Identity } from './auth.ts';
-import { createToolServerFactory, type Principal, type ToolDef } from './tools.ts';
+import { createToolServerFactory, type Principal, type ToolDef } from './tool-server.ts';
 import type { Span } from '@opentelemetry/api';
 
 export type { Identity } from './auth.ts';
-export type { ToolContext, ToolDef, ToolError } from './tools.ts';
+export type { ToolContext, ToolDef, ToolError } from './tool-server.ts';
 
 /** Revisions served: the 2026-07-28 per-request revision plus the 2025 Streamable HTTP revisions (first is offered). */
 export const MODERN_PROTOCOL_VERSIONS = ['2026-07-28'];

@@ -1,14 +1,14 @@
 // The `fal` adapter: fal's queue API for image apps (FLUX, SDXL, Recraft, … on fal.ai). Submit to
 // the app, poll the request's status, fetch the result, download its first image; the upstream
-// request is cancelled when the Kiln job is cancelled, times out or is abandoned.
+// request is cancelled when the Kiln job is cancelled, times out or is abandoned (queued.ts runs
+// those steps; this file is fal's side of each).
 
 import type { CatalogModel } from '../billing/catalog.ts';
-import { bestEffort, onOrigin, requestJson, runUpstreamJob } from './http.ts';
-import { toImageOutput } from './images.ts';
+import { onOrigin, requestJson } from './http.ts';
 import { imagePrompt } from './prompts.ts';
-import { sleep } from './sleep.ts';
-import { upstreamSetting, type AspectRatio, type ImageOutput, type ImageRequest, type Provider, type TextOutput } from './types.ts';
-import { authHeaders, badResponse, baseUrl, dataUrl, jobImage, misconfigured, pollInterval, rejected, withParams, type AdapterOptions } from './upstream.ts';
+import { createQueuedProvider, type QueuedProtocol } from './queued.ts';
+import { upstreamSetting, type AspectRatio, type Provider } from './types.ts';
+import { badResponse, dataUrl, misconfigured, rejected, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://queue.fal.run';
 
@@ -56,82 +56,72 @@ function imageSize(model: CatalogModel, ratio: AspectRatio): string | { width: n
 
 const REQUEST_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** fal's queue protocol (the skeleton, with polling and cancelling, is queued.ts). */
+const fal: QueuedProtocol<{ submitPath: string; queuePath: string }> = {
+  name: 'fal',
+  defaultBaseUrl: DEFAULT_BASE_URL,
+  auth: { header: 'authorization', scheme: 'Key' },
+  target: parseApp,
+  input: (req, images) => ({
+    prompt: imagePrompt(req.prompt, req.textInputs),
+    image_size: imageSize(req.model, req.aspectRatio),
+    num_images: 1,
+    ...(images.length === 1 ? { image_url: dataUrl(images[0]!) } : {}),
+    ...(images.length > 1 ? { image_urls: images.map(dataUrl) } : {}),
+  }),
+
+  async submit({ base, origin, auth, job, options }, { submitPath, queuePath }, input) {
+    const submitted = await requestJson(
+      {
+        method: 'POST',
+        url: `${base}/${submitPath}`,
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...auth },
+        body: JSON.stringify(input),
+        signal: job.signal,
+      },
+      options,
+    );
+    const s = submitted.json as { request_id?: unknown; status_url?: unknown; response_url?: unknown; cancel_url?: unknown } | null;
+    const id = s?.request_id;
+    if (typeof id !== 'string' || !REQUEST_ID.test(id)) throw badResponse('upstream provider returned no request id');
+    // The returned URLs are used only on the configured origin: the key never goes elsewhere.
+    const root = `${base}/${queuePath}/requests/${id}`;
+    return {
+      id,
+      statusUrl: onOrigin(s?.status_url, origin) ?? `${root}/status`,
+      resultUrl: onOrigin(s?.response_url, origin) ?? root,
+      cancel: { method: 'PUT', url: onOrigin(s?.cancel_url, origin) ?? `${root}/cancel` },
+    };
+  },
+
+  ended(answer) {
+    const status = (answer as { status?: unknown } | null)?.status;
+    if (status === 'COMPLETED') return true;
+    if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS') throw badResponse('upstream provider returned an unknown request status');
+    return false;
+  },
+
+  // COMPLETED: the request has ended upstream, whatever its result, after fal's own retries (up
+  // to 10, for server errors, timeouts and runner crashes). Its result answers with the app's
+  // status: an error there is final — it fails the job at once, is neither fetched again nor
+  // submitted again, and keeps fal's error_type. Only a network error on the fetch is retried,
+  // by the fetch.
+  async result({ auth, job, options }, _answer, { resultUrl }) {
+    const { json } = await requestJson(
+      { method: 'GET', url: resultUrl!, headers: { accept: 'application/json', ...auth }, signal: job.signal, outcome: true },
+      options,
+    );
+    const out = json as { images?: Array<{ url?: unknown }>; image?: { url?: unknown }; has_nsfw_concepts?: unknown } | null;
+    const url = Array.isArray(out?.images) ? out.images[0]?.url : out?.image?.url;
+    if (typeof url !== 'string' || url === '') throw badResponse('upstream provider returned no image');
+    if (Array.isArray(out?.has_nsfw_concepts) && out.has_nsfw_concepts[0] === true) {
+      // The safety checker blanks the image: there is nothing to deliver (or to charge for).
+      throw rejected('upstream model declined the request (safety checker)');
+    }
+    return { url };
+  },
+};
+
 export function createFalProvider(options: AdapterOptions = {}): Provider {
-  const authOf = authHeaders(options, 'authorization', 'Key');
-  const timeoutMs = options.timeoutMs ?? 120_000;
-
-  return {
-    async generateText(): Promise<TextOutput> {
-      throw misconfigured('model is not available (fal serves image models only)');
-    },
-
-    async generateImage(req: ImageRequest): Promise<ImageOutput> {
-      const { submitPath, queuePath } = parseApp(req.model);
-      const base = baseUrl(req.model, DEFAULT_BASE_URL);
-      const origin = new URL(base).origin;
-      const auth = authOf(req.model);
-      const images = req.model.supports_image_input ? req.images : [];
-      // `upstream.params` merged last; a null value removes one of Kiln's defaults.
-      const input = withParams(
-        {
-          prompt: imagePrompt(req.prompt, req.textInputs),
-          image_size: imageSize(req.model, req.aspectRatio),
-          num_images: 1,
-          ...(images.length === 1 ? { image_url: dataUrl(images[0]!) } : {}),
-          ...(images.length > 1 ? { image_urls: images.map(dataUrl) } : {}),
-        },
-        req.model.upstream?.params,
-      );
-      const interval = pollInterval(req.model);
-
-      return runUpstreamJob({ signal: req.signal, timeoutMs }, async (job) => {
-        const submitted = await requestJson(
-          {
-            method: 'POST',
-            url: `${base}/${submitPath}`,
-            headers: { 'content-type': 'application/json', accept: 'application/json', ...auth },
-            body: JSON.stringify(input),
-            signal: job.signal,
-          },
-          options,
-        );
-        const s = submitted.json as { request_id?: unknown; status_url?: unknown; response_url?: unknown; cancel_url?: unknown } | null;
-        const id = s?.request_id;
-        if (typeof id !== 'string' || !REQUEST_ID.test(id)) throw badResponse('upstream provider returned no request id');
-        // The returned URLs are used only on the configured origin: the key never goes elsewhere.
-        const root = `${base}/${queuePath}/requests/${id}`;
-        const statusUrl = onOrigin(s?.status_url, origin) ?? `${root}/status`;
-        const responseUrl = onOrigin(s?.response_url, origin) ?? root;
-        const cancelUrl = onOrigin(s?.cancel_url, origin) ?? `${root}/cancel`;
-        job.cancelWith(() => bestEffort({ method: 'PUT', url: cancelUrl, headers: { accept: 'application/json', ...auth } }));
-
-        for (;;) {
-          const { json } = await requestJson({ method: 'GET', url: statusUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal }, options);
-          const status = (json as { status?: unknown } | null)?.status;
-          if (status === 'COMPLETED') break;
-          if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS') throw badResponse('upstream provider returned an unknown request status');
-          await sleep(interval, job.signal);
-        }
-        // COMPLETED: the request has ended upstream, whatever its result, after fal's own retries
-        // (up to 10, for server errors, timeouts and runner crashes). Its result answers with the
-        // app's status: an error there is final — it fails the job at once, is neither fetched
-        // again nor submitted again, and keeps fal's error_type. Only a network error on the
-        // fetch is retried, by the fetch.
-        job.completed();
-        const { json } = await requestJson(
-          { method: 'GET', url: responseUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal, outcome: true },
-          options,
-        );
-        const out = json as { images?: Array<{ url?: unknown }>; image?: { url?: unknown }; has_nsfw_concepts?: unknown } | null;
-        const url = Array.isArray(out?.images) ? out.images[0]?.url : out?.image?.url;
-        if (typeof url !== 'string' || url === '') throw badResponse('upstream provider returned no image');
-        if (Array.isArray(out?.has_nsfw_concepts) && out.has_nsfw_concepts[0] === true) {
-          // The safety checker blanks the image: there is nothing to deliver (or to charge for).
-          throw rejected('upstream model declined the request (safety checker)');
-        }
-        const data = await jobImage(url, origin, options, job);
-        return { ...(await toImageOutput(data, req.aspectRatio)), providerRequestId: id };
-      });
-    },
-  };
+  return createQueuedProvider(fal, options);
 }

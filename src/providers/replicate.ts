@@ -1,15 +1,15 @@
 // The `replicate` adapter: Replicate's predictions API for image models. Create a prediction (an
 // official model by name, or any model by version; `Prefer: wait` for short ones), poll its
 // `urls.get` until it ends, download its output; cancel via `urls.cancel` when abandoned. Models
-// billed by run time report the prediction's `metrics.predict_time`.
+// billed by run time report the prediction's `metrics.predict_time`. queued.ts runs those steps;
+// this file is Replicate's side of each.
 
 import type { CatalogModel } from '../billing/catalog.ts';
-import { bestEffort, onOrigin, requestJson, runUpstreamJob } from './http.ts';
-import { toImageOutput } from './images.ts';
+import { onOrigin, requestJson } from './http.ts';
 import { imagePrompt } from './prompts.ts';
-import { sleep } from './sleep.ts';
-import { ProviderError, upstreamSetting, type AspectRatio, type ImageOutput, type ImageRequest, type Provider, type TextOutput } from './types.ts';
-import { authHeaders, badResponse, baseUrl, dataUrl, jobImage, misconfigured, pollInterval, withParams, type AdapterOptions } from './upstream.ts';
+import { createQueuedProvider, type QueuedProtocol } from './queued.ts';
+import { ProviderError, upstreamSetting, type AspectRatio, type Provider } from './types.ts';
+import { badResponse, dataUrl, misconfigured, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.replicate.com/v1';
 /** Replicate holds a `Prefer: wait` request open for at most 60 s. */
@@ -95,80 +95,70 @@ function runSeconds(p: Prediction): number | undefined {
   return Number.isFinite(start) && Number.isFinite(end) && end >= start ? (end - start) / 1000 : undefined;
 }
 
+/** Replicate's predictions protocol (the skeleton, with polling and cancelling, is queued.ts). */
+const replicate: QueuedProtocol<{ path: string; version: string | null; wait: number | null }> = {
+  name: 'replicate',
+  defaultBaseUrl: DEFAULT_BASE_URL,
+  auth: { header: 'authorization', scheme: 'Bearer' },
+  target: (model) => ({ ...target(model), wait: waitSeconds(model) }),
+  // A null in `upstream.params` removes one of these (e.g. aspect_ratio).
+  input: (req, images) => ({
+    prompt: imagePrompt(req.prompt, req.textInputs),
+    ...sizeInput(req.model, req.aspectRatio),
+    ...(images.length === 1 ? { image: dataUrl(images[0]!) } : {}),
+    ...(images.length > 1 ? { input_images: images.map(dataUrl) } : {}),
+  }),
+
+  async submit({ base, origin, auth, job, options }, { path, version, wait }, input) {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...auth };
+    // The held-open create must end well inside the job (a timed-out create is retried, and
+    // a retried create is a second prediction).
+    const held = wait === null ? 0 : Math.min(wait, Math.floor((job.remainingMs() - 1500) / 1000));
+    if (held >= 1) headers.prefer = `wait=${held}`;
+    const created = await requestJson(
+      { method: 'POST', url: base + path, headers, body: JSON.stringify(version ? { version, input } : { input }), signal: job.signal },
+      options,
+    );
+    const p = created.json as Prediction | null;
+    const id = p?.id;
+    if (typeof id !== 'string' || !PREDICTION_ID.test(id)) throw badResponse('upstream provider returned no prediction id');
+    // urls.get / urls.cancel are used only on the configured origin: the key never goes elsewhere.
+    return {
+      id,
+      statusUrl: onOrigin(p?.urls?.get, origin) ?? `${base}/predictions/${id}`,
+      cancel: { method: 'POST', url: onOrigin(p?.urls?.cancel, origin) ?? `${base}/predictions/${id}/cancel` },
+      // The created prediction is its first status.
+      status: { answer: p },
+    };
+  },
+
+  // Sync mode may answer with files while the status is still `processing`; the prediction is
+  // only done (and its run time known) once it has succeeded.
+  ended(answer, job) {
+    const p = answer as Prediction | null;
+    const status = p?.status;
+    if (status === 'starting' || status === 'processing') return false;
+    if (status === 'failed' || status === 'canceled' || status === 'aborted') job.cancelWith(null);
+    if (status === 'failed') throw failure(p!);
+    // Terminal answers: a new prediction would meet the same end (its deadline, or whoever
+    // canceled it), so neither is retried.
+    if (status === 'canceled') throw new ProviderError('upstream prediction was canceled', { code: 'upstream_error', retryable: false });
+    // `aborted`: its deadline passed in Replicate's queue before it ran (nothing was billed).
+    if (status === 'aborted') throw new ProviderError('upstream prediction was aborted before it started', { code: 'upstream_error', retryable: false });
+    if (status !== 'succeeded') throw badResponse('upstream provider returned an unknown prediction status');
+    // Succeeded (and billed): fetching its output may be retried, a new prediction may not.
+    return true;
+  },
+
+  async result(_call, answer) {
+    const p = answer as Prediction;
+    const url = firstOutput(p.output);
+    if (url === null) throw badResponse('upstream provider returned no image');
+    const billedSeconds = runSeconds(p);
+    return { url, extra: billedSeconds === undefined ? {} : { billedSeconds } };
+  },
+};
+
 export function createReplicateProvider(options: AdapterOptions = {}): Provider {
-  const authOf = authHeaders(options, 'authorization', 'Bearer');
-  const timeoutMs = options.timeoutMs ?? 120_000;
-
-  return {
-    async generateText(): Promise<TextOutput> {
-      throw misconfigured('model is not available (replicate serves image models only)');
-    },
-
-    async generateImage(req: ImageRequest): Promise<ImageOutput> {
-      const { path, version } = target(req.model);
-      const base = baseUrl(req.model, DEFAULT_BASE_URL);
-      const origin = new URL(base).origin;
-      const auth = authOf(req.model);
-      const images = req.model.supports_image_input ? req.images : [];
-      // `upstream.params` merged last; a null value removes one of Kiln's defaults (e.g. aspect_ratio).
-      const input = withParams(
-        {
-          prompt: imagePrompt(req.prompt, req.textInputs),
-          ...sizeInput(req.model, req.aspectRatio),
-          ...(images.length === 1 ? { image: dataUrl(images[0]!) } : {}),
-          ...(images.length > 1 ? { input_images: images.map(dataUrl) } : {}),
-        },
-        req.model.upstream?.params,
-      );
-      const interval = pollInterval(req.model);
-      const wait = waitSeconds(req.model);
-
-      return runUpstreamJob({ signal: req.signal, timeoutMs }, async (job) => {
-        const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...auth };
-        // The held-open create must end well inside the job (a timed-out create is retried, and
-        // a retried create is a second prediction).
-        const held = wait === null ? 0 : Math.min(wait, Math.floor((job.remainingMs() - 1500) / 1000));
-        if (held >= 1) headers.prefer = `wait=${held}`;
-        const created = await requestJson(
-          { method: 'POST', url: base + path, headers, body: JSON.stringify(version ? { version, input } : { input }), signal: job.signal },
-          options,
-        );
-        let p = created.json as Prediction | null;
-        const id = p?.id;
-        if (typeof id !== 'string' || !PREDICTION_ID.test(id)) throw badResponse('upstream provider returned no prediction id');
-        // urls.get / urls.cancel are used only on the configured origin: the key never goes elsewhere.
-        const getUrl = onOrigin(p?.urls?.get, origin) ?? `${base}/predictions/${id}`;
-        const cancelUrl = onOrigin(p?.urls?.cancel, origin) ?? `${base}/predictions/${id}/cancel`;
-        job.cancelWith(() => bestEffort({ method: 'POST', url: cancelUrl, headers: { accept: 'application/json', ...auth } }));
-
-        // Sync mode may answer with files while the status is still `processing`; the prediction
-        // is only done (and its run time known) once it has succeeded.
-        while (p?.status === 'starting' || p?.status === 'processing') {
-          await sleep(interval, job.signal);
-          p = (await requestJson({ method: 'GET', url: getUrl, headers: { accept: 'application/json', ...auth }, signal: job.signal }, options)).json as Prediction | null;
-        }
-        const status = p?.status;
-        if (status === 'failed' || status === 'canceled' || status === 'aborted') job.cancelWith(null);
-        if (status === 'failed') throw failure(p!);
-        // Terminal answers: a new prediction would meet the same end (its deadline, or whoever
-        // canceled it), so neither is retried.
-        if (status === 'canceled') throw new ProviderError('upstream prediction was canceled', { code: 'upstream_error', retryable: false });
-        // `aborted`: its deadline passed in Replicate's queue before it ran (nothing was billed).
-        if (status === 'aborted') throw new ProviderError('upstream prediction was aborted before it started', { code: 'upstream_error', retryable: false });
-        if (status !== 'succeeded') throw badResponse('upstream provider returned an unknown prediction status');
-        // Succeeded (and billed): fetching its output may be retried, a new prediction may not.
-        job.completed();
-
-        const url = firstOutput(p!.output);
-        if (url === null) throw badResponse('upstream provider returned no image');
-        const data = await jobImage(url, origin, options, job);
-        const billedSeconds = runSeconds(p!);
-        return {
-          ...(await toImageOutput(data, req.aspectRatio)),
-          providerRequestId: id,
-          ...(billedSeconds === undefined ? {} : { billedSeconds }),
-        };
-      });
-    },
-  };
+  return createQueuedProvider(replicate, options);
 }

@@ -11,17 +11,18 @@ import { registry } from './metrics.ts';
 
 const SAMPLE_MS = 5000;
 
-/** graphile-worker task identifiers Kiln runs (tasks/): anything else is labelled `other`. */
-const TASKS = new Set(['generation__run', 'webhook__deliver', 'workflow__check_deadline', 'store__sweep']);
-
-let source: { sql: Sql; log: Logger } | null = null;
+let source: { sql: Sql; log: Logger; tasks: ReadonlySet<string> } | null = null;
 let last: { at: number; sample: TelemetrySample | null } | null = null;
 let pending: Promise<TelemetrySample | null> | null = null;
 let warned = false;
 
-/** Reads the gauges from this pool (the process's main one). */
-export function sampleGaugesFrom(sql: Sql, log: Logger): void {
-  source = { sql, log };
+/**
+ * Reads the gauges from this pool (the process's main one). `tasks`: the graphile-worker task
+ * identifiers Kiln runs (tasks/index.ts TASK_IDENTIFIERS), each labelled (0 when none waits);
+ * anything else is labelled `other`.
+ */
+export function sampleGaugesFrom(sql: Sql, log: Logger, tasks: readonly string[]): void {
+  source = { sql, log, tasks: new Set(tasks) };
 }
 
 async function sample(): Promise<TelemetrySample | null> {
@@ -46,9 +47,10 @@ async function sample(): Promise<TelemetrySample | null> {
 }
 
 function perTask(s: TelemetrySample, pick: (j: TelemetrySample['jobs'][number]) => number): Map<string, number> {
-  const out = new Map<string, number>([...TASKS].map((t) => [t, 0]));
+  const tasks = source?.tasks ?? new Set<string>();
+  const out = new Map<string, number>([...tasks].map((t) => [t, 0]));
   for (const j of s.jobs) {
-    const task = TASKS.has(j.task) ? j.task : 'other';
+    const task = tasks.has(j.task) ? j.task : 'other';
     out.set(task, task === 'other' ? Math.max(out.get(task) ?? 0, pick(j)) : pick(j));
   }
   return out;

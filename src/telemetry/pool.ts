@@ -10,11 +10,32 @@
 // withQueryParent (db/query-parent.ts) while the query is built. Queries of the process's own
 // pool outside those have no span: a query outside any request or job is not worth a trace of
 // its own.
+//
+// UPGRADING postgres.js (written against 3.4.9): the Proxy leans on these, none of them public
+// API. Re-read src/index.js and src/query.js of the new version for each:
+//   - a client is a function: a tagged-template call (first argument an array with `raw`) returns
+//     its Query; other calls (`sql(value)` helpers, `sql.unsafe`, `sql.file`) are let through
+//     uncounted and untraced, as are the queries of `savepoint` inside a transaction.
+//   - Query.prototype.handle() is the one door through which a query starts (then, catch,
+//     finally, execute, forEach and cursors all call it, maybe many times): the wrapper replaces
+//     it on the instance and counts the first call. A query started another way would be neither
+//     counted nor traced.
+//   - Query is a native Promise subclass: Promise.prototype.then.call(q, …) watches it settle
+//     without calling its own then (which calls handle).
+//   - `sql.begin([options,] fn)` calls fn with a transaction client that is itself a tagged-
+//     template function (it is wrapped the same way, uncounted) and returns a promise of the end.
+//   - `sql.options.max` is the pool's size (10 when absent); the other properties are read
+//     through the Proxy with it as the receiver.
+// What catches a break: test/telemetry.traces.test.ts (database spans named after the SQL
+// function, e.g. kiln.start_generations, under the request's or job's span; concurrent requests
+// each with their own queries) and test/telemetry.metrics.test.ts (kiln_db_pool_connections'
+// max). Nothing asserts the in-flight (busy, waiting) counts: after an upgrade, watch
+// kiln_db_pool_connections under load by hand. db/one-trip.ts lists the other internals Kiln uses.
 
 import type { Span } from '@opentelemetry/api';
 import type { Sql } from '../db/pool.ts';
 import { currentQueryParent } from '../db/query-parent.ts';
-import { ROOT } from '../scope.ts';
+import { ROOT } from '../root.ts';
 import { metricsOn, registerPool } from './metrics.ts';
 import { failSpan, SpanKind, startSpan, tracingOn } from './tracing.ts';
 

@@ -2,11 +2,11 @@
 // It is the process's Context (as its prototype) with `span` set, pools bound to the span (their
 // queries are traced under it, telemetry/pool.ts), and a logger whose lines carry the span's
 // trace_id and span_id (and the request's request_id). It is passed down explicitly like any Context; nothing is held
-// in AsyncLocalStorage. Caches keyed by a Context or a pool use rootOf (src/scope.ts).
+// in AsyncLocalStorage. Caches keyed by a Context or a pool use rootOf (src/root.ts).
 
 import type { Span } from '@opentelemetry/api';
 import type { Context } from '../context.ts';
-import { ROOT, rootOf } from '../scope.ts';
+import { ROOT, rootOf } from '../root.ts';
 import { bindPool } from './pool.ts';
 
 /** `ctx` for work under `span` (ctx itself without a span: tracing off). */

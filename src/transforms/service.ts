@@ -7,7 +7,7 @@ import { ImageInputError, MAX_SOURCE_BYTES, mediaTypeOf, transformImage } from '
 import { parseWith } from '../schemas.ts';
 import { getObject, objectPath, publicUrl, putObject, resolveSource } from '../storage/store.ts';
 import { TransformRequest, type TransformResultBody } from './schemas.ts';
-import { rootOf } from '../scope.ts';
+import { rootOf } from '../root.ts';
 
 /** Bounds concurrent decodes per process: image work is CPU- and memory-heavy. */
 class Semaphore {

@@ -3,9 +3,9 @@
 // signatures over "{id}.{timestamp}.{body}". A secret leaves the service only in the answer of
 // create and rotate; it is never logged.
 
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Context } from '../context.ts';
-import { signingKey } from '../internal/signing.ts';
+import { seal, unseal } from '../internal/sealed.ts';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -15,36 +15,18 @@ export function generateSecret(): { raw: Buffer; text: string } {
   return { raw, text: SECRET_PREFIX + raw.toString('base64') };
 }
 
-const keys = new WeakMap<object, Promise<Buffer>>();
-
 /**
- * The encryption key: HKDF over KILN_URL_SIGNING_SECRET (or the generated secret the database
- * keeps for every process), so every API and worker process derives the same key and nothing
- * new has to be configured. Changing KILN_URL_SIGNING_SECRET makes stored webhook secrets
- * unreadable: rotate every endpoint's secret after changing it (docs/webhooks.md).
+ * Webhook secrets are kept sealed (internal/sealed.ts) under the key derived for
+ * 'webhook-secrets/v1' from KILN_URL_SIGNING_SECRET (or the generated secret the database keeps for
+ * every process). Changing KILN_URL_SIGNING_SECRET makes stored webhook secrets unreadable: rotate
+ * every endpoint's secret after changing it (docs/webhooks.md).
  */
-function encryptionKey(ctx: Context): Promise<Buffer> {
-  let k = keys.get(ctx.config);
-  if (!k) {
-    k = signingKey(ctx).then((s) => Buffer.from(hkdfSync('sha256', s, 'kiln', 'webhook-secrets/v1', 32)));
-    k.catch(() => keys.delete(ctx.config));
-    keys.set(ctx.config, k);
-  }
-  return k;
+export function encryptSecret(ctx: Context, raw: Buffer): Promise<Buffer> {
+  return seal(ctx, 'webhook-secrets/v1', raw);
 }
 
-/** iv (12) ‖ tag (16) ‖ ciphertext. */
-export async function encryptSecret(ctx: Context, raw: Buffer): Promise<Buffer> {
-  const iv = randomBytes(12);
-  const c = createCipheriv('aes-256-gcm', await encryptionKey(ctx), iv);
-  const body = Buffer.concat([c.update(raw), c.final()]);
-  return Buffer.concat([iv, c.getAuthTag(), body]);
-}
-
-export async function decryptSecret(ctx: Context, enc: Buffer): Promise<Buffer> {
-  const d = createDecipheriv('aes-256-gcm', await encryptionKey(ctx), enc.subarray(0, 12));
-  d.setAuthTag(enc.subarray(12, 28));
-  return Buffer.concat([d.update(enc.subarray(28)), d.final()]);
+export function decryptSecret(ctx: Context, enc: Buffer): Promise<Buffer> {
+  return unseal(ctx, 'webhook-secrets/v1', enc);
 }
 
 /** One `v1,<base64>` signature (Standard Webhooks). */

@@ -16,6 +16,7 @@ import { hubOf } from '../../src/live/hub.ts';
 import { startTelemetry } from '../../src/telemetry/index.ts';
 import { observePool } from '../../src/telemetry/pool.ts';
 import { sampleGaugesFrom } from '../../src/telemetry/gauges.ts';
+import { TASK_IDENTIFIERS } from '../../tasks/index.ts';
 
 const url = process.env.KILN_BENCH_DB!;
 const config = { ...loadConfig(), logLevel: 'silent', readRpm: 1_000_000_000, transformRpm: 1_000_000_000 };
@@ -25,7 +26,7 @@ const server = http.createServer({ keepAliveTimeout: 65_000 });
 server.listen(0, '127.0.0.1', () => {
   const port = (server.address() as AddressInfo).port;
   const ctx = createContext({ ...config, publicUrl: `http://127.0.0.1:${port}`, port }, sql);
-  sampleGaugesFrom(sql, ctx.log);
+  sampleGaugesFrom(sql, ctx.log, TASK_IDENTIFIERS);
   const app = createApp(ctx, {
     extend: [
       (a) => {

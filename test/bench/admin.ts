@@ -8,7 +8,7 @@
 // `KILN_BENCH_ONLY=admin npm run bench` runs this section alone; KILN_BENCH_ADMIN_SCALE=0.01 for a hundredth.
 
 import postgres from 'postgres';
-import { generateKey } from '../../src/auth/keys.ts';
+import { generateKey } from '../../src/auth/secrets.ts';
 import { migrateAndSeed } from '../../src/cli/boot.ts';
 import { connect, type Sql } from '../../src/db/pool.ts';
 import { startBenchServer } from './_env.ts';

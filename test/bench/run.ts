@@ -2,7 +2,7 @@
 // ratios to the `select 1` route (the one-round-trip limit), and writing the sections it measured
 // into BENCH.md (test/bench/_report.ts). Not a test: targets are reported, not enforced.
 
-import { generateKey } from '../../src/auth/keys.ts';
+import { generateKey } from '../../src/auth/secrets.ts';
 import { benchDatabase, fmt, fmtRounds, interleaved, load, startBenchServer, type CpuMeter, type LoadResult } from './_env.ts';
 import { describeMachine, TARGETS, writeBench, type RunInfo } from './_report.ts';
 

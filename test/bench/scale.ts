@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { migrateAndSeed } from '../../src/cli/boot.ts';
 import { connect, type Sql } from '../../src/db/pool.ts';
-import { hashKey } from '../../src/auth/keys.ts';
+import { hashKey } from '../../src/auth/secrets.ts';
 import { fmt, fmtRounds, load, pairedFigures, startBenchServer, type CpuMeter, type LoadResult } from './_env.ts';
 import type { BenchContext } from './run.ts';
 

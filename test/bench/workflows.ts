@@ -6,9 +6,9 @@
 import { loadConfig } from '../../src/config.ts';
 import { createContext } from '../../src/context.ts';
 import { connect } from '../../src/db/pool.ts';
-import { generateKey } from '../../src/auth/keys.ts';
+import { generateKey } from '../../src/auth/secrets.ts';
 import { startWorker } from '../../src/worker/worker.ts';
-import { createWorkflow } from '../../src/workflows/saved.ts';
+import { createWorkflow } from '../../src/workflows/authoring.ts';
 import { chatReply, startOpenAIPeer } from '../_openai-peer.ts';
 import { TARGETS } from './_report.ts';
 import type { BenchContext } from './run.ts';

@@ -12,7 +12,7 @@ import { resolveIdentity as resolveIdentitySql } from '../../db/sql/resolve_iden
 import { ApiError, envelope, fromDatabaseError } from '../../errors.ts';
 import { IdempotencyKeySchema } from '../../idempotency.ts';
 import type { Identity } from '../auth.ts';
-import type { ToolContext, ToolDef, ToolError } from '../tools.ts';
+import type { ToolContext, ToolDef, ToolError } from '../tool-server.ts';
 
 export type ToolResult = { structuredContent: object; text: string } | ToolError;
 

@@ -13,7 +13,7 @@ import { hubOf } from '../../live/hub.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
 import type { Caller } from '../../auth/access.ts';
 import { errors } from '../../errors.ts';
-import type { ToolDef } from '../tools.ts';
+import type { ToolDef } from '../tool-server.ts';
 import { CANCELS, defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
 const ImageArgs = v.object({ ...v.omit(GenerationRequest, ['type', 'targetLanguage', 'screenHtml']).entries, waitSeconds: v.optional(WaitSeconds), idempotencyKey: IdempotencyKeyArg });

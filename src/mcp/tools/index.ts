@@ -2,7 +2,7 @@
 // ones: the cancel tools, the list and daily-usage reads, and the workflow authoring tools
 // (get_workflow, save_workflow). Each calls the same service function as its REST twin.
 import type { Context } from '../../context.ts';
-import type { ToolDef } from '../tools.ts';
+import type { ToolDef } from '../tool-server.ts';
 import { cancelGenerationTool, generateCodeTool, generateImageTool, getGenerationTool, listGenerationsTool } from './generations.ts';
 import { transformImageTool } from './transforms.ts';
 import { dailyUsageTool, modelsTool, usageTool } from './usage.ts';

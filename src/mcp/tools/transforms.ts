@@ -4,7 +4,7 @@ import type * as v from 'valibot';
 import type { Context } from '../../context.ts';
 import { TransformRequest, TransformResult, type TransformResultBody } from '../../transforms/schemas.ts';
 import { runTransform } from '../../transforms/service.ts';
-import type { ToolDef } from '../tools.ts';
+import type { ToolDef } from '../tool-server.ts';
 import { defineTool } from './common.ts';
 
 export function transformImageTool(ctx: Context): ToolDef {

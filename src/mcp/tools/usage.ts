@@ -5,7 +5,7 @@ import { cachedCatalog, ModelList } from '../../billing/catalog.ts';
 import { DailyUsage, DailyUsageQuery, dailyUsageOf, parseDailyRange } from '../../billing/daily.ts';
 import { getUsage, Usage, type UsageBody } from '../../billing/usage.ts';
 import type { Context } from '../../context.ts';
-import type { ToolDef } from '../tools.ts';
+import type { ToolDef } from '../tool-server.ts';
 import { defineTool, dollars, READ_ONLY } from './common.ts';
 
 const NoArguments = v.object({});

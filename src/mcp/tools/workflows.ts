@@ -14,7 +14,7 @@ import { ApiError, errors, fromDatabaseError } from '../../errors.ts';
 import { createWorkflowFor, getWorkflowFor, replaceWorkflowFor } from '../../workflows/authoring.ts';
 import { SavedGraph } from '../../workflows/graph.ts';
 import { ListLimit, ListOffset, RunAccepted, SaveWorkflowRequest, Workflow, WorkflowList, WorkflowRun, type WorkflowBody, type WorkflowRunBody } from '../../workflows/schemas.ts';
-import type { ToolDef } from '../tools.ts';
+import type { ToolDef } from '../tool-server.ts';
 import { CANCELS, defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
 const ListArgs = v.object({ limit: v.optional(ListLimit), offset: v.optional(ListOffset) });

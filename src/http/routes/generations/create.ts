@@ -1,13 +1,13 @@
 // POST /generations — authorize the key (scope, its own rpm), validate and price the request,
 // then reserve the worst-case cost, insert and enqueue in one transaction. Replies 202 at once —
 // or, with `Prefer: wait=N`, 200 with the generation's status when it settles within N seconds.
-// With an Idempotency-Key, the key is claimed in that same transaction (http/idempotency.ts).
+// With an Idempotency-Key, the key is claimed in that same transaction (http/idempotency-header.ts).
 
 import type { H3Event } from 'h3';
 import { ALONE } from '../../../auth/access.ts';
 import type { Context } from '../../../context.ts';
 import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, idempotencyOf, REPLAYED_HEADER } from '../../../idempotency.ts';
-import { readIdempotencyKey } from '../../idempotency.ts';
+import { readIdempotencyKey } from '../../idempotency-header.ts';
 import { readJson, sendJson } from '../../json.ts';
 import { apiUrl, defineRoute } from '../../route.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus } from '../../../generations/schemas.ts';

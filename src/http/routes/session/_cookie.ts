@@ -3,11 +3,11 @@
 
 import type { H3Event } from 'h3';
 import type { Caller } from '../../../auth/access.ts';
-import { hashKey, sessionSecret } from '../../../auth/keys.ts';
+import { hashKey, sessionSecret } from '../../../auth/secrets.ts';
 import { ApiError } from '../../../errors.ts';
 
 export function sessionHash(caller: Caller, event: H3Event): Buffer {
-  const secret = caller.via === 'session' ? sessionSecret(event.req.headers.get('cookie')) : null;
+  const secret = caller.via === 'session' ? sessionSecret(event) : null;
   if (!secret) throw new ApiError('not_found', 'This request has no console session: it was made with an API key. Sessions come from the console\'s SSO sign-in.');
   return hashKey(secret);
 }

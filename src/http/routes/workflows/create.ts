@@ -3,7 +3,7 @@
 // whose `error.details` lists every problem. With an Idempotency-Key, a retry creates nothing new.
 
 import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, REPLAYED_HEADER } from '../../../idempotency.ts';
-import { readIdempotencyKey } from '../../idempotency.ts';
+import { readIdempotencyKey } from '../../idempotency-header.ts';
 import { readJson, sendJson } from '../../json.ts';
 import { apiUrl, defineRoute } from '../../route.ts';
 import { createWorkflowFor, etagOf } from '../../../workflows/authoring.ts';

@@ -5,7 +5,7 @@
 import { getRouterParam } from 'h3';
 import * as v from 'valibot';
 import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, idempotencyOf, REPLAYED_HEADER } from '../../../idempotency.ts';
-import { readIdempotencyKey } from '../../idempotency.ts';
+import { readIdempotencyKey } from '../../idempotency-header.ts';
 import { json } from '../../json.ts';
 import { apiUrl, defineRoute } from '../../route.ts';
 import { Uuid } from '../../../schemas.ts';

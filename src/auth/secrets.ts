@@ -1,6 +1,7 @@
 // API key format and hashing. Keys are `kiln_live_` + 40 base62 characters; only SHA-256 is stored.
 
 import { createHash, randomInt } from 'node:crypto';
+import { getCookie, type HTTPEvent } from 'h3';
 
 export const KEY_PREFIX = 'kiln_live_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -26,16 +27,10 @@ export function generateSessionSecret(): { secret: string; hash: Buffer; display
   return { secret, hash: hashKey(secret), displayPrefix: secret.slice(0, SESSION_PREFIX.length + 4) };
 }
 
-/** The session secret of a Cookie header, or null when absent or malformed. */
-export function sessionSecret(cookieHeader: string | null | undefined): string | null {
-  if (!cookieHeader) return null;
-  for (const part of cookieHeader.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
-    const value = part.slice(eq + 1).trim();
-    return SESSION_RE.test(value) ? value : null;
-  }
-  return null;
+/** The request's session secret (its `kiln_session` cookie, read by h3), or null when absent or malformed. */
+export function sessionSecret(event: HTTPEvent): string | null {
+  const value = getCookie(event, SESSION_COOKIE);
+  return value !== undefined && SESSION_RE.test(value) ? value : null;
 }
 
 export function hashKey(key: string): Buffer {
