@@ -3,7 +3,7 @@
 import { render, type ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, makeClient, storedKey, storeKey, type KilnClient } from './api.ts';
-import { Admin, useIsAdmin } from './admin.tsx';
+import { Admin } from './admin.tsx';
 import { Generations } from './generations.tsx';
 import { Keys } from './keys.tsx';
 import { Models } from './models.tsx';
@@ -12,7 +12,7 @@ import { Playground } from './playground.tsx';
 import { SessionControls, SsoSignIn, useSession } from './session.tsx';
 import { Webhooks } from './webhooks.tsx';
 import { Workflows } from './workflows.tsx';
-import { defaultRoute, go, useRoute } from './ui.tsx';
+import { defaultRoute, go, isAdmin, useMe, useRoute } from './ui.tsx';
 
 const SECTIONS = [
   { path: 'overview', name: 'Overview', icon: 'M3 13h4v8H3zM10 3h4v18h-4zM17 9h4v12h-4z' },
@@ -22,7 +22,7 @@ const SECTIONS = [
   { path: 'webhooks', name: 'Webhooks', icon: 'M9 15a4 4 0 1 1 3-6.6M15 9a4 4 0 1 1-3 6.6M9 15h6' },
   { path: 'models', name: 'Models', icon: 'M12 3l8 4.5v9L12 21l-8-4.5v-9zM12 12l8-4.5M12 12v9M12 12L4 7.5' },
   { path: 'keys', name: 'Keys', icon: 'M14 10a4 4 0 1 0-3.9 4.9L8 17v3H5v-3l5.1-5.1M14 10h.01' },
-  // Shown only to admins (useIsAdmin asks an admin route).
+  // Shown only to admins (GET /me says so).
   { path: 'admin', name: 'Admin', icon: 'M12 3l7 3v6c0 4.4-3 7.7-7 9-4-1.3-7-4.6-7-9V6z' },
 ] as const;
 
@@ -79,7 +79,8 @@ function SignIn({ onKey }: { onKey: (key: string) => void }) {
 
 function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: () => void; account?: ComponentChildren }) {
   const route = useRoute();
-  const admin = useIsAdmin(client);
+  const me = useMe(client);
+  const admin = isAdmin(me);
   const sections = SECTIONS.filter((s) => s.path !== 'admin' || admin);
   // While the admin check is out, a link to #/admin waits for it rather than showing the overview.
   const section: { path: string } = sections.find((s) => s.path === route[0]) ?? (route[0] === 'admin' && admin === null ? { path: 'pending' } : SECTIONS[0]);
@@ -125,7 +126,7 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
         {section.path === 'workflows' && <Workflows client={client} workflowId={route[1]} runId={route[2] === 'runs' ? route[3] : undefined} edit={route[2] === 'edit'} />}
         {section.path === 'webhooks' && <Webhooks client={client} />}
         {section.path === 'models' && <Models client={client} />}
-        {section.path === 'keys' && <Keys client={client} />}
+        {section.path === 'keys' && <Keys client={client} me={me} />}
         {section.path === 'admin' && <Admin client={client} route={route.slice(1)} />}
       </main>
     </div>

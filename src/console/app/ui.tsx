@@ -2,7 +2,7 @@
 
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { errorText } from './api.ts';
+import { errorText, type KilnClient } from './api.ts';
 
 /** The route is the URL's hash (`#/generations/<id>`): no server routes, nothing secret in it. */
 export function useRoute(): string[] {
@@ -44,6 +44,23 @@ export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, deps: unknow
     return () => ac.abort();
   }, [...deps, tick]);
   return [load, () => setTick((t) => t + 1), (value: T) => setLoad({ state: 'ok', value })];
+}
+
+export type Me = Awaited<ReturnType<KilnClient['me']>>;
+
+/**
+ * GET /me, once per client: who the key or session is, the scopes it carries now and whether its
+ * user is an admin (docs/api.md, "Who am I"). The console asks this rather than probing a route
+ * it may not call, which the browser would log as a failed request.
+ */
+export function useMe(client: KilnClient): Load<Me> {
+  return useLoad((signal) => client.me({ signal }), [client])[0];
+}
+
+/** Whether `me` may use the admin routes (an admin, with the `admin` scope): null while asking. */
+export function isAdmin(me: Load<Me>): boolean | null {
+  if (me.state === 'loading') return null;
+  return me.state === 'ok' && me.value.admin && me.value.scopes.includes('admin');
 }
 
 export function Status({ status }: { status: string }) {
