@@ -1,7 +1,7 @@
 // The Kiln console: sign in with an API key (or SSO, session.tsx), then its sections over the public REST API (Admin only for admins).
 
 import { render, type ComponentChildren } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, makeClient, storedKey, storeKey, type KilnClient } from './api.ts';
 import { Admin } from './admin.tsx';
 import { Generations } from './generations.tsx';
@@ -33,6 +33,30 @@ function Logo() {
       <path d="M9 24V8h3.4v6.6L18.3 8h4.1l-6.2 6.9L22.8 24h-4.2l-4.7-6.6-1.5 1.6V24z" />
     </svg>
   );
+}
+
+const FIT_STEPS = ['compact', 'tight', 'stack'] as const;
+
+/**
+ * Keeps the header on one line wider than a phone: from the full header, each step (no nav
+ * icons, narrower links, the nav on a row of its own) is taken only while the content is wider
+ * than the header (style.css, "the header is one line"). Phones have their own layout.
+ */
+function fitHeader(header: HTMLElement): void {
+  for (const step of FIT_STEPS) header.removeAttribute(`data-${step}`);
+  if (matchMedia('(max-width: 760px)').matches) return;
+  const fits = () => {
+    const css = getComputedStyle(header);
+    const parts = [...header.children].filter((c): c is HTMLElement => c instanceof HTMLElement && c.offsetParent !== null);
+    // The nav may shrink (its links would then wrap or spill): its links' own width counts.
+    const widths = parts.map((c) => (c.matches('.nav') ? c.firstElementChild?.scrollWidth ?? c.scrollWidth : c.offsetWidth));
+    const need = widths.reduce((a, b) => a + b, 0) + parseFloat(css.columnGap || '0') * (parts.length - 1) + parseFloat(css.paddingLeft) + parseFloat(css.paddingRight);
+    return need <= header.clientWidth;
+  };
+  for (const step of FIT_STEPS) {
+    if (fits()) return;
+    header.setAttribute(`data-${step}`, '');
+  }
 }
 
 function SignIn({ onKey }: { onKey: (key: string) => void }) {
@@ -85,6 +109,26 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
   // While the admin check is out, a link to #/admin waits for it rather than showing the overview.
   const section: { path: string } = sections.find((s) => s.path === route[0]) ?? (route[0] === 'admin' && admin === null ? { path: 'pending' } : SECTIONS[0]);
   const mainRef = useRef<HTMLElement>(null);
+  const headerRef = useRef<HTMLElement>(null);
+  // Fitted again whenever the header, its links or its end change size (the Admin link, a workspace's name).
+  useLayoutEffect(() => {
+    const header = headerRef.current;
+    if (!header) return;
+    fitHeader(header);
+    // In the next frame (before it is painted), not inside the observer's delivery: the fit
+    // itself resizes what is observed, which would be reported again in the same frame.
+    let frame = 0;
+    const ro = new ResizeObserver(() => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => fitHeader(header));
+    });
+    ro.observe(header);
+    for (const part of header.querySelectorAll('.nav ul, .topbar-end')) ro.observe(part);
+    return () => {
+      cancelAnimationFrame(frame);
+      ro.disconnect();
+    };
+  }, [sections.length]);
   useEffect(() => {
     if (!route[0]) defaultRoute('', 'overview');
   }, [route[0]]);
@@ -100,7 +144,7 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
   return (
     <div class="shell">
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); mainRef.current?.querySelector<HTMLElement>('h1')?.focus(); }}>Skip to content</a>
-      <header class="topbar">
+      <header class="topbar" ref={headerRef}>
         <a class="brand" href="#/overview" aria-label="Kiln console home"><Logo /><span>Kiln</span></a>
         <nav aria-label="Sections" class="nav">
           <ul>
