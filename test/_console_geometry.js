@@ -6,15 +6,21 @@
 // box: a path may touch only its own two nodes, and those only at its ends; it keeps 4 px away
 // from every other node (so it neither passes under one nor runs along its border). Each path
 // starts on its source's border and ends on its target's, and no two nodes overlap.
-window.kilnGraphGeometry = function kilnGraphGeometry() {
-  const boxes = [...document.querySelectorAll('.graph [data-node-id]')].map((b) => ({ id: b.dataset.nodeId, r: b.getBoundingClientRect() }));
-  const paths = [...document.querySelectorAll('.graph svg.edges path[data-from]')];
+//
+// By default the run view's graph; the editor's canvas passes its own selectors, and `reach`: how
+// far outside its node's border an edge may start or end (React Flow's edges meet the handles,
+// which sit on the border and stand out from it by half their size).
+window.kilnGraphGeometry = function kilnGraphGeometry(opts = {}) {
+  const { nodes = '.graph [data-node-id]', edges = '.graph svg.edges path[data-from]', reach = 2.5 } = opts;
+  const boxes = [...document.querySelectorAll(nodes)].map((b) => ({ id: b.dataset.nodeId, r: b.getBoundingClientRect() }));
+  const paths = [...document.querySelectorAll(edges)];
   const problems = [];
   const inside = (r, x, y, by) => x > r.left - by && x < r.right + by && y > r.top - by && y < r.bottom + by;
-  const onBorder = (r, x, y) => inside(r, x, y, 2.5) && !inside(r, x, y, -2.5);
+  const onBorder = (r, x, y) => inside(r, x, y, reach) && !inside(r, x, y, -2.5);
   const own = (id) => boxes.find((b) => b.id === id).r;
   for (const path of paths) {
-    const { from, to } = path.dataset;
+    // The edge's ends: on the path, or on the element that holds it.
+    const { from, to } = path.closest('[data-from]').dataset;
     const m = path.getScreenCTM();
     const len = path.getTotalLength();
     const at = (d) => {
@@ -44,7 +50,7 @@ window.kilnGraphGeometry = function kilnGraphGeometry() {
   }
   return {
     problems: [...new Set(problems)].slice(0, 20),
-    paths: paths.map((x) => `${x.dataset.from}>${x.dataset.to}`).sort(),
+    paths: paths.map((x) => `${x.closest('[data-from]').dataset.from}>${x.closest('[data-from]').dataset.to}`).sort(),
     direction: document.querySelector('.graph')?.dataset.direction,
   };
 };

@@ -2,8 +2,10 @@
 // against the real server: an admin signs in with a key, creates a key (its secret shown once,
 // copied with the button, working against the API), rotates it (the old secret stops), revokes it;
 // then, as an admin, searches an account, changes its tier and budget (audited under the admin's
-// key), revokes its keys, disables a model, reads workspaces and health. A non-admin never sees the
-// Admin section. axe finds nothing serious; screenshots go to test/artifacts/console-admin/.
+// key), revokes its keys, disables a model, reads workspaces and health. Keys show their live
+// secrets, and a key that may not rotate a stronger one is told the API's reason. A non-admin never
+// sees the Admin section, and no page of theirs makes a request that fails (who is an admin comes
+// from GET /me). axe finds nothing serious; screenshots go to test/artifacts/console-admin/.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -35,12 +37,17 @@ let page: Page;
 const requests: string[] = [];
 const problems: string[] = [];
 const tag = `t${Date.now().toString(36)}`;
+/** Set while a test makes the API refuse on purpose. */
+let expect403 = false;
 
 function watch(p: Page) {
   p.on('request', (r) => requests.push(r.url()));
   p.on('console', (m) => {
-    // A non-admin's 403 from the Admin probe, and a revoked key's 401, are expected answers.
-    if (m.type() === 'error' && !(/status of 40[13]/.test(m.text()))) problems.push(`console: ${m.text()}`);
+    // The one expected refusal: the weaker key's rotate of a stronger one (its own test checks it).
+    if (m.type() === 'error' && !(expect403 && /status of 403/.test(m.text()))) problems.push(`console: ${m.text()}`);
+  });
+  p.on('response', (r) => {
+    if (r.status() >= 400 && !(expect403 && r.status() === 403)) problems.push(`response: ${r.status()} ${r.request().method()} ${r.url()}`);
   });
   p.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
 }
@@ -64,6 +71,19 @@ async function signIn(key: string, p: Page = page) {
   await p.getByRole('textbox', { name: 'API key' }).fill(key);
   await p.getByRole('button', { name: 'Sign in' }).click();
   await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+}
+
+/** Polls `check` (which throws until it holds) for up to 5 s. */
+async function eventually(check: () => Promise<void>) {
+  const until = Date.now() + 5000;
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      if (Date.now() > until) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 async function open(section: string) {
@@ -152,12 +172,31 @@ test('keys: create (the secret shown once, copied by the button, working), rotat
   await shot('02-keys-rotate');
   await page.getByRole('button', { name: 'Rotate key' }).click();
   await page.getByRole('heading', { name: 'New secret for CI deploy' }).waitFor();
-  const rotated = (await page.locator('[data-secret]').innerText()).trim();
+  let rotated = (await page.locator('[data-secret]').innerText()).trim();
   assert.match(rotated, /^kiln_live_/);
   assert.notEqual(rotated, secret);
   assert.equal((await api(srv.base, rotated, '/usage')).status, 200);
   assert.equal((await api(srv.base, secret, '/usage')).status, 401);
   await page.getByRole('button', { name: 'I stored it' }).click();
+  assert.equal(await row.locator('.key-secrets').innerText(), '1 secret live');
+
+  // Rotate with an hour's grace: the row says both secrets work, and until when the old one does.
+  await row.getByRole('button', { name: 'Rotate CI deploy' }).click();
+  await page.getByRole('combobox', { name: 'Keep the old secret working for' }).selectOption({ label: '1 hour' });
+  const rotatedAt = Date.now();
+  await page.getByRole('button', { name: 'Rotate key' }).click();
+  await page.getByRole('heading', { name: 'New secret for CI deploy' }).waitFor();
+  const graced = rotated;
+  rotated = (await page.locator('[data-secret]').innerText()).trim();
+  assert.equal((await api(srv.base, graced, '/usage')).status, 200, 'the old secret works in its grace');
+  await page.getByRole('button', { name: 'I stored it' }).click();
+  const secrets = row.locator('.key-secrets');
+  await eventually(async () => assert.match(await secrets.innerText(), /^2 secrets live, the old one until \d{1,2}:\d{2}/));
+  // The time shown is an hour on, to the minute, in the browser's zone (the page's own clock).
+  const shown = (await secrets.innerText()).match(/until (.*)$/)![1]!;
+  const expected = await page.evaluate((at) => [0, 1, 2].map((m) => new Date(at + 3_600_000 + m * 60_000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })), rotatedAt - 60_000);
+  assert.ok(expected.includes(shown), `${shown} in ${expected.join(', ')}`);
+  await shot('03a-keys-two-secrets');
 
   // Revoke, confirmed first: the row says revoked and the secret gets 401.
   await row.getByRole('button', { name: 'Revoke CI deploy' }).click();
@@ -167,8 +206,43 @@ test('keys: create (the secret shown once, copied by the button, working), rotat
   await row.locator('[data-status="revoked"]').waitFor();
   assert.equal(await row.getByRole('button', { name: /Rotate|Revoke/ }).count(), 0);
   assert.equal((await api(srv.base, rotated, '/usage')).status, 401);
+  assert.equal(await row.locator('.key-secrets').count(), 0, 'a revoked key lists no live secret');
   await noSeriousViolations('the Keys section with a revoked key');
   await shot('04-keys-revoked');
+});
+
+test('keys: a key that lacks a scope of another key is refused rotating or revoking it, and told the API\'s reason', async () => {
+  // A read,keys key of the admin's account, and a stronger read,write one beside it.
+  const weak = await api(srv.base, adminKey.key, '/keys', { body: { name: 'Keeper', scopes: ['read', 'keys'] } });
+  const strong = await api(srv.base, adminKey.key, '/keys', { body: { name: 'Deployer', scopes: ['read', 'write'] } });
+  assert.equal(weak.status, 201, JSON.stringify(weak.body));
+  assert.equal(strong.status, 201, JSON.stringify(strong.body));
+  const p = await context.newPage();
+  p.setDefaultTimeout(30_000);
+  watch(p);
+  await signIn(weak.body.key, p);
+  await p.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Keys', exact: true }).click();
+  const row = p.locator('tr[data-key-id]', { hasText: 'Deployer' });
+  await row.waitFor();
+  expect403 = true;
+  try {
+    for (const [act, confirm] of [['Rotate', 'Rotate key'], ['Revoke', 'Revoke key']] as const) {
+      await row.getByRole('button', { name: `${act} Deployer` }).click();
+      await p.getByRole('button', { name: confirm, exact: true }).click();
+      const alert = p.locator('tr.row-panel [role="alert"]');
+      await alert.waitFor();
+      const text = await alert.innerText();
+      assert.match(text, new RegExp(`^Not allowed to ${act.toLowerCase()} Deployer\\. This key has scopes the caller lacks \\(write\\)`), text);
+      assert.doesNotMatch(text, /HTTP 403|forbidden\)/, 'the reason, not a status');
+      await shot(`04a-keys-${act.toLowerCase()}-refused`, p);
+      await p.getByRole('button', { name: 'Cancel' }).click();
+    }
+  } finally {
+    expect403 = false;
+  }
+  const still = await api(srv.base, strong.body.key, '/usage');
+  assert.equal(still.status, 200, 'nothing changed');
+  await p.close();
 });
 
 test('admin: accounts sorted by spend, search an account, change its tier and budget (audited), revoke its keys', async () => {
@@ -261,18 +335,37 @@ test('dark scheme and phone width: no serious axe violation, no sideways scroll'
   await page.setViewportSize({ width: 1280, height: 860 });
 });
 
-test('a non-admin sees no Admin section, even at its URL', async () => {
+test('a non-admin sees no Admin section, even at its URL, and no page of theirs has a failed request or a console error', async () => {
   const p = await context.newPage();
-  watch(p);
+  p.setDefaultTimeout(30_000);
+  // This page's own record: every answer of 400 or more, every console error.
+  const failed: string[] = [];
+  p.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.request().method()} ${r.url()}`); });
+  p.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') failed.push(`console ${m.type()}: ${m.text()}`); });
+  p.on('pageerror', (e) => failed.push(`pageerror: ${e.message}`));
+  const asked: string[] = [];
+  p.on('request', (r) => asked.push(new URL(r.url()).pathname));
   await signIn(userKey, p);
-  // The probe has answered once the Keys link is drawn and the probe request finished.
+  // GET /me has answered once the page is idle.
   await p.waitForLoadState('networkidle');
+  assert.ok(asked.includes('/api/v1/me'), asked.join(' '));
   const nav = p.getByRole('navigation', { name: 'Sections' });
   assert.equal(await nav.getByRole('link', { name: 'Admin', exact: true }).count(), 0);
+  for (const section of ['Generations', 'Playground', 'Workflows', 'Webhooks', 'Models', 'Keys', 'Overview']) {
+    await nav.getByRole('link', { name: section, exact: true }).click();
+    await p.getByRole('heading', { level: 1, name: section, exact: true }).waitFor();
+    await p.waitForFunction(() => !document.querySelector('.loading'));
+  }
+  // Keys: GET /me said the key lacks the scope, so the section says so without asking GET /keys.
+  await nav.getByRole('link', { name: 'Keys', exact: true }).click();
+  await p.getByText('This key cannot manage keys').waitFor();
   await p.goto(`${srv.origin}/console/#/admin/accounts`);
   await p.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  await p.waitForLoadState('networkidle');
   assert.equal(await p.locator('table.accounts').count(), 0);
   await shot('14-non-admin', p);
+  assert.ok(!asked.some((u) => u.startsWith('/api/v1/admin/') || u === '/api/v1/keys'), asked.join(' '));
+  assert.deepEqual(failed, []);
   await p.close();
 });
 

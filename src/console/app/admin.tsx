@@ -1,5 +1,5 @@
-// Admin: the operator's view over /api/v1/admin, shown only to admins (useIsAdmin asks an admin
-// route: 200 = admin, 403 = not). Accounts by spend this period (search, next page), an account's
+// Admin: the operator's view over /api/v1/admin, shown only to admins (GET /me says so: see
+// useMe in ui.tsx). Accounts by spend this period (search, next page), an account's
 // page (tier, budget, revoke its keys), workspaces and members, the whole catalog (enable/disable,
 // upstream cost and billed price) and health.
 
@@ -15,21 +15,6 @@ const TABS = [
   { path: 'models', name: 'Models' },
   { path: 'health', name: 'Health' },
 ] as const;
-
-/** Whether the signed-in credential may use the admin routes: null while asking. */
-export function useIsAdmin(client: KilnClient): boolean | null {
-  const [admin, setAdmin] = useState<boolean | null>(null);
-  useEffect(() => {
-    const ac = new AbortController();
-    setAdmin(null);
-    client.admin.accounts.list({ limit: '1' }, { signal: ac.signal }).then(
-      () => !ac.signal.aborted && setAdmin(true),
-      () => !ac.signal.aborted && setAdmin(false),
-    );
-    return () => ac.abort();
-  }, [client]);
-  return admin;
-}
 
 function Tabs({ current }: { current: string }) {
   return (

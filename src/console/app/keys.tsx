@@ -1,10 +1,12 @@
 // Keys: the API keys of this key's billing scope (GET /keys), "Create key" (the secret is shown
 // once), "Rotate" (a new secret under the same id, the old one kept for a grace period chosen here)
-// and "Revoke" (confirmed first). Needs the `keys` scope: without it the section says so.
+// and "Revoke" (confirmed first). Each key shows how many of its secrets work now and when the
+// older one stops (docs/api.md, "Keys you manage yourself"). Needs the `keys` scope: without it
+// (as GET /me tells) the section says so, without asking GET /keys for a 403.
 
 import { useState } from 'preact/hooks';
 import { KilnError, money, whenMinute, type KilnClient } from './api.ts';
-import { Alert, CopyButton, Empty, Loading, Section, Status, useLoad } from './ui.tsx';
+import { Alert, CopyButton, Empty, Loading, Section, Status, useLoad, type Load, type Me } from './ui.tsx';
 import type { Key } from '../../client/index.ts';
 
 const SCOPES = [
@@ -34,6 +36,31 @@ export function keyStatus(k: Pick<Key, 'revokedAt' | 'expiresAt'>): 'revoked' | 
   if (k.revokedAt) return 'revoked';
   if (k.expiresAt && new Date(k.expiresAt).getTime() <= Date.now()) return 'expired';
   return 'active';
+}
+
+/** A time to the minute, with the date only when it is not today. */
+function until(iso: string): string {
+  const d = new Date(iso);
+  const today = d.toDateString() === new Date().toDateString();
+  return today ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' }) : d.toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+/** How many of a key's secrets work now, and until when the one a rotation replaced does ("2 secrets live, the old one until 14:05"). */
+export function secretsText(k: Pick<Key, 'liveSecrets' | 'graceEndsAt'>): string {
+  if (k.liveSecrets <= 0) return 'No secret works';
+  if (k.liveSecrets === 1 || !k.graceEndsAt) return k.liveSecrets === 1 ? '1 secret live' : `${k.liveSecrets} secrets live`;
+  return `${k.liveSecrets} secrets live, the old one until ${until(k.graceEndsAt)}`;
+}
+
+/**
+ * A refused rotate or revoke: a 403 (the key has a scope this credential lacks) says what the API
+ * said, as a sentence; anything else as every error is shown.
+ */
+function ActionError({ error, what }: { error: unknown; what: string }) {
+  if (error instanceof KilnError && error.status === 403) {
+    return <div class="notice error" role="alert"><strong>Not allowed to {what}.</strong> {error.message}</div>;
+  }
+  return <Alert error={error} />;
 }
 
 /** Dollars typed by a person → microdollars (undefined when blank; NaN when not a number). */
@@ -160,7 +187,10 @@ function KeyRow({ client, k, onSecret, onChanged }: { client: KilnClient; k: Key
         <td class="nowrap">{k.budgetMicros == null ? `${money(k.usedMicros)} used` : `${money(k.usedMicros)} of ${money(k.budgetMicros)}`}</td>
         <td class="nowrap">{whenMinute(k.lastUsedAt)}</td>
         <td class="nowrap">{k.expiresAt ? whenMinute(k.expiresAt) : 'Never'}</td>
-        <td><Status status={status} /></td>
+        <td>
+          <Status status={status} />
+          {status === 'active' && <span class="key-secrets muted small" title={k.graceEndsAt ? `The old secret stops at ${new Date(k.graceEndsAt).toLocaleString()}` : undefined}>{secretsText(k)}</span>}
+        </td>
         <td class="nowrap">
           {status === 'active' && (
             <div class="actions">
@@ -193,7 +223,7 @@ function KeyRow({ client, k, onSecret, onChanged }: { client: KilnClient; k: Key
                 <button type="button" class="btn ghost small" onClick={() => setMode('idle')}>Cancel</button>
               </div>
             )}
-            {error !== null && <Alert error={error} />}
+            {error !== null && <ActionError error={error} what={`${mode} ${label}`} />}
           </td>
         </tr>
       )}
@@ -201,14 +231,31 @@ function KeyRow({ client, k, onSecret, onChanged }: { client: KilnClient; k: Key
   );
 }
 
-export function Keys({ client }: { client: KilnClient }) {
+/** The Keys section; `me` (GET /me) tells whether this credential holds the `keys` scope. */
+export function Keys({ client, me }: { client: KilnClient; me: Load<Me> }) {
+  const lacksScope = me.state === 'ok' && !me.value.scopes.includes('keys');
+  return (
+    <Section title="Keys" intro="API keys of this billing scope. A key's secret is shown once, when it is created or rotated.">
+      {me.state === 'loading' && <Loading what="keys" />}
+      {lacksScope && <NoKeysScope />}
+      {/* GET /me unanswered: GET /keys says whether the scope is there. */}
+      {me.state !== 'loading' && !lacksScope && <KeyList client={client} />}
+    </Section>
+  );
+}
+
+function NoKeysScope() {
+  return <p class="notice info">This key cannot manage keys: it lacks the <code>keys</code> scope. Sign in with a key that has it (a console session does).</p>;
+}
+
+function KeyList({ client }: { client: KilnClient }) {
   const [load, reload] = useLoad((signal) => client.keys.list({ signal }), [client]);
   const [secret, setSecret] = useState<{ title: string; secret: string } | null>(null);
   const noScope = load.state === 'error' && load.error instanceof KilnError && load.error.status === 403;
   return (
-    <Section title="Keys" intro="API keys of this billing scope. A key's secret is shown once, when it is created or rotated.">
+    <>
       {load.state === 'loading' && <Loading what="keys" />}
-      {noScope && <p class="notice info">This key cannot manage keys: it lacks the <code>keys</code> scope. Sign in with a key that has it (a console session does).</p>}
+      {noScope && <NoKeysScope />}
       {load.state === 'error' && !noScope && <Alert error={load.error} />}
       {load.state === 'ok' && (
         <>
@@ -233,6 +280,6 @@ export function Keys({ client }: { client: KilnClient }) {
           )}
         </>
       )}
-    </Section>
+    </>
   );
 }

@@ -1,9 +1,9 @@
 // The Kiln console: sign in with an API key (or SSO, session.tsx), then its sections over the public REST API (Admin only for admins).
 
 import { render, type ComponentChildren } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, makeClient, storedKey, storeKey, type KilnClient } from './api.ts';
-import { Admin, useIsAdmin } from './admin.tsx';
+import { Admin } from './admin.tsx';
 import { Generations } from './generations.tsx';
 import { Keys } from './keys.tsx';
 import { Models } from './models.tsx';
@@ -12,7 +12,7 @@ import { Playground } from './playground.tsx';
 import { SessionControls, SsoSignIn, useSession } from './session.tsx';
 import { Webhooks } from './webhooks.tsx';
 import { Workflows } from './workflows.tsx';
-import { defaultRoute, go, useRoute } from './ui.tsx';
+import { defaultRoute, go, isAdmin, useMe, useRoute } from './ui.tsx';
 
 const SECTIONS = [
   { path: 'overview', name: 'Overview', icon: 'M3 13h4v8H3zM10 3h4v18h-4zM17 9h4v12h-4z' },
@@ -22,7 +22,7 @@ const SECTIONS = [
   { path: 'webhooks', name: 'Webhooks', icon: 'M9 15a4 4 0 1 1 3-6.6M15 9a4 4 0 1 1-3 6.6M9 15h6' },
   { path: 'models', name: 'Models', icon: 'M12 3l8 4.5v9L12 21l-8-4.5v-9zM12 12l8-4.5M12 12v9M12 12L4 7.5' },
   { path: 'keys', name: 'Keys', icon: 'M14 10a4 4 0 1 0-3.9 4.9L8 17v3H5v-3l5.1-5.1M14 10h.01' },
-  // Shown only to admins (useIsAdmin asks an admin route).
+  // Shown only to admins (GET /me says so).
   { path: 'admin', name: 'Admin', icon: 'M12 3l7 3v6c0 4.4-3 7.7-7 9-4-1.3-7-4.6-7-9V6z' },
 ] as const;
 
@@ -33,6 +33,30 @@ function Logo() {
       <path d="M9 24V8h3.4v6.6L18.3 8h4.1l-6.2 6.9L22.8 24h-4.2l-4.7-6.6-1.5 1.6V24z" />
     </svg>
   );
+}
+
+const FIT_STEPS = ['compact', 'tight', 'stack'] as const;
+
+/**
+ * Keeps the header on one line wider than a phone: from the full header, each step (no nav
+ * icons, narrower links, the nav on a row of its own) is taken only while the content is wider
+ * than the header (style.css, "the header is one line"). Phones have their own layout.
+ */
+function fitHeader(header: HTMLElement): void {
+  for (const step of FIT_STEPS) header.removeAttribute(`data-${step}`);
+  if (matchMedia('(max-width: 760px)').matches) return;
+  const fits = () => {
+    const css = getComputedStyle(header);
+    const parts = [...header.children].filter((c): c is HTMLElement => c instanceof HTMLElement && c.offsetParent !== null);
+    // The nav may shrink (its links would then wrap or spill): its links' own width counts.
+    const widths = parts.map((c) => (c.matches('.nav') ? c.firstElementChild?.scrollWidth ?? c.scrollWidth : c.offsetWidth));
+    const need = widths.reduce((a, b) => a + b, 0) + parseFloat(css.columnGap || '0') * (parts.length - 1) + parseFloat(css.paddingLeft) + parseFloat(css.paddingRight);
+    return need <= header.clientWidth;
+  };
+  for (const step of FIT_STEPS) {
+    if (fits()) return;
+    header.setAttribute(`data-${step}`, '');
+  }
 }
 
 function SignIn({ onKey }: { onKey: (key: string) => void }) {
@@ -79,11 +103,32 @@ function SignIn({ onKey }: { onKey: (key: string) => void }) {
 
 function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: () => void; account?: ComponentChildren }) {
   const route = useRoute();
-  const admin = useIsAdmin(client);
+  const me = useMe(client);
+  const admin = isAdmin(me);
   const sections = SECTIONS.filter((s) => s.path !== 'admin' || admin);
   // While the admin check is out, a link to #/admin waits for it rather than showing the overview.
   const section: { path: string } = sections.find((s) => s.path === route[0]) ?? (route[0] === 'admin' && admin === null ? { path: 'pending' } : SECTIONS[0]);
   const mainRef = useRef<HTMLElement>(null);
+  const headerRef = useRef<HTMLElement>(null);
+  // Fitted again whenever the header, its links or its end change size (the Admin link, a workspace's name).
+  useLayoutEffect(() => {
+    const header = headerRef.current;
+    if (!header) return;
+    fitHeader(header);
+    // In the next frame (before it is painted), not inside the observer's delivery: the fit
+    // itself resizes what is observed, which would be reported again in the same frame.
+    let frame = 0;
+    const ro = new ResizeObserver(() => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => fitHeader(header));
+    });
+    ro.observe(header);
+    for (const part of header.querySelectorAll('.nav ul, .topbar-end')) ro.observe(part);
+    return () => {
+      cancelAnimationFrame(frame);
+      ro.disconnect();
+    };
+  }, [sections.length]);
   useEffect(() => {
     if (!route[0]) defaultRoute('', 'overview');
   }, [route[0]]);
@@ -99,7 +144,7 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
   return (
     <div class="shell">
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); mainRef.current?.querySelector<HTMLElement>('h1')?.focus(); }}>Skip to content</a>
-      <header class="topbar">
+      <header class="topbar" ref={headerRef}>
         <a class="brand" href="#/overview" aria-label="Kiln console home"><Logo /><span>Kiln</span></a>
         <nav aria-label="Sections" class="nav">
           <ul>
@@ -125,7 +170,7 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
         {section.path === 'workflows' && <Workflows client={client} workflowId={route[1]} runId={route[2] === 'runs' ? route[3] : undefined} edit={route[2] === 'edit'} />}
         {section.path === 'webhooks' && <Webhooks client={client} />}
         {section.path === 'models' && <Models client={client} />}
-        {section.path === 'keys' && <Keys client={client} />}
+        {section.path === 'keys' && <Keys client={client} me={me} />}
         {section.path === 'admin' && <Admin client={client} route={route.slice(1)} />}
       </main>
     </div>

@@ -1,8 +1,9 @@
-// Small shared pieces of the console: hash routing, async loading state, status badges, notices.
+// Small shared pieces of the console: hash routing (and holding it while there are unsaved
+// changes), async loading state, status badges, notices, a confirm dialog.
 
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
-import { errorText } from './api.ts';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { errorText, type KilnClient } from './api.ts';
 
 /** The route is the URL's hash (`#/generations/<id>`): no server routes, nothing secret in it. */
 export function useRoute(): string[] {
@@ -29,6 +30,75 @@ export function go(path: string): void {
   location.hash = `#/${path}`;
 }
 
+/** Asks whether to leave for `to` (a hash); while set, the console's own navigations wait for the answer. */
+let ask: ((to: string) => void) | null = null;
+
+/**
+ * Holds navigation within the console (a link followed, Back, a hash typed) until `asker`
+ * answers, by calling `leave(to)` or not at all; null lets it go again. Programmatic `go()`
+ * calls are for the holder to make once it has released the hold. A real navigation (another
+ * page, a reload, closing the tab) is the holder's `beforeunload` to ask about.
+ */
+export function holdNavigation(asker: ((to: string) => void) | null): void {
+  ask = asker;
+}
+
+/** Leaves for `to` (a hash, as the asker was given), the hold released. */
+export function leave(to: string): void {
+  ask = null;
+  location.hash = to;
+}
+
+// A same-document link: asked about before it is followed, so that it adds no history entry.
+document.addEventListener('click', (e) => {
+  if (!ask || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+  const a = (e.target as Element | null)?.closest?.('a[href]') as HTMLAnchorElement | null;
+  if (!a || (a.target && a.target !== '_self')) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin || url.pathname !== location.pathname || url.search !== location.search || !url.hash || url.hash === location.hash) return;
+  e.preventDefault();
+  ask(url.hash);
+});
+
+// Back, Forward or a typed hash: put the address back and ask. Registered before useRoute's
+// listener (this module loads first), so the route never changes under the question.
+addEventListener('hashchange', (e) => {
+  if (!ask) return;
+  e.stopImmediatePropagation();
+  const to = location.hash;
+  history.replaceState(history.state, '', e.oldURL);
+  ask(to);
+});
+
+let dialogs = 0;
+
+/**
+ * A modal question in the console's style (a native `<dialog>`: focus stays in it, Escape is
+ * Cancel). Cancel has the focus first, as the choice that changes nothing.
+ */
+export function ConfirmDialog({ title, children, confirm, danger, busy, onConfirm, onCancel }: {
+  title: string; children: ComponentChildren; confirm: string; danger?: boolean; busy?: boolean; onConfirm: () => void; onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [n] = useState(() => ++dialogs);
+  useLayoutEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  return (
+    <dialog ref={ref} class="confirm" role="alertdialog" aria-labelledby={`confirm-title-${n}`} aria-describedby={`confirm-body-${n}`}
+      onCancel={(e) => { e.preventDefault(); if (!busy) onCancel(); }}>
+      <h2 id={`confirm-title-${n}`} class="confirm-title">{title}</h2>
+      <div id={`confirm-body-${n}`} class="confirm-body">{children}</div>
+      <div class="row confirm-actions">
+        <button type="button" class="btn ghost" autoFocus disabled={busy} onClick={onCancel}>Cancel</button>
+        <button type="button" class={`btn ${danger ? 'danger' : 'primary'}`} disabled={busy} onClick={onConfirm}>{confirm}</button>
+      </div>
+    </dialog>
+  );
+}
+
 export type Load<T> = { state: 'loading' } | { state: 'ok'; value: T } | { state: 'error'; error: unknown };
 
 /** Runs `fn` when `deps` change; `reload()` runs it again. Aborted on unmount or re-run. */
@@ -44,6 +114,23 @@ export function useLoad<T>(fn: (signal: AbortSignal) => Promise<T>, deps: unknow
     return () => ac.abort();
   }, [...deps, tick]);
   return [load, () => setTick((t) => t + 1), (value: T) => setLoad({ state: 'ok', value })];
+}
+
+export type Me = Awaited<ReturnType<KilnClient['me']>>;
+
+/**
+ * GET /me, once per client: who the key or session is, the scopes it carries now and whether its
+ * user is an admin (docs/api.md, "Who am I"). The console asks this rather than probing a route
+ * it may not call, which the browser would log as a failed request.
+ */
+export function useMe(client: KilnClient): Load<Me> {
+  return useLoad((signal) => client.me({ signal }), [client])[0];
+}
+
+/** Whether `me` may use the admin routes (an admin, with the `admin` scope): null while asking. */
+export function isAdmin(me: Load<Me>): boolean | null {
+  if (me.state === 'loading') return null;
+  return me.state === 'ok' && me.value.admin && me.value.scopes.includes('admin');
 }
 
 export function Status({ status }: { status: string }) {
