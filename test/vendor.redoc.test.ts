@@ -1,5 +1,5 @@
 // /docs renders the OpenAPI document with Redoc's standalone bundle, vendored in vendor/redoc/
-// (docs/console.md) instead of installed with the `redoc` package and its ~80 dependencies. The
+// (docs/console.md) instead of installed with the `redoc` package and its hundred-odd dependencies. The
 // vendored files are the published ones, byte for byte: each matches the sha256 that
 // vendor/redoc/update recorded in source.json from the npm tarball it checked against the
 // recorded integrity; the bundle names the version source.json names; and the server serves
