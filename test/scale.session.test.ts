@@ -77,7 +77,7 @@ test('LISTEN is sent only on the direct pool (src/)', () => {
     for (const m of text.matchAll(/([\w.!]+)\.unsafe\(\s*[`'"]\s*listen\b/gi)) calls.push(`${path.relative(root, file)}: ${m[1]}.unsafe(listen)`);
   }
   assert.deepEqual(calls.sort(), ['src/live/hub.ts: this.sql.listen', 'src/worker/worker.ts: conn.unsafe(listen)']);
-  assert.match(fs.readFileSync(path.join(root, 'src/worker/worker.ts'), 'utf8'), /const conn = postgres\(url, \{\s*max: 1,/, 'the lease connection: the direct URL, one session');
+  assert.match(fs.readFileSync(path.join(root, 'src/worker/worker.ts'), 'utf8'), /return postgres\(w\.url, \{\s*max: 1,/, 'the lease connection: the direct URL, one session');
   // The hub's pool is the direct one (hubOf).
   assert.match(fs.readFileSync(path.join(root, 'src/live/hub.ts'), 'utf8'), /const sql = ctx\.direct \?\? ctx\.sql;/);
 });
