@@ -25,7 +25,7 @@ begin
       where (h.lease_key is not null and not kiln_private.lease_key_held(h.lease_key))
          or (h.lease_key is null and h.last_seen < now() - v_stale)
   )
-  select json_build_object('count', count(*), 'items', coalesce((
+  select json_build_object('count', count(*), 'fixable', count(*), 'items', coalesce((
       select json_agg(json_build_object('worker_id', d.worker_id, 'pool_id', d.pool_id, 'hostname', d.hostname, 'pid', d.pid,
                                         'started_at', d.started_at, 'last_seen', d.last_seen, 'locked_jobs', d.locked_jobs,
                                         'fixable', true) order by d.last_seen)
@@ -41,7 +41,7 @@ begin
       from graphile_worker.jobs j
       where j.locked_by is not null and not kiln_private.worker_alive(j.locked_by, p_stale_seconds)
   )
-  select json_build_object('count', count(*), 'items', coalesce((
+  select json_build_object('count', count(*), 'fixable', count(*) filter (where registered or locked_at < now() - v_stale), 'items', coalesce((
       select json_agg(json_build_object('job_id', o.id, 'task', o.task_identifier, 'key', o.key, 'locked_by', o.locked_by,
                                         'locked_at', o.locked_at, 'registered', o.registered,
                                         'fixable', o.registered or o.locked_at < now() - v_stale) order by o.locked_at)
@@ -50,14 +50,15 @@ begin
 
   -- Ledger rows whose generation or run is not in the database (nor any charge naming neither).
   -- A reservation among them can be released; a settled one is money billed for nothing that
-  -- exists here, for the operator to look at.
+  -- exists here, for the operator to look at; a released one costs nothing and is left alone.
   with orphan as (
     select c.* from kiln_private.charges c
-      where (c.generation_id is null and c.workflow_run_id is null)
-         or (c.generation_id is not null and not exists (select 1 from kiln_private.generations g where g.id = c.generation_id))
-         or (c.workflow_run_id is not null and not exists (select 1 from kiln_private.workflow_runs r where r.id = c.workflow_run_id))
+      where c.status <> 'released'
+        and ((c.generation_id is null and c.workflow_run_id is null)
+          or (c.generation_id is not null and not exists (select 1 from kiln_private.generations g where g.id = c.generation_id))
+          or (c.workflow_run_id is not null and not exists (select 1 from kiln_private.workflow_runs r where r.id = c.workflow_run_id)))
   )
-  select json_build_object('count', count(*), 'items', coalesce((
+  select json_build_object('count', count(*), 'fixable', count(*) filter (where status = 'reserved'), 'items', coalesce((
       select json_agg(json_build_object('charge_id', o.id, 'status', o.status, 'pool_id', o.pool_id, 'account_id', o.account_id,
                                         'generation_id', o.generation_id, 'workflow_run_id', o.workflow_run_id, 'node_id', o.node_id,
                                         'reserved_micros', o.reserved_micros, 'settled_micros', o.settled_micros,
@@ -82,7 +83,7 @@ begin
              or coalesce(g.started_at, g.created_at)
                   < now() - make_interval(secs => g.max_attempts::double precision * greatest(p_execution_seconds, 1) + greatest(p_grace_seconds, 0)))
   )
-  select json_build_object('count', count(*), 'items', coalesce((
+  select json_build_object('count', count(*), 'fixable', count(*) filter (where reason <> 'past_run_window'), 'items', coalesce((
       select json_agg(json_build_object('charge_id', h.id, 'pool_id', h.pool_id, 'generation_id', h.generation_id,
                                         'generation_status', h.generation_status, 'reason', h.reason,
                                         'reserved_micros', h.reserved_micros, 'created_at', h.created_at,
@@ -97,7 +98,7 @@ begin
       where c.status = 'settled' and c.generation_id is not null
       group by c.generation_id having count(*) > 1
   )
-  select json_build_object('count', count(*), 'items', coalesce((
+  select json_build_object('count', count(*), 'fixable', 0, 'items', coalesce((
       select json_agg(json_build_object('generation_id', t.generation_id, 'settled_charges', t.settled,
                                         'settled_micros', t.settled_micros, 'fixable', false) order by t.first_at)
         from (select * from twice order by first_at limit v_limit) t), '[]'))
@@ -112,7 +113,7 @@ begin
         and not exists (select 1 from kiln_private.objects o where o.path = g.result->>'path')
         and not exists (select 1 from kiln_private.expired_objects e where e.path = g.result->>'path')
   )
-  select json_build_object('count', count(*), 'items', coalesce((
+  select json_build_object('count', count(*), 'fixable', 0, 'items', coalesce((
       select json_agg(json_build_object('generation_id', m.id, 'account_id', m.account_id, 'path', m.path,
                                         'finished_at', m.finished_at, 'fixable', false) order by m.finished_at desc)
         from (select * from missing order by finished_at desc limit v_limit) m), '[]'))
@@ -127,4 +128,4 @@ begin
     'missing_objects', v_missing);
 end;
 $function$;
-comment on function kiln.doctor_check(integer,integer,integer,integer) is '`kiln doctor`: checks a restored or upgraded database and returns, per check, the count and up to p_limit items (each saying whether kiln.doctor_fix repairs it): dead_workers (leases no session holds), orphan_jobs (locked by workers not alive), orphan_charges (ledger rows without their generation or run), unsettled_reservations (held for an ended generation, superseded, or past the run window: p_execution_seconds per attempt plus p_grace_seconds), double_charges, missing_objects (generation results without a store row). Reads only.';
+comment on function kiln.doctor_check(integer,integer,integer,integer) is '`kiln doctor`: checks a restored or upgraded database and returns, per check, the count, how many of them kiln.doctor_fix repairs (fixable) and up to p_limit items (each with its own fixable): dead_workers (leases no session holds), orphan_jobs (locked by workers not alive), orphan_charges (held or settled ledger rows without their generation or run), unsettled_reservations (held for an ended generation, superseded, or past the run window: p_execution_seconds per attempt plus p_grace_seconds), double_charges, missing_objects (generation results without a store row). Reads only.';
