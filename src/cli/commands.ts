@@ -13,6 +13,7 @@ import { withDb, type Command } from './command.ts';
 import { workflowCommands } from './workflows.ts';
 import { mcpCommands } from './mcp.ts';
 import { storeCommands } from './store.ts';
+import { doctorCommands } from './doctor.ts';
 import { addWorkspaceMember, type MemberRow } from '../db/sql/add_workspace_member.ts';
 import { setAccountAdmin } from '../db/sql/admin.ts';
 import { allModels, modelForUpdate } from '../db/sql/all_models.ts';
@@ -397,6 +398,7 @@ export const commands: Record<string, Command> = {
   ...workflowCommands,
   ...mcpCommands,
   ...storeCommands,
+  ...doctorCommands,
 
   usage: {
     help: '--user ID [--workspace ID]',

@@ -2,7 +2,7 @@
 // presigned GETs of object bytes. Which key holds which object is decided in store.ts.
 
 import { randomBytes } from 'node:crypto';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../config.ts';
 
@@ -59,6 +59,17 @@ export class Bucket {
       return res.Body ?? null;
     } catch (e) {
       if (e instanceof NoSuchKey || (e instanceof S3ServiceException && e.$metadata.httpStatusCode === 404)) return null;
+      throw e;
+    }
+  }
+
+  /** Whether bytes are stored under `key` (a HEAD: nothing is downloaded). */
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+      return true;
+    } catch (e) {
+      if (e instanceof NotFound || e instanceof NoSuchKey || (e instanceof S3ServiceException && e.$metadata.httpStatusCode === 404)) return false;
       throw e;
     }
   }
