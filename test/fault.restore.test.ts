@@ -27,7 +27,7 @@ import { baseBackup, restoreCluster, startPrimary, walArchive } from './_replica
 import { startOpenAIPeer } from './_openai-peer.ts';
 import { startReceiver } from './_webhooks.ts';
 import { chatAfter, userText } from './_workflows.ts';
-import { generateKey } from '../src/auth/keys.ts';
+import { generateKey } from '../src/auth/secrets.ts';
 import { onCleanup } from './_setup.ts';
 
 const BIN = path.resolve(import.meta.dirname, '..', 'bin', 'kiln.js');
