@@ -804,6 +804,9 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.defer_generation(uuid,text,bigint,text,boolean): db/functions/kiln.defer_generation.sql
 -- function kiln.delete_webhook_endpoint(uuid,uuid): db/functions/kiln.delete_webhook_endpoint.sql
 -- function kiln.delete_workflow(uuid,uuid,uuid,bigint[]): db/functions/kiln.delete_workflow.sql
+-- function kiln.doctor_check(integer,integer,integer,integer): db/functions/kiln.doctor_check.sql
+-- function kiln.doctor_fix(integer): db/functions/kiln.doctor_fix.sql
+-- function kiln.doctor_stored_objects(boolean,text,integer): db/functions/kiln.doctor_stored_objects.sql
 -- function kiln.end_session(bytea): db/functions/kiln.end_session.sql
 -- function kiln.ensure_secret(text,bytea): db/functions/kiln.ensure_secret.sql
 -- function kiln.event_traceparent(bigint): db/functions/kiln.event_traceparent.sql

@@ -1,5 +1,0 @@
--- kiln doctor (docs/operators.md, "Backups and restore"): checks a restored or upgraded database,
--- and --fix repairs what is safe to repair, each repair audited.
---! include functions/kiln.doctor_check.sql
---! include functions/kiln.doctor_fix.sql
---! include functions/kiln.doctor_stored_objects.sql
