@@ -65,7 +65,7 @@ test('user commands: me, run and transform print one JSON line ending in a newli
 test('on a terminal, kiln me leaves the cursor on a fresh line', async () => {
   const r = await cliOnTty(['me'], env);
   assert.equal(r.code, 0, r.raw);
-  assert.match(r.raw, /^tier pro · personal budget\r?\npersonal {3}used \$0\.\d+ of \$20\.\d+.*\r?\n$/s);
+  assert.match(r.raw, /^account [0-9a-f-]{36} · \S+@\S+ · scopes read,write\r?\ntier pro · personal budget\r?\npersonal {3}used \$0\.\d+ of \$20\.\d+.*\r?\n$/s);
 });
 
 test('operator commands: each JSON answer is one document ending in a newline', async () => {

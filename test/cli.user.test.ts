@@ -175,6 +175,11 @@ test('models, me and transform: JSON lines; transform --out writes the converted
   assert.equal(me.lines.length, 1);
   assert.equal(me.lines[0].tier, 'pro');
   assert.equal(me.lines[0].used_micros, (await api(srv.base, env.KILN_API_KEY!, '/usage')).body.used_micros);
+  // Who the key is: the account id a user could not learn from the CLI before (GET /me).
+  const who = await api(srv.base, env.KILN_API_KEY!, '/me');
+  assert.equal(who.status, 200);
+  assert.deepEqual(me.lines[0].account, who.body);
+  assert.match(me.lines[0].account.accountId, /^[0-9a-f-]{36}$/);
 
   const image = await cli(['generate', 'image', '--prompt', 'A green fox', '--out', path.join(dir, 'fox.png')], env);
   assert.equal(image.code, 0, image.stderr);

@@ -113,7 +113,7 @@ test('old events go with their deliveries and attempts; a pending delivery\'s ev
   assert.equal((await deliveries(downId)).find((d) => d.id === again.id)?.status, 'pending', 'still in flight while the sweeps ran');
 
   const left = (await srv.db.sql`select id from kiln_private.events where scope_id = any(${[a.id, b.id]}::uuid[]) order by id`).map((r) => r.id);
-  const [{ event_id: pendingEvent }] = await srv.db.sql`select event_id from kiln_private.webhook_deliveries where id = ${again.id}`;
+  const [{ event_id: pendingEvent }] = await srv.db.sql`select event_id from kiln_private.webhook_deliveries where id = ${again.deliveryId}`;
   assert.ok(!left.includes(bare), 'an old event with no deliveries is removed');
   assert.ok(left.includes(pendingEvent), 'the event of a pending delivery stays');
   assert.equal(left.length, 2, `the pending delivery's event and the newer event stay: ${left}`);

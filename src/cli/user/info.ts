@@ -9,7 +9,7 @@ import { dim, dollars, interactive, jsonLine } from './live.ts';
 
 export const TRANSFORM_HELP = 'SOURCE --op convert|compress|trim [--format png|jpeg|webp|avif] [--quality Q] [--target-bytes N] [--max-dimension N] [--out FILE] [--json]';
 export const MODELS_HELP = '[--json] — the models this key can use, with their billed prices';
-export const ME_HELP = "[--json] — the key's account: tier, budget, usage this period";
+export const ME_HELP = "[--json] — who the key is (account id, email, scopes) and its account: tier, budget, usage this period";
 
 const FORMATS = ['png', 'jpeg', 'webp', 'avif'] as const;
 
@@ -73,11 +73,14 @@ export async function models(argv: string[]): Promise<number> {
 
 export async function me(argv: string[]): Promise<number> {
   const { values: flags } = parseArgs(argv, { options: { json: { type: 'boolean' } } });
-  const u = await clientFromEnv().usage.get();
+  const client = clientFromEnv();
+  const [u, who] = await Promise.all([client.usage.get(), client.me()]);
   if (!interactive(flags.json)) {
-    jsonLine(process.stdout, u);
+    // GET /usage's body, and who the credential is (GET /me) under `account`.
+    jsonLine(process.stdout, { ...u, account: who });
     return EXIT.ok;
   }
+  process.stdout.write(`account ${who.accountId} · ${who.email}${who.admin ? ' · admin' : ''} · scopes ${who.scopes.join(',')}\n`);
   const budget = (used: number | null, total: number | null, remaining: number | null, resets: string | null) =>
     `used ${dollars(used)} of ${total == null ? 'unlimited' : dollars(total)}${remaining == null ? '' : ` · ${dollars(remaining)} left`}${resets ? dim(` · resets ${resets}`) : ''}`;
   process.stdout.write(`tier ${u.tier} · ${u.scope} budget\n`);
