@@ -149,6 +149,13 @@ function dbUrl(name: string): string | undefined {
   return v;
 }
 
+/** KILN_STORE_OUTAGE_GRACE: a duration (default 10m), at most 7d. */
+function outageGrace(name: string): number {
+  const seconds = duration(name) ?? 600;
+  if (seconds > 7 * 86_400) throw new ConfigError(`${name} must be at most 7d`);
+  return seconds;
+}
+
 /** The image store's backend (KILN_STORE) and, for s3, its bucket settings; see docs/storage.md. */
 function storeConfig() {
   const backend = str('KILN_STORE', 'postgres');
@@ -186,6 +193,11 @@ function storeConfig() {
     sweepSeconds: int('KILN_RETENTION_SWEEP_SECONDS', 60, 1, 60),
     /** A bucket key no row references is deleted only once noted this long ago: longer than any write or presigned URL. */
     orphanGraceSeconds: int('KILN_STORE_ORPHAN_GRACE_SECONDS', 3600, 1, 7 * 86_400),
+    /**
+     * How long an image generation keeps retrying the store with the provider's output held
+     * before it fails uncharged (docs/storage.md, "When the store is down"), seconds.
+     */
+    outageGraceSeconds: outageGrace('KILN_STORE_OUTAGE_GRACE'),
   };
 }
 

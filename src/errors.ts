@@ -81,8 +81,10 @@ export const errors = {
     new ApiError('rate_limited', `Too many requests. Retry after ${retryAfter} second${retryAfter === 1 ? '' : 's'}.`, {
       headers: { 'retry-after': String(retryAfter) },
     }),
-  unavailable: (message = 'A dependency is briefly unavailable. Retry with backoff.') =>
-    new ApiError('server_error', message, { status: 503, headers: { 'retry-after': '1' } }),
+  unavailable: (message = 'A dependency is briefly unavailable. Retry with backoff.', retryAfter = 1) =>
+    new ApiError('server_error', message, { status: 503, headers: { 'retry-after': String(retryAfter) } }),
+  /** The object store (the S3 bucket) failed a read or write: docs/storage.md, "When the store is down". */
+  storeUnavailable: () => new ApiError('server_error', 'The image store is unavailable. Retry with backoff.', { status: 503, headers: { 'retry-after': String(STORE_RETRY_AFTER) } }),
   internal: () => new ApiError('server_error', 'Unexpected error.'),
 };
 
@@ -140,8 +142,17 @@ export function fromDatabaseError(e: any): ApiError | null {
   return null;
 }
 
+/** Seconds a client is told to wait while the object store is down. */
+export const STORE_RETRY_AFTER = 5;
+
+/** A StoreError (src/storage/health.ts): a bucket read or write failed. */
+export function isStoreFailure(e: unknown): boolean {
+  return (e as { code?: unknown } | null)?.code === 'KILN_STORE_UNAVAILABLE';
+}
+
 export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
+  if (isStoreFailure(e)) return errors.storeUnavailable();
   return fromDatabaseError(e) ?? errors.internal();
 }
 

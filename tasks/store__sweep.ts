@@ -1,12 +1,13 @@
 // Task store__sweep: retention and the orphan sweep of the image store (src/storage/sweep.ts).
 // graphile-worker's cron queues it every minute (storeSweepCron, below); with
 // KILN_RETENTION_SWEEP_SECONDS under 60 each run also queues the next one that much later.
-// One job key, so however many workers run there is one sweep at a time.
+// One job key, so however many workers run there is one sweep at a time. While the object store
+// does not answer the sweep pauses, and the next run goes on (docs/storage.md, "When the store is down").
 
 import { parseCronItems, type JobHelpers, type ParsedCronItem, type Runner, type Task } from 'graphile-worker';
 import type { Config } from '../src/config.ts';
 import type { Context } from '../src/context.ts';
-import { expireOutputs, sweepNeeded, sweepOrphans } from '../src/storage/sweep.ts';
+import { expireOutputs, SweepPaused, sweepNeeded, sweepOrphans } from '../src/storage/sweep.ts';
 
 const SWEEP_JOB_KEY = 'kiln:store-sweep';
 
@@ -35,6 +36,9 @@ export default function storeSweep(ctx: Context): Task {
       const expired = await expireOutputs(ctx);
       const orphans = await sweepOrphans(ctx);
       if (expired || orphans) ctx.log.info('store sweep', { expired, orphans });
+    } catch (e) {
+      if (!(e instanceof SweepPaused)) throw e;
+      ctx.log.warn('store sweep paused: the image store does not answer; the next sweep goes on', { reason: e.message });
     } finally {
       const every = ctx.config.store.sweepSeconds;
       if (every < 60 && !ctx.shutdown.aborted) {

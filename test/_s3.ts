@@ -1,6 +1,7 @@
 // An S3-compatible server on loopback for store tests: s3rver (it enforces presigned expiry and
 // checks SigV4 against its own credentials), optionally behind a gate that holds PUT answers
-// so a test can kill a writer after its bytes landed but before it learns so.
+// so a test can kill a writer after its bytes landed but before it learns so, and that can take
+// the store down (every request answered 503, or its connection closed) and bring it back.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -18,6 +19,8 @@ import { onCleanup, type TestServer } from './_setup.ts';
 process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
 process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
 process.env.AWS_REGION ??= 'us-east-1';
+// The SDK's one-time notice about Node 20 (docs/storage.md) would print once per spawned process.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 export interface TestS3 {
   /** s3rver itself. */
@@ -30,6 +33,12 @@ export interface TestS3 {
   keys(): Promise<string[]>;
   /** The next `method` request (PUT) through the gate after `skip` others waits for release() once s3rver has answered; `held` resolves with its key. */
   hold(skip?: number, method?: string): { held: Promise<string>; release(): void };
+  /** From now on the gate answers every request 503 (S3's ServiceUnavailable) or closes its connection unanswered. */
+  down(mode?: '503' | 'close'): void;
+  /** The gate lets requests through again. */
+  up(): void;
+  /** Requests the gate refused while down. */
+  refused: number;
 }
 
 export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
@@ -39,7 +48,20 @@ export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
   const endpoint = `http://127.0.0.1:${addr.port}`;
 
   let holding: { method: string; skip: number; held: (key: string) => void; released: Promise<void> } | null = null;
+  let downMode: '503' | 'close' | null = null;
+  let refused = 0;
   const gate = http.createServer((req, res) => {
+    if (downMode) {
+      refused++;
+      if (downMode === 'close') {
+        req.socket.destroy();
+        return;
+      }
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/xml' });
+      res.end('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>ServiceUnavailable</Code><Message>Please reduce your request rate.</Message></Error>');
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
@@ -94,7 +116,7 @@ export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
     store(opts = {}) {
       return {
         backend: 's3', s3: { ...settings(opts), publicEndpoint: undefined },
-        retentionSeconds: undefined, sweepSeconds: 60, orphanGraceSeconds: 3600,
+        retentionSeconds: undefined, sweepSeconds: 60, orphanGraceSeconds: 3600, outageGraceSeconds: 600,
       };
     },
     async keys() {
@@ -114,6 +136,17 @@ export async function startS3(bucket = 'kiln-test'): Promise<TestS3> {
       const heldP = new Promise<string>((r) => (held = r));
       holding = { method, skip, held, released };
       return { held: heldP, release };
+    },
+    down(mode = '503') {
+      downMode = mode;
+      // Kept-alive connections would carry on past a 'close' gate: cut them too.
+      if (mode === 'close') gate.closeAllConnections();
+    },
+    up() {
+      downMode = null;
+    },
+    get refused() {
+      return refused;
     },
   };
 }

@@ -125,8 +125,10 @@ test('every alert rule evaluates without error on real data; KilnNoWorker is ina
     const all = d.groups.flatMap((g: any) => g.rules);
     return all.length && all.every((r: any) => r.lastEvaluation && !r.lastEvaluation.startsWith('0001') && r.health !== 'unknown') ? all : undefined;
   });
-  assert.deepEqual(rules.map((r: any) => r.name).sort(), ['KilnNoWorker', 'KilnProviderErrors', 'KilnQueueStalled', 'KilnWebhookBacklogGrowing']);
+  assert.deepEqual(rules.map((r: any) => r.name).sort(), ['KilnNoWorker', 'KilnProviderErrors', 'KilnQueueStalled', 'KilnStoreDown', 'KilnWebhookBacklogGrowing']);
   for (const r of rules) assert.equal(r.health, 'ok', `${r.name}: ${r.lastError}`);
+  // kiln_store_up is 1 (the store in the database answers with it): not even pending.
+  assert.equal(rules.find((r: any) => r.name === 'KilnStoreDown').state, 'inactive');
   // Pending at most until the first evaluation that sees the worker gauge (the rule counts a
   // missing series as no worker), then inactive.
   await until('KilnNoWorker to be inactive', async () => {

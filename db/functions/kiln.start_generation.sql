@@ -16,6 +16,7 @@ declare
   v_slots int;
   v_n int;
   v_crashed boolean := false;
+  v_held boolean;
 begin
   select run_id into v_run_id from kiln_private.generations where id = p_id;
   if not found then
@@ -97,11 +98,14 @@ begin
     end if;
   end if;
 
+  -- An output held while the object store was down: the execution stores it, never calling the
+  -- provider, so it is not an attempt.
+  v_held := exists (select 1 from kiln_private.held_outputs h where h.generation_id = p_id);
   update kiln_private.generations
     set status = 'processing',
         waiting = false,
         -- A takeover replaces the cut-off execution: the attempt it was stays uncounted.
-        attempts = attempts + case when v_crashed then 0 else 1 end,
+        attempts = attempts + case when v_crashed or v_held then 0 else 1 end,
         crashes = crashes + v_crashed::int,
         crash_streak = crash_streak + v_crashed::int,
         worker_id = p_worker_id,
@@ -131,6 +135,7 @@ begin
     'reserved_micros', v_gen.reserved_micros,
     'run_id', v_run_id,
     'output_node_id', v_gen.output_node_id,
+    'held', v_held,
     -- A run output reads the results of the outputs it depends on.
     'upstream', case when v_run_id is not null then (
       select coalesce(json_object_agg(u.output_node_id, u.result), '{}'::json)
@@ -138,4 +143,4 @@ begin
       where u.run_id = v_run_id and u.output_node_id = any (v_out.refs) and u.status = 'completed') end);
 end;
 $function$;
-comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer,integer) is 'Moves a generation (any origin) to processing for a worker''s job, respecting the account''s parallel slots and, for a run output, its run (outcome run, with the request and, for a run output, its upstream results), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), superseded (a newer job holds its key and runs it), done (already settled, abandoned, expired, or failed here after p_max_crashes crashes in a row or for a blocked account: then settled true, with its type and model_id, for the caller to count), not_ready (a run output whose inputs are not settled), missing. Taking over from a dead worker counts a crash, not an attempt; p_job_max_attempts is unused (kept for older callers).';
+comment on function kiln.start_generation(uuid,text,bigint,integer,integer,integer,integer) is 'Moves a generation (any origin) to processing for a worker''s job, respecting the account''s parallel slots and, for a run output, its run (outcome run, with the request, whether it holds an output the object store has yet to take, and, for a run output, its upstream results), or says why not: wait (slots full; re-queued for later), busy (a live worker runs it), superseded (a newer job holds its key and runs it), done (already settled, abandoned, expired, or failed here after p_max_crashes crashes in a row or for a blocked account: then settled true, with its type and model_id, for the caller to count), not_ready (a run output whose inputs are not settled), missing. Taking over from a dead worker counts a crash, not an attempt; an execution that only stores a held output counts neither; p_job_max_attempts is unused (kept for older callers).';

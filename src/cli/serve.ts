@@ -15,7 +15,7 @@ import { createLogger, errorFields } from '../log.ts';
 import { parseArgs } from './args.ts';
 import { createFirstAccount } from '../db/sql/create_first_account.ts';
 import { startTelemetry } from '../telemetry/index.ts';
-import { sampleGaugesFrom } from '../telemetry/gauges.ts';
+import { sampleGaugesFrom, watchStore } from '../telemetry/gauges.ts';
 import { TASK_IDENTIFIERS } from '../../tasks/index.ts';
 import { connectionRole, privilegeWarning } from '../db/roles.ts';
 
@@ -39,6 +39,7 @@ export async function runServices(config: Config, opts: RunOptions): Promise<und
   const replica = opts.api ? openReplica(config, db.sql, log) : null;
   const ctx = createContext(config, db.sql, shutdown.signal, { direct: db.direct, replica: replica?.replica });
   sampleGaugesFrom(db.sql, ctx.log, TASK_IDENTIFIERS);
+  watchStore(config, ctx.log);
   // A service with more rights than kiln_app's says so once (and /readyz keeps saying it).
   const warning = privilegeWarning(await connectionRole(db.direct), db.embedded);
   if (warning) ctx.log.warn(warning);

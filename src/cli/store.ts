@@ -53,6 +53,15 @@ export const storeCommands: Record<string, Command> = {
             } else return;
             last = now;
           },
+          // The bucket stopped answering: the move waits on the object in hand (docs/storage.md, "When the store is down").
+          onPause(reason) {
+            if (tty) process.stderr.write(`\nkiln: the image store does not answer (${reason}); paused until it does (Ctrl-C stops)\n`);
+            else out(`${JSON.stringify({ event: 'paused', to, reason })}\n`);
+          },
+          onResume(pausedSeconds) {
+            if (tty) process.stderr.write(`kiln: the image store answers again after ${pausedSeconds.toFixed(1)} s; going on\n`);
+            else out(`${JSON.stringify({ event: 'resumed', to, pausedSeconds: Number(pausedSeconds.toFixed(3)) })}\n`);
+          },
         });
       } finally {
         process.off('SIGINT', onSignal);

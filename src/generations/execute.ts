@@ -30,6 +30,7 @@ import { observeProvider, providerLabel } from '../telemetry/metrics.ts';
 import { failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
 import { underSpan } from '../telemetry/scope.ts';
 import type { ImageFormat } from '../storage/store.ts';
+import { isStoreError } from '../storage/health.ts';
 
 export type ExecutionOutput = (
   | { type: 'image'; image: ImageOutput; format: ImageFormat; costMicros: number; providerRequestId: string | null }
@@ -221,5 +222,7 @@ export function classifyFailure(err: unknown, signals: { deadline: AbortSignal; 
   if (signals.deadline.aborted) return { retry: true, counted: true, message: 'the generation timed out' };
   if (err instanceof InputError) return { retry: false, counted: true, message: err.message };
   if (err instanceof ProviderError) return { retry: err.retryable, counted: true, message: err.message };
+  // An input image in the object store could not be read (a run output's upstream image): before any provider call.
+  if (isStoreError(err)) return { retry: true, counted: true, message: 'the image store was unreachable' };
   return { retry: true, counted: true, message: 'internal error' };
 }

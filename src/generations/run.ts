@@ -9,7 +9,10 @@
 // a slot, a takeover from a dead worker (a crash, counted apart; see KILN_GENERATION_MAX_CRASHES)
 // and a worker's shutdown are not. A canceled generation (kiln:cancel, see ./cancel.ts) has its
 // call aborted through the registry (./running.ts) and ends quietly: the cancel already failed it
-// and released its reservation.
+// and released its reservation. An image the object store cannot take is held in Postgres with
+// its cost (kiln.hold_generation_output) and only the store is retried, with backoff, never the
+// provider; past KILN_STORE_OUTAGE_GRACE the generation fails uncharged (docs/storage.md, "When
+// the store is down").
 
 import type { Context } from '../context.ts';
 import { classifyFailure, executeRequest, type ExecutionOutput } from './execute.ts';
@@ -19,7 +22,10 @@ import { priceRequest } from './prepare.ts';
 import type { StoredRequest } from '../providers/index.ts';
 import { InputError } from '../providers/inputs.ts';
 import { errorFields } from '../log.ts';
-import { commitObject, MEDIA_TYPES, objectPath, stageObject } from '../storage/store.ts';
+import { commitObject, MEDIA_TYPES, objectPath, stageObject, type ImageFormat } from '../storage/store.ts';
+import { isStoreError, type StoreError } from '../storage/health.ts';
+import { getHeldOutput } from '../db/sql/get_held_output.ts';
+import { holdGenerationOutput } from '../db/sql/hold_generation_output.ts';
 import type { UnitSpec } from '../workflows/plan.ts';
 import { buildRequest, type Upstream } from '../workflows/request.ts';
 import { completeGeneration } from '../db/sql/complete_generation.ts';
@@ -54,6 +60,28 @@ interface Started {
   run_id: string | null;
   output_node_id: string | null;
   upstream: Upstream | null;
+  /** An output held while the object store was down: store it, do not call the provider. */
+  held?: boolean;
+}
+
+/** An image to store and complete with: the provider's output, priced, and the result it becomes. */
+interface ImageToStore {
+  result: Record<string, unknown> & { path: string; width: number; height: number; mediaType: string };
+  data: Buffer;
+  format: ImageFormat;
+  costMicros: number;
+  providerRequestId: string | null;
+  modelId: string;
+}
+
+/** What an execution settles with: code, or an image (fresh from the provider, or held). */
+type Settle = { type: 'code'; out: Extract<ExecutionOutput, { type: 'code' }> } | { type: 'image'; image: ImageToStore; held: boolean };
+
+/** The object store did not take the image: hold it (or keep holding it) and retry the store. */
+class StoreHold extends Error {
+  constructor(readonly image: ImageToStore, readonly held: boolean, readonly storeError: StoreError) {
+    super(storeError.message);
+  }
 }
 
 /** Budget refusals (SQL KQ001 / KP001) as a run output's client-facing failure message. */
@@ -64,9 +92,23 @@ function budgetMessage(e: unknown): string | null {
   return null;
 }
 
-/** Completes and settles the generation; false when it was already settled (a duplicate execution). */
-async function complete(ctx: Context, id: string, started: Started, req: StoredRequest, out: ExecutionOutput): Promise<boolean> {
-  if (out.type === 'code') {
+/** The image an output becomes: its object path is derived from the generation id (see complete). */
+function imageToStore(id: string, started: Started, req: StoredRequest, out: Extract<ExecutionOutput, { type: 'image' }>): ImageToStore {
+  const kind = started.run_id ? `workflows/${started.run_id}` : 'generations';
+  const path = objectPath(started.account_id, kind, out.format, id);
+  return {
+    result: {
+      type: 'image', path, mediaType: MEDIA_TYPES[out.format], aspectRatio: req.aspectRatio,
+      width: out.image.width, height: out.image.height, model: out.modelId,
+    },
+    data: out.image.data, format: out.format, costMicros: out.costMicros, providerRequestId: out.providerRequestId, modelId: out.modelId,
+  };
+}
+
+/** Completes and settles the generation; false when it was already settled (a duplicate execution). Throws StoreHold when the store fails the image. */
+async function complete(ctx: Context, id: string, started: Started, s: Settle): Promise<boolean> {
+  if (s.type === 'code') {
+    const out = s.out;
     const result = { type: 'code', code: out.code, structuredOutput: out.structuredOutput, model: out.modelId };
     const [{ r }] = await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId, out.modelId);
     return r.applied;
@@ -75,22 +117,67 @@ async function complete(ctx: Context, id: string, started: Started, req: StoredR
   // transaction as the completion, so a duplicate execution can neither store a second image
   // nor charge twice. The bytes are written first (into the bucket on s3, under a key of their
   // own): a crash or a losing duplicate leaves bytes without a row, which the sweep removes.
-  const kind = started.run_id ? `workflows/${started.run_id}` : 'generations';
-  const path = objectPath(started.account_id, kind, out.format, id);
-  const result = {
-    type: 'image', path, mediaType: MEDIA_TYPES[out.format], aspectRatio: req.aspectRatio,
-    width: out.image.width, height: out.image.height, model: out.modelId,
-  };
-  const staged = await stageObject(ctx, {
-    path, owner: started.account_id, data: out.image.data, contentType: MEDIA_TYPES[out.format], format: out.format,
-    width: out.image.width, height: out.image.height, visibility: 'private',
-  });
+  const img = s.image;
+  let staged;
+  try {
+    staged = await stageObject(ctx, {
+      path: img.result.path, owner: started.account_id, data: img.data, contentType: img.result.mediaType, format: img.format,
+      width: img.result.width, height: img.result.height, visibility: 'private',
+    });
+  } catch (e) {
+    if (isStoreError(e)) throw new StoreHold(img, s.held, e);
+    throw e;
+  }
   return ctx.sql.begin(async (tx) => {
-    const [{ r }] = await completeGeneration(tx, id, result, out.costMicros, out.providerRequestId, out.modelId);
+    const [{ r }] = await completeGeneration(tx, id, img.result, img.costMicros, img.providerRequestId, img.modelId);
     if (!r.applied) return false;
     await commitObject(tx, staged);
     return true;
   });
+}
+
+/** "10 minutes", "3 seconds": the grace as the failure message says it. */
+function graceText(seconds: number): string {
+  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  if (seconds % 86_400 === 0) return unit(seconds / 86_400, 'day');
+  if (seconds % 3600 === 0) return unit(seconds / 3600, 'hour');
+  if (seconds % 60 === 0) return unit(seconds / 60, 'minute');
+  return unit(seconds, 'second');
+}
+
+/**
+ * The store failed the image: hold the provider's output (the first time) and retry the store
+ * after a backoff; past the grace, fail the generation uncharged with a message naming the store.
+ * True when the generation failed here.
+ */
+async function hold(ctx: Context, lease: Lease, job: GenerationJob, id: string, h: StoreHold): Promise<boolean> {
+  const grace = ctx.config.store.outageGraceSeconds;
+  const img = h.image;
+  const [{ h: outcome }] = await holdGenerationOutput(ctx.sql, {
+    id, workerId: lease.id, jobId: job.id,
+    data: h.held ? null : img.data, result: h.held ? null : img.result, format: img.format, costMicros: img.costMicros,
+    providerRequestId: img.providerRequestId, modelId: img.modelId,
+    error: `the image store is unavailable (${h.storeError.message}); the image is held and the store retried`, graceSeconds: grace,
+  });
+  if (outcome.outcome === 'expired') {
+    ctx.log.error('the image store stayed unavailable past KILN_STORE_OUTAGE_GRACE; the generation fails uncharged', { generation: id, failures: outcome.failures, since: outcome.since, error: h.storeError.message });
+    await fail(ctx, id, `The image store was ${h.storeError.down ? 'unreachable' : 'refusing writes'} for ${graceText(grace)}; nothing was charged.`);
+    return true;
+  }
+  if (outcome.outcome === 'held') {
+    ctx.log.warn('the image store is unavailable; the image is held and the store retried', { generation: id, failures: outcome.failures, retryInSeconds: outcome.retry_seconds, error: h.storeError.message });
+  }
+  return false;
+}
+
+/** The output a generation holds, as an image to store; null when none is held (any more). */
+async function heldImage(ctx: Context, id: string): Promise<ImageToStore | null> {
+  const [h] = await getHeldOutput(ctx.sql, id);
+  if (!h) return null;
+  return {
+    result: h.result as ImageToStore['result'], data: h.data, format: h.format as ImageFormat, costMicros: Number(h.cost_micros),
+    providerRequestId: h.provider_request_id, modelId: h.model_id,
+  };
 }
 
 /** Fails the generation for good, counting what the call ended: it (unless it had ended), and a run's outputs it abandoned. */
@@ -158,17 +245,27 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
     const shutdown = AbortSignal.any([jctx.shutdown, job.signal, lease.signal]);
     const signal = AbortSignal.any([shutdown, deadline.signal, canceled]);
     try {
-      const prepared = await prepare(jctx, id, started);
-      if (!prepared) {
-        // The budget refused a run output (failed, and counted, in prepare) or it ended meanwhile.
-        span?.setAttribute('kiln.outcome', 'ended');
-        return;
+      // An output held while the store was down is stored as it is: the provider is not called again.
+      const held = started.held ? await heldImage(jctx, id) : null;
+      let settle: Settle;
+      if (held) {
+        span?.setAttribute('kiln.generation.held', true);
+        settle = { type: 'image', image: held, held: true };
+      } else {
+        const prepared = await prepare(jctx, id, started);
+        if (!prepared) {
+          // The budget refused a run output (failed, and counted, in prepare) or it ended meanwhile.
+          span?.setAttribute('kiln.outcome', 'ended');
+          return;
+        }
+        const out = await executeRequest(jctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
+        settle = out.type === 'code' ? { type: 'code', out } : { type: 'image', image: imageToStore(id, started, prepared.req, out), held: false };
       }
-      const out = await executeRequest(jctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
-      if (await complete(jctx, id, started, prepared.req, out)) {
-        countGeneration(type, out.modelId, 'completed');
-        countSpend(out.modelId, out.costMicros);
-        observeRun(type, out.modelId, (performance.now() - runStart) / 1000);
+      const settled = settle.type === 'code' ? settle.out : settle.image;
+      if (await complete(jctx, id, started, settle)) {
+        countGeneration(type, settled.modelId, 'completed');
+        countSpend(settled.modelId, settled.costMicros);
+        observeRun(type, settled.modelId, (performance.now() - runStart) / 1000);
       }
       span?.setAttribute('kiln.outcome', 'completed');
     } catch (err) {
@@ -176,6 +273,13 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
       // neither fail it again nor let graphile-worker retry the job.
       if (canceled.aborted) {
         span?.setAttribute('kiln.outcome', 'canceled');
+        return;
+      }
+      if (err instanceof StoreHold) {
+        failSpan(span, err.storeError);
+        const failed = await hold(jctx, lease, job, id, err);
+        if (failed) observeRun(type, requested ?? 'unknown', (performance.now() - runStart) / 1000);
+        span?.setAttribute('kiln.outcome', failed ? 'failed' : 'held');
         return;
       }
       const verdict = classifyFailure(err, { deadline: deadline.signal, shutdown });

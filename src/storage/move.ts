@@ -2,10 +2,13 @@
 // copy, check size and SHA-256 (reading the copy back from the bucket), then switch the row
 // (kiln.switch_object). Safe to stop at any point and to run again: what is already on the
 // target is never listed, a copy made before a stop is noted for the sweep, and a reader finds
-// each object wherever its row points at that moment.
+// each object wherever its row points at that moment. While the bucket does not answer the move
+// pauses on the object in hand and goes on once it does (docs/storage.md, "When the store is down").
 
 import type { Backend, StoreContext } from './store.ts';
 import { bucketOf, sha256 } from './store.ts';
+import { isStoreError } from './health.ts';
+import type { Bucket } from './s3.ts';
 import { countObjectsByBackend } from '../db/sql/count_objects_by_backend.ts';
 import { listObjectsToMove, type ObjectToMove } from '../db/sql/list_objects_to_move.ts';
 import { noteObjectIntent } from '../db/sql/note_object_intent.ts';
@@ -68,10 +71,53 @@ async function moveOne(ctx: StoreContext, to: Backend, o: ObjectToMove): Promise
   return (await switchObject(ctx.sql, o.path, o.location, data, null, hash))[0]!.switched;
 }
 
+/** Waits until the bucket answers again (backing off 0.5 s … 30 s between checks) or the signal stops the move. */
+async function untilStoreAnswers(bucket: Bucket, signal: AbortSignal | undefined): Promise<void> {
+  for (let n = 0; !signal?.aborted; n++) {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(30_000, 500 * 2 ** Math.min(n, 10)));
+      signal?.addEventListener('abort', done, { once: true });
+    });
+    if (signal?.aborted || (await bucket.health.check(0)).up) return;
+  }
+}
+
+/** Moves one object, pausing while the bucket does not answer; null when stopped during a pause. */
+async function moveOneThroughOutages(
+  ctx: StoreContext,
+  to: Backend,
+  o: ObjectToMove,
+  opts: { signal?: AbortSignal; onPause?: (reason: string) => void; onResume?: (pausedSeconds: number) => void },
+): Promise<boolean | null> {
+  let pausedAt: number | null = null;
+  for (;;) {
+    try {
+      const moved = await moveOne(ctx, to, o);
+      if (pausedAt !== null) opts.onResume?.((Date.now() - pausedAt) / 1000);
+      return moved;
+    } catch (e) {
+      // Nothing was switched: the row still points at bytes that were read and checked, and a copy
+      // that may have landed is noted for the sweep. Wait for the store, then try this object again.
+      if (!isStoreError(e)) throw e;
+      if (pausedAt === null) {
+        pausedAt = Date.now();
+        opts.onPause?.(e.message);
+      }
+      await untilStoreAnswers((await bucketOf(ctx.config))!, opts.signal);
+      if (opts.signal?.aborted) return null;
+    }
+  }
+}
+
 export async function moveObjects(
   ctx: StoreContext,
   to: Backend,
-  opts: { signal?: AbortSignal; onProgress?: (p: MoveProgress) => void } = {},
+  opts: { signal?: AbortSignal; onProgress?: (p: MoveProgress) => void; onPause?: (reason: string) => void; onResume?: (pausedSeconds: number) => void } = {},
 ): Promise<MoveResult> {
   const p: MoveProgress = { moved: 0, total: await remainingOff(ctx, to), bytes: 0, skipped: 0 };
   let stopped = false;
@@ -85,7 +131,12 @@ export async function moveObjects(
           stopped = true;
           break;
         }
-        if (await moveOne(ctx, to, o)) {
+        const moved = await moveOneThroughOutages(ctx, to, o, opts);
+        if (moved === null) {
+          stopped = true;
+          break;
+        }
+        if (moved) {
           p.moved++;
           p.bytes += o.byte_size;
         } else {

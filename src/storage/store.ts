@@ -14,6 +14,7 @@ import { recordObject, type RecordObjectArgs } from '../db/sql/record_object.ts'
 import { signingKey } from '../internal/signing.ts';
 // Type only: the AWS SDK (~0.5 s to load) is imported when a bucket is configured, not by every process.
 import type { Bucket } from './s3.ts';
+import type { StoreStatus } from './health.ts';
 
 export const BUCKET = 'workflow-images';
 export type Visibility = 'private' | 'public';
@@ -114,6 +115,16 @@ export async function bucketOf(config: Config): Promise<Bucket | null> {
   if (!config.store.s3) return null;
   const { bucketFor } = await import('./s3.ts');
   return bucketFor(config.store.s3);
+}
+
+/**
+ * Whether the store answers (docs/storage.md, "When the store is down"): null without a bucket
+ * (the bytes are in the database, whose health is /readyz's). Asks the bucket when nothing was
+ * heard from it for `freshMs`.
+ */
+export async function checkStore(config: Config, freshMs?: number): Promise<StoreStatus | null> {
+  const bucket = await bucketOf(config);
+  return bucket ? bucket.health.check(freshMs) : null;
 }
 
 export async function needBucket(config: Config): Promise<Bucket> {

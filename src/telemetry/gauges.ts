@@ -1,9 +1,12 @@
 // The gauges that describe the whole service rather than this process — jobs waiting and the age
 // of the oldest per task, the webhook backlog, live workers — read from SQL (kiln.sample_telemetry)
 // at most every SAMPLE_MS per process, whatever the scrape rate: every process reports the same.
+// Apart from those, kiln_store_up: whether this process reaches the object store.
 
 import client from 'prom-client';
+import type { Config } from '../config.ts';
 import type { Sql } from '../db/pool.ts';
+import { bucketOf, checkStore } from '../storage/store.ts';
 import { sampleTelemetry, type TelemetrySample } from '../db/sql/sample_telemetry.ts';
 import type { Logger } from '../log.ts';
 import { errorFields } from '../log.ts';
@@ -101,5 +104,30 @@ new client.Gauge({
     const s = await sample();
     this.reset();
     if (s) this.set(s.workers_alive);
+  },
+});
+
+// ---------------------------------------------------------------- the object store
+
+let storeConfig: Config | null = null;
+
+/** Reports the object store of this configuration in kiln_store_up, and logs when it goes down and comes back. */
+export function watchStore(config: Config, log: Logger): void {
+  storeConfig = config;
+  void bucketOf(config).then((bucket) => bucket?.health.onChange((s) => {
+    if (s.up) log.info('the image store answers again');
+    else log.warn('the image store does not answer: generations hold their images and retry (docs/storage.md, "When the store is down")', { error: s.error });
+  })).catch((e) => log.warn('could not watch the image store', errorFields(e)));
+}
+
+new client.Gauge({
+  name: 'kiln_store_up',
+  help: 'Whether the object store answers: 0 while its bucket does not (connections refused or timed out, 5xx), else 1 (also with no bucket: the bytes are in the database). This process\'s view, asked at most every 2 s.',
+  registers: [registry],
+  async collect() {
+    this.reset();
+    if (!storeConfig) return;
+    const s = await checkStore(storeConfig).catch(() => null);
+    this.set(s === null || s.up ? 1 : 0);
   },
 });

@@ -9,7 +9,7 @@ import { authorizeMcp, type Bucket, type Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
 import { underSpan } from '../../telemetry/scope.ts';
 import { resolveIdentity as resolveIdentitySql } from '../../db/sql/resolve_identity.ts';
-import { ApiError, envelope, fromDatabaseError } from '../../errors.ts';
+import { ApiError, envelope, errors, fromDatabaseError, isStoreFailure } from '../../errors.ts';
 import { IdempotencyKeySchema } from '../../idempotency.ts';
 import type { Identity } from '../auth.ts';
 import type { ToolContext, ToolDef, ToolError } from '../tool-server.ts';
@@ -62,7 +62,8 @@ export async function guard(fn: () => Promise<ToolResult>): Promise<ToolResult> 
   try {
     return await fn();
   } catch (e) {
-    const api = e instanceof ApiError ? e : fromDatabaseError(e);
+    // A StoreError (the object store down) is a retryable unavailable, as over REST.
+    const api = e instanceof ApiError ? e : isStoreFailure(e) ? errors.storeUnavailable() : fromDatabaseError(e);
     if (!api || (api.status >= 500 && api.status !== 503)) throw e;
     const { error } = envelope(api);
     return fail(error.type, error.message, error.details);

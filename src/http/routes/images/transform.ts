@@ -16,7 +16,8 @@ export default defineRoute({
   description:
     'Synchronous and free (never billed). The source must be the caller\'s (a path or a URL of this store) or a shared image under `seed/`. ' +
     '`compress` searches encoder quality for the largest output within `targetBytes`; when unreachable, the smallest encode is stored and `withinTarget` is false. ' +
-    'A trim that finds no uniform edges returns `trimmed: false`, every other field null, and stores nothing.',
+    'A trim that finds no uniform edges returns `trimmed: false`, every other field null, and stores nothing. ' +
+    'While the image store is unavailable the answer is 503 `server_error` with `Retry-After`.',
   tag: 'Images',
   scope: 'write',
   bucket: 'transform',
