@@ -339,8 +339,27 @@ CREATE INDEX generations_created_brin ON kiln_private.generations USING brin (cr
 CREATE INDEX generations_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, type, status, created_at, id);
 CREATE INDEX generations_list_model_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, model_id, type, status, created_at, id);
 CREATE UNIQUE INDEX generations_run_output_key ON kiln_private.generations USING btree (run_id, output_node_id) WHERE (run_id IS NOT NULL);
+CREATE TRIGGER tg_generations__drop_held AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text]))) EXECUTE FUNCTION kiln_private.tg_generations__drop_held();
 CREATE TRIGGER tg_generations__notify AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status) EXECUTE FUNCTION kiln_private.tg_generations__notify();
 CREATE TRIGGER tg_generations__outbox AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text])) AND new.run_id IS NULL) EXECUTE FUNCTION kiln_private.tg_generations__outbox();
+
+create table kiln_private.held_outputs (
+  generation_id uuid not null,
+  data bytea not null,
+  result jsonb not null,
+  format text not null,
+  cost_micros bigint not null,
+  provider_request_id text,
+  model_id text not null,
+  store_failing_since timestamp with time zone default now() not null,
+  store_failures integer default 1 not null,
+  last_error text,
+  updated_at timestamp with time zone default now() not null,
+  constraint held_outputs_pkey PRIMARY KEY (generation_id),
+  constraint held_outputs_generation_id_fkey FOREIGN KEY (generation_id) REFERENCES kiln_private.generations(id) ON DELETE CASCADE,
+  constraint held_outputs_cost_micros_check CHECK ((cost_micros >= 0))
+);
+comment on table kiln_private.held_outputs is 'An image generation''s output from its provider, held while the object store could not take it (docs/storage.md, "When the store is down"): retries store these bytes instead of calling the provider again. Dropped when the generation ends (completed, or failed past KILN_STORE_OUTAGE_GRACE, or canceled).';
 
 create table kiln_private.idempotency_keys (
   account_id uuid not null,
@@ -824,6 +843,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.get_daily_usage_for_keys(bytea[],integer,date[],date[]): db/functions/kiln.get_daily_usage_for_keys.sql
 -- function kiln.get_generation(uuid,uuid,text[]): db/functions/kiln.get_generation.sql
 -- function kiln.get_generations(uuid[],uuid[],text[]): db/functions/kiln.get_generations.sql
+-- function kiln.get_held_output(uuid): db/functions/kiln.get_held_output.sql
 -- function kiln.get_key(uuid,uuid,text[],uuid): db/functions/kiln.get_key.sql
 -- function kiln.get_me(uuid): db/functions/kiln.get_me.sql
 -- function kiln.get_object(text): db/functions/kiln.get_object.sql
@@ -835,6 +855,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.get_workflow_run_graphs_for_keys(bytea[],integer,uuid[],uuid[]): db/functions/kiln.get_workflow_run_graphs_for_keys.sql
 -- function kiln.get_workflow_runs_for_keys(bytea[],integer,uuid[],uuid[]): db/functions/kiln.get_workflow_runs_for_keys.sql
 -- function kiln.get_workflows_for_keys(bytea[],integer,uuid[]): db/functions/kiln.get_workflows_for_keys.sql
+-- function kiln.hold_generation_output(uuid,text,bigint,bytea,jsonb,text,bigint,text,text,text,integer): db/functions/kiln.hold_generation_output.sql
 -- function kiln.key_carries_scope(uuid,text): db/functions/kiln.key_carries_scope.sql
 -- function kiln.link_identity(text,text,uuid,uuid,text): db/functions/kiln.link_identity.sql
 -- function kiln.list_audit(uuid,integer,uuid,text): db/functions/kiln.list_audit.sql
@@ -962,6 +983,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln_private.tg_budget_periods__account_spend(): db/functions/kiln_private.tg_budget_periods__account_spend.sql
 -- function kiln_private.tg_budget_periods__thresholds(): db/functions/kiln_private.tg_budget_periods__thresholds.sql
 -- function kiln_private.tg_charges__roll_up(): db/functions/kiln_private.tg_charges__roll_up.sql
+-- function kiln_private.tg_generations__drop_held(): db/functions/kiln_private.tg_generations__drop_held.sql
 -- function kiln_private.tg_generations__notify(): db/functions/kiln_private.tg_generations__notify.sql
 -- function kiln_private.tg_generations__outbox(): db/functions/kiln_private.tg_generations__outbox.sql
 -- function kiln_private.tg_identities__audit(): db/functions/kiln_private.tg_identities__audit.sql
