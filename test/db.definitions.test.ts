@@ -79,3 +79,17 @@ test('an edited file reaches the database through --! include, and only known fi
   assert.throws(() => expandIncludes('--! include ../roles.sql', dir), /only files under db\/functions\/ and db\/views\//);
   assert.throws(() => expandIncludes('--! include functions/../../etc.sql', dir), /only files under/);
 });
+
+test('committed migrations are named after what they change, and graphile-migrate records them by number, so a rename is safe', async () => {
+  const dir = path.resolve(import.meta.dirname, '..', 'db', 'migrations', 'committed');
+  for (const f of fs.readdirSync(dir)) {
+    const m = /^(\d{6})-([a-z0-9]+(?:[-_][a-z0-9]+)*)\.sql$/.exec(f);
+    assert.ok(m, `${f}: NNNNNN-words.sql`);
+    // graphile-migrate cuts a long --message at 60 characters, mid-word: keep names short.
+    assert.ok(m[2]!.length <= 50, `${f}: a name of at most 50 characters (a short --message)`);
+  }
+  const db = await createTestDb();
+  const rows = await db.sql`select filename from graphile_migrate.migrations`;
+  assert.ok(rows.length >= 60);
+  assert.ok(rows.every((r) => /^\d{6}\.sql$/.test(r.filename)), 'only the number is recorded');
+});

@@ -11,7 +11,7 @@ import { before, test } from 'node:test';
 import { parseDailyRange } from '../src/billing/daily.ts';
 import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
-const MIGRATION = path.resolve(import.meta.dirname, '..', 'db', 'migrations', 'committed', '000033-reservations-leave-the-daily-rollup-open-ones-read-through-a.sql');
+const MIGRATION = path.resolve(import.meta.dirname, '..', 'db', 'migrations', 'committed', '000033-reservations-leave-the-daily-rollup.sql');
 
 let srv: TestServer;
 const code = { type: 'code', prompt: 'a card', targetLanguage: 'tsx' };
