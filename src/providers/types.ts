@@ -49,6 +49,26 @@ export interface StoredRequest {
   traceparent?: string;
 }
 
+/**
+ * Where an adapter reports what it has so far while a call runs (docs/api.md, "Streaming"). The
+ * worker coalesces what it is given and hands it to clients; an adapter calls it as things
+ * arrive, in order, and never waits on it. Without a sink an adapter answers as it always did.
+ * None of this is the record: the call's return value is.
+ */
+export interface OutputSink {
+  /** Output text exactly as the provider wrote it (before code fences are stripped), in order. */
+  text(chunk: string): void;
+  /** A partial image (encoded bytes), `index` counting from 0. */
+  preview(index: number, data: Buffer, mediaType: string): void;
+  /** Queue status or a log line: a percentage (0–100) when the upstream gives one, and/or a short message. */
+  progress(percent: number | null, message: string | null): void;
+  /**
+   * The call starts over and what it wrote so far is not the answer (a repair call, a fallback
+   * model): clients are told to drop it (`reset`). Called by the execution, not by adapters.
+   */
+  restart(): void;
+}
+
 export interface ImageRequest {
   model: CatalogModel;
   prompt: string;
@@ -56,6 +76,8 @@ export interface ImageRequest {
   images: ImageInputData[];
   textInputs: TextInput[];
   signal: AbortSignal;
+  /** Partial images (`upstream.partialImages`) and queue progress, where the provider gives them. */
+  sink?: OutputSink;
 }
 
 export interface ImageOutput {
@@ -77,6 +99,8 @@ export interface TextRequest {
   textInputs: TextInput[];
   maxTokens: number;
   signal: AbortSignal;
+  /** When given, the adapter asks for a stream (unless the entry sets `upstream.stream: false`) and reports text as it arrives. */
+  sink?: OutputSink;
 }
 
 export interface TokenUsage {
