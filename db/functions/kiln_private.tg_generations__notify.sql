@@ -10,6 +10,9 @@ AS $function$
 declare
   v_body json := kiln_private.generation_body(new);
 begin
+  if new.status in ('completed', 'failed') then
+    perform kiln_private.drop_generation_stream(new.id);
+  end if;
   -- NOTIFY payloads are limited to 8000 bytes: a large result is read by its waiters instead.
   if octet_length(v_body::text) <= 7000 then
     perform pg_notify('kiln_status', json_build_object('k', 'generation', 'id', new.id, 'a', new.account_id, 's', new.status, 'b', v_body)::text);
@@ -19,4 +22,4 @@ begin
   return null;
 end;
 $function$;
-comment on function kiln_private.tg_generations__notify() is 'Trigger: NOTIFY kiln_status with {k: generation, id, a: account, s: status} when a generation''s status changes, plus b, the generation''s body as the API reads it (kiln_private.generation_body), when that fits in 7000 bytes: waiters and event streams then answer without reading it.';
+comment on function kiln_private.tg_generations__notify() is 'Trigger: NOTIFY kiln_status with {k: generation, id, a: account, s: status} when a generation''s status changes, plus b, the generation''s body as the API reads it (kiln_private.generation_body), when that fits in 7000 bytes: waiters and event streams then answer without reading it. A generation that ends drops what it wrote while running (kiln_private.drop_generation_stream).';

@@ -17,6 +17,7 @@ import {
   maxTokensFor,
   type ImageInputData,
   type ImageOutput,
+  type OutputSink,
   type Provider,
   type ProviderErrorCode,
   type StoredRequest,
@@ -70,7 +71,7 @@ const FORMATS: Record<string, ImageFormat> = {
  * is always tried. Throws ProviderError (retryable or not) or InputError (never retryable); the
  * cost, priced with the entry that produced the output, is never above `reservedMicros`.
  */
-export async function executeRequest(ctx: Context, req: StoredRequest, opts: { signal: AbortSignal; reservedMicros: number }): Promise<ExecutionOutput> {
+export async function executeRequest(ctx: Context, req: StoredRequest, opts: { signal: AbortSignal; reservedMicros: number; sink?: OutputSink }): Promise<ExecutionOutput> {
   const chain = [req.model, ...(req.fallbacks ?? [])];
   const resolved = new Map<boolean, ReturnType<typeof resolveImageInputs>>();
   const imagesFor = (model: CatalogModel) => {
@@ -98,6 +99,8 @@ export async function executeRequest(ctx: Context, req: StoredRequest, opts: { s
       await noteUpstream(ctx, model.id, ok, error);
     };
     try {
+      // A fallback's answer starts over: clients drop what the failed entry wrote.
+      if (i > 0) opts.sink?.restart();
       const maxTokens = i === 0 ? req.maxTokens : maxTokensFor(model);
       const out = await executeWith(ctx, req, model, await imagesFor(model), maxTokens, opts);
       if (watched) await note(true, null);
@@ -134,7 +137,7 @@ async function executeWith(
   model: CatalogModel,
   images: ImageInputData[],
   maxTokens: number,
-  opts: { signal: AbortSignal; reservedMicros: number },
+  opts: { signal: AbortSignal; reservedMicros: number; sink?: OutputSink },
 ): Promise<ExecutionOutput> {
   const t0 = performance.now();
   const attributes: Record<string, string> = { 'kiln.provider': providerLabel(model.provider), 'kiln.model': model.id };
@@ -172,12 +175,13 @@ async function callProvider(
   model: CatalogModel,
   images: ImageInputData[],
   maxTokens: number,
-  opts: { signal: AbortSignal; reservedMicros: number },
+  opts: { signal: AbortSignal; reservedMicros: number; sink?: OutputSink },
 ): Promise<ExecutionOutput> {
   const provider = providerFor(ctx, model.provider);
   if (req.type === 'image') {
     const image = await provider.generateImage({
       model, prompt: req.prompt, aspectRatio: req.aspectRatio, images, textInputs: req.textInputs, signal: opts.signal,
+      ...(opts.sink ? { sink: opts.sink } : {}),
     });
     const format = FORMATS[image.mediaType] ?? 'png';
     return {
@@ -193,6 +197,7 @@ async function callProvider(
   const textReq = {
     model, prompt: req.prompt, targetLanguage: req.targetLanguage, screenHtml: req.screenHtml,
     images, textInputs: req.textInputs, maxTokens, signal: opts.signal,
+    ...(opts.sink ? { sink: opts.sink } : {}),
   };
   const out = await generateCode(provider, textReq);
   let structured: unknown = null;

@@ -18,6 +18,7 @@ import type { Context } from '../context.ts';
 import { classifyFailure, executeRequest, type ExecutionOutput } from './execute.ts';
 import type { Lease } from './lease.ts';
 import { track } from './running.ts';
+import { StreamWriter } from './stream-writer.ts';
 import { priceRequest } from './prepare.ts';
 import type { StoredRequest } from '../providers/index.ts';
 import { InputError } from '../providers/inputs.ts';
@@ -244,6 +245,8 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
     const timer = setTimeout(() => deadline.abort(), jctx.config.generationTimeoutMs);
     const shutdown = AbortSignal.any([jctx.shutdown, job.signal, lease.signal]);
     const signal = AbortSignal.any([shutdown, deadline.signal, canceled]);
+    // What the provider writes while it runs, for clients watching (docs/api.md, "Streaming").
+    const sink = new StreamWriter(jctx, { id, accountId: started.account_id, runId: started.run_id, workerId: lease.id });
     try {
       // An output held while the store was down is stored as it is: the provider is not called again.
       const held = started.held ? await heldImage(jctx, id) : null;
@@ -258,7 +261,9 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
           span?.setAttribute('kiln.outcome', 'ended');
           return;
         }
-        const out = await executeRequest(jctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros });
+        const out = await executeRequest(jctx, prepared.req, { signal, reservedMicros: prepared.reservedMicros, sink });
+        // The last delta goes before the terminal status.
+        await sink.close();
         settle = out.type === 'code' ? { type: 'code', out } : { type: 'image', image: imageToStore(id, started, prepared.req, out), held: false };
       }
       const settled = settle.type === 'code' ? settle.out : settle.image;
@@ -292,6 +297,8 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
         span?.setAttribute('kiln.outcome', 'failed');
         return;
       }
+      // Clients drop the text of this execution now, not when the next one writes.
+      await sink.cut();
       // Back to pending with a new job for the retry, after graphile-worker's backoff when the
       // attempt counted. This job ends (it lost the generation's key), so job attempts never add
       // up across retries: Kiln counts attempts and crashes on the generation.
@@ -299,6 +306,7 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
       span?.setAttribute('kiln.outcome', 'retry');
     } finally {
       clearTimeout(timer);
+      sink.dispose();
     }
   });
 }

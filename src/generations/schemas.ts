@@ -131,6 +131,13 @@ export const GenerationStatus = v.object({
   prompt: v.optional(
     v.pipe(v.string(), v.description('The request\'s prompt, as it was sent. Absent only from events recorded before the field existed.')),
   ),
+  partial: v.optional(v.pipe(
+    v.object({
+      text: v.optional(v.pipe(v.string(), v.description('Code outputs: the text written so far, as the provider wrote it (code fences included).'))),
+      previewUrl: v.optional(v.pipe(v.string(), v.description('Image outputs: a signed URL to the newest partial image.'))),
+    }),
+    v.description('`GET /generations/{id}` while `processing`, once the provider has written something: what it has written so far. Working data, not the result: it may start over after a retry, and it is gone once the generation ends.'),
+  )),
 });
 export type GenerationStatusBody = v.InferOutput<typeof GenerationStatus>;
 

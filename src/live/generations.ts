@@ -6,7 +6,10 @@ import type { Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
 import type { GenerationBody } from '../db/sql/get_generations.ts';
 import { readGeneration, renderGeneration } from '../generations/service.ts';
-import { keyOf, type Notice } from './hub.ts';
+import { getGenerationStream, type GenerationStreamRow } from '../db/sql/get_generation_stream.ts';
+import { signedUrl } from '../storage/store.ts';
+import { keyOf, type Notice, type StreamNotice } from './hub.ts';
+import { afterChars, charCount } from './text.ts';
 import type { Feed } from './stream.ts';
 import { isTerminal, waitUntil } from './wait.ts';
 
@@ -54,22 +57,190 @@ const ORDINAL: Record<GenerationBody['status'], number> = { pending: 1, processi
 export const GENERATION_LAST_EVENT_ID = 3;
 
 /**
- * GET /generations/{id}/events: one `status` event per status the generation reaches (id = its
- * ordinal: 1 pending, 2 processing, 3 completed or failed; data = the GET body); the terminal one
- * is last. `after` is the client's Last-Event-ID (events up to it are not sent again).
+ * Where a client of a generation's stream stands: the last status ordinal sent and, while it
+ * processes, the session (execution) shown, its characters, its newest preview (index + 1) and
+ * progress report. An event's id is this cursor (docs/api.md, "Streaming").
  */
-export function generationFeed(ctx: Context, caller: Caller, id: string, after: number | null): Feed<GenerationBody | null, number> {
+export interface GenerationCursor {
+  ord: number;
+  session: number;
+  chars: number;
+  preview: number;
+  progress: number;
+}
+
+const START: GenerationCursor = { ord: 0, session: 0, chars: 0, preview: 0, progress: 0 };
+
+/** `1`, `2`, `3` for statuses; `2.S.C.P.G` while a session streams. */
+export function cursorId(c: GenerationCursor): string {
+  return c.ord === 2 && c.session > 0 ? `2.${c.session}.${c.chars}.${c.preview}.${c.progress}` : String(c.ord);
+}
+
+/** A Last-Event-ID of a generation's stream; the start for anything else (the stream then starts over). */
+export function parseCursor(raw: string | null | undefined): GenerationCursor {
+  const m = raw ? /^([0-3])(?:\.(\d{1,9})\.(\d{1,9})\.(\d{1,9})\.(\d{1,9}))?$/.exec(raw.trim()) : null;
+  if (!m) {
+    // Whole numbers above 3 were never ids; as before, they mean "everything seen".
+    return raw && /^\d{1,9}$/.test(raw.trim()) ? { ...START, ord: GENERATION_LAST_EVENT_ID } : START;
+  }
+  const ord = Number(m[1]);
+  if (m[2] === undefined || ord !== 2) return { ...START, ord };
+  return { ord, session: Number(m[2]), chars: Number(m[3]), preview: Number(m[4]), progress: Number(m[5]) };
+}
+
+/** A generation as its stream reads it: the row, and while it runs, what it has written. */
+export interface GenerationState {
+  row: GenerationBody | null;
+  stream: GenerationStreamRow | null;
+}
+
+/** What a running generation has written, as the cursor's session sees it (a cut session is the next one, empty). */
+function sessionOf(s: GenerationStreamRow): { session: number; text: string } {
+  return s.cut ? { session: s.session + 1, text: '' } : { session: s.session, text: s.text };
+}
+
+type Emit = (event: string, data: unknown) => void;
+
+/** `c` moved to the start of `session`, and whether the client showed an earlier one (it is then told `reset`). */
+function enter(c: GenerationCursor, session: number): [GenerationCursor, boolean] {
+  return [{ ...c, session, chars: 0, preview: 0, progress: 0 }, c.session > 0];
+}
+
+async function previewEvent(ctx: Context, v: { i: number; path: string; type: string }) {
+  return { index: v.i, url: await signedUrl(ctx, v.path), mediaType: v.type };
+}
+
+/**
+ * The events of a stream state beyond `c` (the row's status first, then the session's text,
+ * preview and progress), sent through `emit` with the cursor after each as its id.
+ */
+export async function streamEvents(ctx: Context, state: GenerationState, c: GenerationCursor, push: (e: EventStreamMessage) => void, extra?: Record<string, unknown>): Promise<GenerationCursor> {
+  let cur = c;
+  const emit: Emit = (event, data) => push({ id: cursorId(cur), event, data: JSON.stringify(extra ? { ...(data as object), ...extra } : data) });
+  const s = state.stream;
+  if (!s || state.row?.status === 'completed' || state.row?.status === 'failed') return cur;
+  const { session, text } = sessionOf(s);
+  if (session > cur.session) {
+    let reset: boolean;
+    [cur, reset] = enter(cur, session);
+    if (reset) emit('reset', { attempt: session });
+  } else if (session < cur.session) {
+    // The text was lost and begun again (a restarted primary): drop what the client shows.
+    cur = { ...cur, session, chars: 0, preview: 0, progress: 0 };
+    emit('reset', { attempt: session });
+  }
+  const chars = s.cut ? 0 : s.chars;
+  if (chars > cur.chars) {
+    const offset = cur.chars;
+    cur = { ...cur, chars };
+    emit('delta', { text: afterChars(text, offset), offset });
+  }
+  if (!s.cut && s.preview_index !== null && s.preview_path && s.preview_index + 1 > cur.preview) {
+    cur = { ...cur, preview: s.preview_index + 1 };
+    emit('preview', await previewEvent(ctx, { i: s.preview_index, path: s.preview_path, type: s.preview_type ?? 'image/png' }));
+  }
+  if (!s.cut && s.progress_seq > cur.progress) {
+    cur = { ...cur, progress: s.progress_seq };
+    emit('progress', { percent: s.progress_percent, message: s.progress_message });
+  }
+  return cur;
+}
+
+/**
+ * A stream flush as events beyond `c`, or null when it does not follow on from `c` (something was
+ * missed: read the state instead).
+ */
+export async function flushEvents(ctx: Context, x: StreamNotice, c: GenerationCursor, push: (e: EventStreamMessage) => void, extra?: Record<string, unknown>): Promise<GenerationCursor | null> {
+  if (c.ord < 2) return null;
+  let cur = c;
+  const emit: Emit = (event, data) => push({ id: cursorId(cur), event, data: JSON.stringify(extra ? { ...(data as object), ...extra } : data) });
+  if (x.c) {
+    // Cut off: the next session starts empty.
+    if (x.e + 1 > cur.session) {
+      let reset: boolean;
+      [cur, reset] = enter(cur, x.e + 1);
+      if (reset) emit('reset', { attempt: x.e + 1 });
+    }
+    return cur;
+  }
+  if (x.e < cur.session) return cur; // an older session's last words
+  if (x.e > cur.session) {
+    // Only a session's first flush (offset 0) can be followed on from.
+    if ((x.o ?? 0) !== 0) return null;
+    let reset: boolean;
+    [cur, reset] = enter(cur, x.e);
+    if (reset) emit('reset', { attempt: x.e });
+  }
+  if (x.t !== undefined && x.o !== undefined) {
+    const len = charCount(x.t);
+    if (x.o > cur.chars) return null;
+    if (x.o + len > cur.chars) {
+      const offset = cur.chars;
+      cur = { ...cur, chars: x.o + len };
+      emit('delta', { text: afterChars(x.t, offset - x.o), offset });
+    }
+  }
+  if (x.v && x.v.i + 1 > cur.preview) {
+    cur = { ...cur, preview: x.v.i + 1 };
+    emit('preview', await previewEvent(ctx, x.v));
+  }
+  if (x.g && x.g.n > cur.progress) {
+    cur = { ...cur, progress: x.g.n };
+    emit('progress', { percent: x.g.p, message: x.g.m });
+  }
+  return cur;
+}
+
+/** A running generation's stream row, when it is running (else nothing to read). */
+export async function readStream(ctx: Context, accountId: string, row: GenerationBody | null): Promise<GenerationStreamRow | null> {
+  if (!row || (row.status !== 'processing' && row.status !== 'pending')) return null;
+  const [s] = await getGenerationStream(ctx.sql, accountId, row.id);
+  return s ?? null;
+}
+
+/**
+ * GET /generations/{id}/events: one `status` event per status the generation reaches (data = the
+ * GET body), and while it processes, `delta`, `preview`, `progress` and `reset` events of what it
+ * writes (docs/api.md, "Streaming"); the terminal `status` is last. `after` is the client's
+ * Last-Event-ID: the stream resumes right after it.
+ */
+export function generationFeed(ctx: Context, caller: Caller, id: string, after: string | null): Feed<GenerationState, GenerationCursor> {
   return {
     key: keyOf('generation', id),
-    cursor: Math.min(after ?? 0, GENERATION_LAST_EVENT_ID),
-    read: () => readGeneration(ctx, caller, id),
-    carried: carriedBody,
-    async step(row, cursor) {
+    cursor: parseCursor(after),
+    async read() {
+      const row = await readGeneration(ctx, caller, id);
+      return { row, stream: await readStream(ctx, caller.accountId, row) };
+    },
+    carried: (n) => {
+      const row = carriedBody(n);
+      return row && isTerminal(row.status) ? { row, stream: null } : undefined;
+    },
+    async step({ row, stream }, cursor) {
       if (!row) return { events: [], cursor, done: true };
-      const ord = ORDINAL[row.status];
       const events: EventStreamMessage[] = [];
-      if (ord > cursor) events.push({ id: String(ord), event: 'status', data: JSON.stringify(await renderGeneration(ctx, row)) });
-      return { events, cursor: Math.max(ord, cursor), done: ord === GENERATION_LAST_EVENT_ID };
+      let cur = cursor;
+      const ord = ORDINAL[row.status];
+      if (ord > cur.ord) {
+        cur = { ...cur, ord };
+        events.push({ id: cursorId(cur), event: 'status', data: JSON.stringify(await renderGeneration(ctx, row)) });
+      }
+      if (cur.ord === 2) cur = await streamEvents(ctx, { row, stream }, cur, (e) => events.push(e));
+      return { events, cursor: cur, done: cur.ord === GENERATION_LAST_EVENT_ID };
+    },
+    async take(n, cursor) {
+      const events: EventStreamMessage[] = [];
+      const cur = await flushEvents(ctx, n.x!, cursor, (e) => events.push(e));
+      return cur ? { events, cursor: cur } : null;
     },
   };
+}
+
+/** `partial` of a processing generation's GET body: what it has written so far, if anything. */
+export async function partialOf(ctx: Context, accountId: string, row: GenerationBody): Promise<{ text?: string; previewUrl?: string } | undefined> {
+  if (row.status !== 'processing') return undefined;
+  const s = await readStream(ctx, accountId, row);
+  if (!s || s.cut) return undefined;
+  if (s.preview_path) return { previewUrl: await signedUrl(ctx, s.preview_path) };
+  return s.chars > 0 ? { text: s.text } : undefined;
 }

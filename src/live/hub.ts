@@ -33,6 +33,25 @@ export interface Notice {
   s?: string;
   /** A terminal generation's body as the API reads it, when it fits in a notification. */
   b?: unknown;
+  /** What a running generation just wrote (kiln.stream_generation): not a change of state. */
+  x?: StreamNotice;
+  /** On a run's stream notice: the output's generation. */
+  g?: string;
+}
+
+/** kiln_private.stream_notify's `x`: a flush of a generation's stream (docs/api.md, "Streaming"). */
+export interface StreamNotice {
+  /** The session (execution) written. */
+  e: number;
+  /** Text and the characters before it in the session. */
+  o?: number;
+  t?: string;
+  /** The session was cut off: a new one follows. */
+  c?: boolean;
+  /** A partial image already in the store. */
+  v?: { i: number; path: string; type: string };
+  /** Progress, `n` counting the session's progress reports. */
+  g?: { n: number; p: number | null; m: string | null };
 }
 
 /** Called with a notice for the watched key, or with null: "read again, something may have been missed". */
@@ -65,7 +84,7 @@ export class Hub {
   private timers: NodeJS.Timeout[] = [];
   private ping: { nonce: string; timer: NodeJS.Timeout } | null = null;
   /** Counters for tests and the benchmark. */
-  readonly stats = { notices: 0, listens: 0, relistens: 0 };
+  readonly stats = { notices: 0, flushes: 0, listens: 0, relistens: 0 };
 
   /**
    * `sql` listens (a direct pool); `notifySql` sends the watchdog's pings, through the pooler when
@@ -163,7 +182,9 @@ export class Hub {
     if ((n.k !== 'generation' && n.k !== 'run' && n.k !== 'events') || typeof n.id !== 'string') return;
     this.stats.notices++;
     const key = keyOf(n.k, n.id);
-    this.recent.set(key, ++this.seq);
+    // A stream flush changes no state a read returns: readers need not read again for it.
+    if (n.x) this.stats.flushes++;
+    else this.recent.set(key, ++this.seq);
     const set = this.watchers.get(key);
     if (set) for (const fn of [...set]) fn(n);
   }

@@ -28,13 +28,54 @@ export const EventStreamText = v.pipe(v.string(), v.description('Server-sent eve
 
 const streamId = v.pipe(v.string(), v.description('The event\'s `id`: send it as `Last-Event-ID` to resume after it.'));
 
-export const GenerationStreamItem = v.pipe(
+const streamingId = v.pipe(
+  v.string(),
+  v.description('`2.S.C.P.G` (session, characters, previews and progress reports seen): send it as `Last-Event-ID` to resume right after this event.'),
+);
+
+export const StreamDelta = v.pipe(
   v.object({
-    event: v.literal('status'),
-    id: v.pipe(v.picklist(['1', '2', '3']), v.description('1 pending, 2 processing, 3 completed or failed (the last event).')),
-    data: GenerationStatus,
+    text: v.pipe(v.string(), v.description('The next piece of output text, exactly as the provider wrote it (code fences included).')),
+    offset: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Characters (Unicode code points) of output text before this piece, in this execution.')),
   }),
-  v.description('One event of `GET /generations/{id}/events`, its `data` line parsed as JSON: the `GET /generations/{id}` body.'),
+  v.description('Output text as it is written. The deltas after a `reset` (or from the start) concatenate to the text the provider wrote.'),
+);
+export const StreamPreview = v.pipe(
+  v.object({
+    index: v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Which partial image, from 0.')),
+    url: v.pipe(v.string(), v.description('A signed URL to the partial image, as result URLs are.')),
+    mediaType: v.string(),
+  }),
+  v.description('A partial image, for models whose catalog entry asks for them.'),
+);
+export const StreamProgress = v.pipe(
+  v.object({
+    percent: v.pipe(v.nullable(v.pipe(v.number(), v.minValue(0), v.maxValue(100))), v.description('0–100 when the provider says, else null.')),
+    message: v.pipe(v.nullable(v.string()), v.description('The provider\'s latest status or log line, when it gives one.')),
+  }),
+  v.description('Queue status or progress from the provider.'),
+);
+export const StreamReset = v.pipe(
+  v.object({ attempt: v.pipe(v.number(), v.integer(), v.minValue(1), v.description('The execution that follows (1, 2, …).')) }),
+  v.description('The execution was cut off (a crash, a retry, a fallback model) and the output starts again: drop what was shown; offsets start at 0.'),
+);
+
+export const GenerationStreamItem = v.pipe(
+  v.variant('event', [
+    v.pipe(
+      v.object({
+        event: v.literal('status'),
+        id: v.pipe(v.picklist(['1', '2', '3']), v.description('1 pending, 2 processing, 3 completed or failed (the last event).')),
+        data: GenerationStatus,
+      }),
+      v.description('A status the generation reached: the `GET /generations/{id}` body.'),
+    ),
+    v.object({ event: v.literal('delta'), id: streamingId, data: StreamDelta }),
+    v.object({ event: v.literal('preview'), id: streamingId, data: StreamPreview }),
+    v.object({ event: v.literal('progress'), id: streamingId, data: StreamProgress }),
+    v.object({ event: v.literal('reset'), id: streamingId, data: StreamReset }),
+  ]),
+  v.description('One event of `GET /generations/{id}/events`, its `data` line parsed as JSON.'),
 );
 
 export const WorkflowRunStreamItem = v.pipe(
@@ -49,7 +90,7 @@ export const WorkflowRunStreamItem = v.pipe(
   v.description('One event of `GET /workflows/{id}/runs/{runId}/events`, its `data` line parsed as JSON.'),
 );
 
-registerSchemas({ GenerationStreamItem, WorkflowRunStreamItem });
+registerSchemas({ GenerationStreamItem, WorkflowRunStreamItem, StreamDelta, StreamPreview, StreamProgress, StreamReset });
 
 export const WaitSeconds = v.pipe(
   v.number(),

@@ -27,6 +27,12 @@ export interface Feed<S, C> {
   step(state: S, cursor: C): Promise<{ events: EventStreamMessage[]; cursor: C; done: boolean }>;
   /** After a step: read again in this many ms even without a notice (null: wait for one). */
   again?(): number | null;
+  /**
+   * A stream flush (a notice with `x`) as events beyond `cursor`, in the order the flushes were
+   * written; null when it cannot be applied to the cursor (a gap): the state is read instead.
+   * Without it, flushes are ignored.
+   */
+  take?(notice: Notice, cursor: C): Promise<{ events: EventStreamMessage[]; cursor: C } | null>;
 }
 
 /** What a client over the stream limit is told to wait (a stream's end cannot be predicted). */
@@ -65,16 +71,15 @@ export function openEventStream<S, C>(ctx: Context, event: H3Event, accountId: s
 
 async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStream>, feed: Feed<S, C>): Promise<void> {
   const hub = hubOf(ctx);
-  let dirty = true;
-  let given = null as { state: S } | null;
+  // Notices in the order they came (null: read the state). Flushes must each be applied; of the
+  // rest only the newest matters, but they keep their place after the flushes before them.
+  const queue: Array<Notice | null> = [null];
   let closed = false;
   let wake: (() => void) | null = null;
   // Registered before the first read: nothing that happens after it can be missed.
   const off = hub.watch(feed.key, (n) => {
-    const carried = n && feed.carried ? feed.carried(n) : undefined;
-    // The newest notice decides: without a body (or a reconnect), the state must be read again.
-    given = carried !== undefined ? { state: carried } : null;
-    dirty = true;
+    if (n?.x && !feed.take) return;
+    queue.push(n);
     wake?.();
   });
   const end = () => {
@@ -88,29 +93,40 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
   let poll: NodeJS.Timeout | undefined;
   try {
     while (!closed && !ctx.shutdown.aborted) {
-      if (dirty) {
-        dirty = false;
-        const state = given ? given.state : await feed.read();
-        given = null;
-        const { events, cursor: next, done } = await feed.step(state, cursor);
-        cursor = next;
-        if (events.length) await stream.push(events);
-        if (done) break;
-        const ms = feed.again?.() ?? null;
-        if (ms !== null) {
-          if (ms <= 0) dirty = true;
-          else {
-            clearTimeout(poll);
-            poll = setTimeout(() => {
-              dirty = true;
-              wake?.();
-            }, ms);
-          }
-        }
+      const n = queue.shift();
+      if (n === undefined) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = null;
         continue;
       }
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = null;
+      if (n?.x) {
+        const taken = await feed.take!(n, cursor);
+        if (taken) {
+          cursor = taken.cursor;
+          if (taken.events.length) await stream.push(taken.events);
+          continue;
+        }
+      } else if (queue.length && !queue[0]?.x) {
+        // A newer state notice (or a read) is next: it decides.
+        continue;
+      }
+      const carried = n && !n.x && feed.carried ? feed.carried(n) : undefined;
+      const state = carried !== undefined ? carried : await feed.read();
+      const { events, cursor: next, done } = await feed.step(state, cursor);
+      cursor = next;
+      if (events.length) await stream.push(events);
+      if (done) break;
+      const ms = feed.again?.() ?? null;
+      if (ms !== null) {
+        if (ms <= 0) queue.push(null);
+        else {
+          clearTimeout(poll);
+          poll = setTimeout(() => {
+            queue.push(null);
+            wake?.();
+          }, ms);
+        }
+      }
     }
   } catch (e) {
     // The client reconnects with Last-Event-ID and resumes where this stream stopped.

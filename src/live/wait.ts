@@ -63,7 +63,7 @@ export async function waitUntil<T>(ctx: Context, spec: WaitSpec<T>): Promise<{ s
   let given = null as { state: T } | null;
   let wake: (() => void) | null = null;
   const off = hub.watch(spec.key, (n) => {
-    if (n && spec.relevant && !spec.relevant(n)) return;
+    if (n && (n.x || (spec.relevant && !spec.relevant(n)))) return;
     const carried = n && spec.carried ? spec.carried(n) : undefined;
     // The newest notice decides: without a body (or a reconnect), the state must be read again.
     given = carried !== undefined ? { state: carried } : null;

@@ -28,6 +28,7 @@ const spend = new client.Counter({ name: 'kiln_spend_micros_total', help: 'Settl
 const rejections = new client.Counter({ name: 'kiln_rejections_total', help: 'Requests refused, by reason.', labelNames: ['reason'], registers: [registry] });
 const providerRequests = new client.Counter({ name: 'kiln_provider_requests_total', help: 'Calls to a model provider (one per catalog entry tried, its own retries included), by provider and outcome.', labelNames: ['provider', 'outcome'], registers: [registry] });
 const providerDuration = new client.Histogram({ name: 'kiln_provider_request_duration_seconds', help: 'Duration of a call to a model provider, by provider.', labelNames: ['provider'], buckets: JOB_BUCKETS, registers: [registry] });
+const streamFlushes = new client.Counter({ name: 'kiln_stream_flushes_total', help: 'Coalesced writes of running generations\' streamed output (text, previews, progress), each one UPDATE and its NOTIFYs.', registers: [registry] });
 const webhookDeliveries = new client.Counter({ name: 'kiln_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome (delivered, failed_attempt, disabled).', labelNames: ['outcome'], registers: [registry] });
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -97,6 +98,10 @@ export function observeProvider(provider: string, outcome: string, seconds: numb
   const p = providerLabel(provider);
   providerRequests.inc({ provider: p, outcome });
   providerDuration.observe({ provider: p }, seconds);
+}
+
+export function countStreamFlush(): void {
+  streamFlushes.inc();
 }
 
 export function countWebhook(outcome: 'delivered' | 'failed_attempt' | 'disabled'): void {

@@ -10,7 +10,7 @@ import { isUuid, Uuid } from '../../../schemas.ts';
 import { pollGenerationCall, type GenerationRow } from '../../../generations/service.ts';
 import { generationFeed } from '../../../live/generations.ts';
 import { EventStreamText, GenerationStreamItem, LastEventId } from '../../../live/schemas.ts';
-import { lastEventId, openEventStream } from '../../../live/stream.ts';
+import { openEventStream } from '../../../live/stream.ts';
 
 export default defineRoute<string, { body: GenerationRow | null }>({
   method: 'GET',
@@ -38,6 +38,6 @@ export default defineRoute<string, { body: GenerationRow | null }>({
   },
   async handler(ctx, event, { caller, row, payload }) {
     if (!row?.body) throw errors.notFound('Generation');
-    return openEventStream(ctx, event, caller.accountId, generationFeed(ctx, caller, payload!, lastEventId(event)));
+    return openEventStream(ctx, event, caller.accountId, generationFeed(ctx, caller, payload!, event.req.headers.get('last-event-id')));
   },
 });

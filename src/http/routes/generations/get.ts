@@ -10,6 +10,7 @@ import { defineRoute } from '../../route.ts';
 import { isUuid, Uuid } from '../../../schemas.ts';
 import { GenerationStatus } from '../../../generations/schemas.ts';
 import { pollGenerationCall, renderGeneration } from '../../../generations/service.ts';
+import { partialOf } from '../../../live/generations.ts';
 import { waitForGeneration } from '../../../live/generations.ts';
 import { hubOf } from '../../../live/hub.ts';
 import { PREFERENCE_APPLIED, PreferWait } from '../../../live/schemas.ts';
@@ -53,7 +54,10 @@ export default defineRoute<string, { body: import('../../../generations/service.
       const { state } = await waitForGeneration(ctx, caller, payload!, { mark: wait.mark, first: body, seconds: wait.seconds, signal: event.req.signal });
       body = state ?? body;
     }
-    return sendJson(event, await renderGeneration(ctx, body), {
+    const rendered = await renderGeneration(ctx, body);
+    const partial = await partialOf(ctx, caller.accountId, body);
+    if (partial) rendered.partial = partial;
+    return sendJson(event, rendered, {
       headers: { 'cache-control': 'no-store', ...(wait ? { 'preference-applied': `wait=${wait.seconds}` } : {}) },
     });
   },
