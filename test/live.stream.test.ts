@@ -7,13 +7,15 @@
 
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
+import { createWorkflow } from '../src/workflows/authoring.ts';
 import { startTestWorker } from './_generations.ts';
 import { openSse, type SseEvent } from './_live.ts';
-import { api, createAccount, createKey, startServer, type TestServer } from './_setup.ts';
+import { api, createAccount, createKey, startServer, testConfig, type TestServer } from './_setup.ts';
 
 let srv: TestServer;
 let key: string;
 let otherKey: string;
+let accountId: string;
 
 before(async () => {
   srv = await startServer();
@@ -22,7 +24,12 @@ before(async () => {
     cost: { input_micros_per_token: 1, output_micros_per_token: 1 }, maxOutputTokens: 100, markup: 1,
   })})`;
   await startTestWorker(srv);
+  await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json({
+    id: 'local/streamer', name: 'streamer', category: 'text', provider: 'local', upstream: { delayMs: 1500 },
+    cost: { input_micros_per_token: 1, output_micros_per_token: 1 }, maxOutputTokens: 400, markup: 1,
+  })})`;
   const a = await createAccount(srv.db.sql, { tier: 'enterprise' });
+  accountId = a.id;
   key = (await createKey(srv.db.sql, a.id)).key;
   const b = await createAccount(srv.db.sql, { tier: 'enterprise' });
   otherKey = (await createKey(srv.db.sql, b.id)).key;
@@ -118,4 +125,39 @@ test('another account cannot open or resume the stream: 404', async () => {
   assert.equal(s.status, 404);
   assert.equal(s.body.error.type, 'not_found', JSON.stringify(s.body));
   await api(srv.base, key, `/generations/${id}/cancel`, { method: 'POST' });
+});
+
+test('a run: each output in flight streams its text with its node ids; a resumed run stream repeats nothing', async () => {
+  const graph = {
+    nodes: [
+      { id: 'p1', kind: 'prompt', output: 'code', prompt: 'one', model: 'local/streamer' }, { id: 'o1', kind: 'output' },
+      { id: 'p2', kind: 'prompt', output: 'code', prompt: 'two', model: 'local/streamer' }, { id: 'o2', kind: 'output' },
+    ],
+    edges: [{ from: 'p1', to: 'o1' }, { from: 'p2', to: 'o2' }],
+  };
+  const wf = await createWorkflow(srv.db.sql, testConfig(), { accountId, workspaceId: null, name: 'streamed run', graph });
+  const run = await api(srv.base, key, `/workflows/${wf.id}/runs`, { method: 'POST' });
+  assert.equal(run.status, 202);
+  const url = `${srv.base}/workflows/${wf.id}/runs/${run.body.id}/events`;
+  const s = await openSse(url, auth());
+  const firstDelta = await s.until((e) => e.event === 'delta');
+  s.abort();
+  const rest = await openSse(url, auth(key, firstDelta.id));
+  await rest.ended;
+  const all = [...s.events.slice(0, s.events.indexOf(firstDelta) + 1), ...rest.events];
+  const outputs = all.filter((e) => e.event === 'output').map(data);
+  assert.equal(outputs.length, 2);
+  for (const [p, o] of [['p1', 'o1'], ['p2', 'o2']]) {
+    const mine = all.filter((e) => e.event === 'delta' && data(e).outputNodeId === o).map(data);
+    assert.ok(mine.length >= 2, `${o} streamed`);
+    assert.ok(mine.every((d) => d.promptNodeId === p));
+    const code = outputs.find((x) => x.outputNodeId === o).code;
+    let at = 0;
+    for (const d of mine) {
+      assert.equal(d.offset, at, 'no gap, no repeat');
+      at += [...d.text].length;
+    }
+    assert.equal(mine.map((d) => d.text).join(''), code, 'the deltas make the output');
+  }
+  assert.equal(all.at(-1)!.event, 'status');
 });

@@ -101,6 +101,13 @@ function sessionOf(s: GenerationStreamRow): { session: number; text: string } {
 
 type Emit = (event: string, data: unknown) => void;
 
+export interface StreamEventOptions {
+  /** Added to every event's data (a run's output: its node ids). */
+  extra?: Record<string, unknown>;
+  /** The event id for the cursor after the event (default: a generation stream's). */
+  idOf?: (c: GenerationCursor) => string;
+}
+
 /** `c` moved to the start of `session`, and whether the client showed an earlier one (it is then told `reset`). */
 function enter(c: GenerationCursor, session: number): [GenerationCursor, boolean] {
   return [{ ...c, session, chars: 0, preview: 0, progress: 0 }, c.session > 0];
@@ -114,9 +121,10 @@ async function previewEvent(ctx: Context, v: { i: number; path: string; type: st
  * The events of a stream state beyond `c` (the row's status first, then the session's text,
  * preview and progress), sent through `emit` with the cursor after each as its id.
  */
-export async function streamEvents(ctx: Context, state: GenerationState, c: GenerationCursor, push: (e: EventStreamMessage) => void, extra?: Record<string, unknown>): Promise<GenerationCursor> {
+export async function streamEvents(ctx: Context, state: GenerationState, c: GenerationCursor, push: (e: EventStreamMessage) => void, opts: StreamEventOptions = {}): Promise<GenerationCursor> {
   let cur = c;
-  const emit: Emit = (event, data) => push({ id: cursorId(cur), event, data: JSON.stringify(extra ? { ...(data as object), ...extra } : data) });
+  const { extra, idOf = cursorId } = opts;
+  const emit: Emit = (event, data) => push({ id: idOf(cur), event, data: JSON.stringify(extra ? { ...(data as object), ...extra } : data) });
   const s = state.stream;
   if (!s || state.row?.status === 'completed' || state.row?.status === 'failed') return cur;
   const { session, text } = sessionOf(s);
@@ -150,10 +158,11 @@ export async function streamEvents(ctx: Context, state: GenerationState, c: Gene
  * A stream flush as events beyond `c`, or null when it does not follow on from `c` (something was
  * missed: read the state instead).
  */
-export async function flushEvents(ctx: Context, x: StreamNotice, c: GenerationCursor, push: (e: EventStreamMessage) => void, extra?: Record<string, unknown>): Promise<GenerationCursor | null> {
+export async function flushEvents(ctx: Context, x: StreamNotice, c: GenerationCursor, push: (e: EventStreamMessage) => void, opts: StreamEventOptions = {}): Promise<GenerationCursor | null> {
   if (c.ord < 2) return null;
   let cur = c;
-  const emit: Emit = (event, data) => push({ id: cursorId(cur), event, data: JSON.stringify(extra ? { ...(data as object), ...extra } : data) });
+  const { extra, idOf = cursorId } = opts;
+  const emit: Emit = (event, data) => push({ id: idOf(cur), event, data: JSON.stringify(extra ? { ...(data as object), ...extra } : data) });
   if (x.c) {
     // Cut off: the next session starts empty.
     if (x.e + 1 > cur.session) {
@@ -212,9 +221,10 @@ export function generationFeed(ctx: Context, caller: Caller, id: string, after: 
       const row = await readGeneration(ctx, caller, id);
       return { row, stream: await readStream(ctx, caller.accountId, row) };
     },
+    // A status notice comes before the flushes of its status (they need it): nothing to read for it.
     carried: (n) => {
       const row = carriedBody(n);
-      return row && isTerminal(row.status) ? { row, stream: null } : undefined;
+      return row ? { row, stream: null } : undefined;
     },
     async step({ row, stream }, cursor) {
       if (!row) return { events: [], cursor, done: true };

@@ -78,6 +78,15 @@ export const GenerationStreamItem = v.pipe(
   v.description('One event of `GET /generations/{id}/events`, its `data` line parsed as JSON.'),
 );
 
+const outputNodes = {
+  promptNodeId: v.pipe(v.string(), v.description('The prompt node writing the output.')),
+  outputNodeId: v.pipe(v.string(), v.description('The output node it fills.')),
+};
+export const OutputDelta = v.pipe(v.object({ ...StreamDelta.entries, ...outputNodes }), v.description('An output in flight: its text as it is written (see `StreamDelta`).'));
+export const OutputPreview = v.pipe(v.object({ ...StreamPreview.entries, ...outputNodes }), v.description('An output in flight: a partial image.'));
+export const OutputProgress = v.pipe(v.object({ ...StreamProgress.entries, ...outputNodes }), v.description('An output in flight: the provider\'s progress.'));
+export const OutputReset = v.pipe(v.object({ ...StreamReset.entries, ...outputNodes }), v.description('An output in flight starts over: drop its text.'));
+
 export const WorkflowRunStreamItem = v.pipe(
   v.variant('event', [
     v.pipe(
@@ -85,12 +94,18 @@ export const WorkflowRunStreamItem = v.pipe(
       v.description('The run while pending or running, and last, once completed or failed: the `GET /workflows/{id}/runs/{runId}` body.'),
     ),
     v.pipe(v.object({ event: v.literal('output'), id: streamId, data: WorkflowRunResult }), v.description('An output as it settles: its entry of `results`.')),
-    v.pipe(v.object({ event: v.literal('progress'), id: streamId, data: Progress }), v.description('The progress after each settled output.')),
+    v.pipe(
+      v.object({ event: v.literal('progress'), id: streamId, data: v.union([Progress, OutputProgress]) }),
+      v.description('The run\'s progress after each settled output (`{ total, completed }`), or an output in flight\'s progress from its provider (with its node ids).'),
+    ),
+    v.object({ event: v.literal('delta'), id: streamId, data: OutputDelta }),
+    v.object({ event: v.literal('preview'), id: streamId, data: OutputPreview }),
+    v.object({ event: v.literal('reset'), id: streamId, data: OutputReset }),
   ]),
   v.description('One event of `GET /workflows/{id}/runs/{runId}/events`, its `data` line parsed as JSON.'),
 );
 
-registerSchemas({ GenerationStreamItem, WorkflowRunStreamItem, StreamDelta, StreamPreview, StreamProgress, StreamReset });
+registerSchemas({ GenerationStreamItem, WorkflowRunStreamItem, StreamDelta, StreamPreview, StreamProgress, StreamReset, OutputDelta, OutputPreview, OutputProgress, OutputReset });
 
 export const WaitSeconds = v.pipe(
   v.number(),

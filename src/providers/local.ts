@@ -83,10 +83,21 @@ export const localProvider: Provider = {
   },
 
   async generateText(req: TextRequest): Promise<TextOutput> {
-    await simulatedLatency(req.model, req.signal);
     const kind = outputKind(req);
     const seed = requestSeed({ kind: `text ${kind}`, prompt: req.prompt, textInputs: req.textInputs, images: req.images });
     const text = localText(kind, req.prompt, req.textInputs, rng(seed));
+    const delay = upstreamSetting(req.model, 'delayMs');
+    if (req.sink && upstreamSetting(req.model, 'stream') !== false && typeof delay === 'number' && delay > 0) {
+      // Streamed: the text in about 20 pieces spread over the simulated latency.
+      const pieces = 20;
+      const size = Math.ceil(text.length / pieces);
+      for (let at = 0; at < text.length; at += size) {
+        await sleep(delay / pieces, req.signal);
+        req.sink.text(text.slice(at, at + size));
+      }
+    } else {
+      await simulatedLatency(req.model, req.signal);
+    }
     const inputChars = req.prompt.length + req.textInputs.reduce((n, t) => n + t.content.length, 0);
     return {
       text,

@@ -24,6 +24,7 @@ create unlogged table if not exists kiln_private.generation_streams (
   progress_message text,
   updated_at timestamptz not null default now()
 ) with (fillfactor = 50);
+create index if not exists generation_streams_run_id on kiln_private.generation_streams (run_id) where run_id is not null;
 
 --! include functions/kiln_private.stream_notify.sql
 --! include functions/kiln.stream_generation.sql
@@ -31,3 +32,4 @@ create unlogged table if not exists kiln_private.generation_streams (
 --! include functions/kiln.get_generation_stream.sql
 --! include functions/kiln_private.drop_generation_stream.sql
 --! include functions/kiln_private.tg_generations__notify.sql
+--! include functions/kiln.get_run_streams.sql

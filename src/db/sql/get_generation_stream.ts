@@ -18,3 +18,15 @@ export interface GenerationStreamRow {
 export function getGenerationStream(sql: Queryable, accountId: string, id: string) {
   return sql<GenerationStreamRow[]>`select * from kiln.get_generation_stream(${accountId}::uuid, ${id}::uuid)`;
 }
+
+/** kiln.get_run_streams: the streams of a run's outputs in flight. */
+export interface RunStreamRow extends GenerationStreamRow {
+  generation_id: string;
+  ordinal: number;
+  prompt_node_id: string;
+  output_node_id: string;
+}
+
+export function getRunStreams(sql: Queryable, accountId: string, runId: string) {
+  return sql<RunStreamRow[]>`select * from kiln.get_run_streams(${accountId}::uuid, ${runId}::uuid)`;
+}

@@ -6,7 +6,7 @@ import { errors } from '../../../errors.ts';
 import { defineRoute } from '../../route.ts';
 import { runFeed } from '../../../live/runs.ts';
 import { EventStreamText, LastEventId, WorkflowRunStreamItem } from '../../../live/schemas.ts';
-import { lastEventId, openEventStream } from '../../../live/stream.ts';
+import { openEventStream } from '../../../live/stream.ts';
 import { getRunCall, type RunIds, type RunRow } from '../../../workflows/service.ts';
 import { RunParams, runIdsOf } from './_params.ts';
 
@@ -33,6 +33,6 @@ export default defineRoute<RunIds, { body: RunRow | null }>({
   prepare: (_ctx, event) => runIdsOf(event),
   async handler(ctx, event, { caller, row, payload }) {
     if (!row?.body) throw errors.notFound('Workflow run');
-    return openEventStream(ctx, event, caller.accountId, runFeed(ctx, caller, payload!, lastEventId(event)));
+    return openEventStream(ctx, event, caller.accountId, runFeed(ctx, caller, payload!, event.req.headers.get('last-event-id')));
   },
 });
