@@ -123,6 +123,15 @@ test('event streams: each is described by its items\' schema, and openapi-typesc
       function onRun(x: S['WorkflowRunStreamItem']): number | string {
         if (x.event === 'progress') return x.data.total - x.data.completed;
         if (x.event === 'output') return x.data.outputNodeId;
+        if (x.event === 'delta' || x.event === 'output.progress') return x.data.promptNodeId + x.data.outputNodeId;
+        if (x.event === 'status') return x.data.status;
+        return x.event;
+      }
+      function onGeneration(x: S['GenerationStreamItem']): string | number {
+        if (x.event === 'delta') return x.data.offset + x.data.text.length;
+        if (x.event === 'preview') return x.data.url;
+        if (x.event === 'progress') return x.data.percent ?? x.data.message ?? '';
+        if (x.event === 'reset') return x.data.attempt;
         return x.data.status;
       }
       // A stream's response is typed as its items: an item assigns to the component with no cast.
@@ -132,14 +141,15 @@ test('event streams: each is described by its items\' schema, and openapi-typesc
       const g2: S['GenerationStreamItem'] = gi;
       const r2: S['WorkflowRunStreamItem'] = ri;
       const e2: S['EventStreamItem'] = ei;
-      const status: string = gi.data.status;
-      void g; void e; void onRun; void g2; void r2; void e2; void status;`);
+      const status: string = gi.event === 'status' ? gi.data.status : gi.event;
+      void g; void e; void onRun; void onGeneration; void g2; void r2; void e2; void status;`);
     assert.deepEqual(right, []);
     for (const wrong of [
       `const g: S['GenerationStreamItem'] = { event: 'status', id: '3', data: 'a string' };`,
       `const g: S['GenerationStreamItem'] = { event: 'status', id: '4', data: { id: 'x', status: 'completed', result: null, error: null } };`,
       `const e: S['EventStreamItem'] = { event: 'no.such.type', id: '1-1', data: { type: 'webhook.test', timestamp: 't', data: null } };`,
       `function f(x: S['WorkflowRunStreamItem']) { if (x.event === 'progress') return x.data.outputNodeId; }`,
+      `function f(x: S['GenerationStreamItem']) { if (x.event === 'delta') return x.data.status; }`,
       // The stream's item is no string, and each stream has its own items.
       `declare const gi: Stream<'/generations/{id}/events'>; const s: string = gi;`,
       `declare const ei: Stream<'/events'>; const g: S['GenerationStreamItem'] = ei;`,

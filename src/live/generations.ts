@@ -8,7 +8,7 @@ import type { GenerationBody } from '../db/sql/get_generations.ts';
 import { readGeneration, renderGeneration } from '../generations/service.ts';
 import { getGenerationStream, type GenerationStreamRow } from '../db/sql/get_generation_stream.ts';
 import { signedUrl } from '../storage/store.ts';
-import { keyOf, type Notice, type StreamNotice } from './hub.ts';
+import { hubOf, keyOf, type Notice, type StreamNotice } from './hub.ts';
 import { afterChars, charCount } from './text.ts';
 import type { Feed } from './stream.ts';
 import { isTerminal, waitUntil } from './wait.ts';
@@ -253,4 +253,38 @@ export async function partialOf(ctx: Context, accountId: string, row: Generation
   if (!s || s.cut) return undefined;
   if (s.preview_path) return { previewUrl: await signedUrl(ctx, s.preview_path) };
   return s.chars > 0 ? { text: s.text } : undefined;
+}
+
+/** The longest `message` of an MCP progress notification: the tail of the latest text. */
+const PROGRESS_MESSAGE_CHARS = 2_000;
+
+/**
+ * While an MCP tool call waits on a generation or a run (`key`), reports each flush of what it
+ * writes as progress (docs/mcp.md, "Progress"): `progress` counts the characters written so far
+ * (previews count one each; it keeps growing across a `reset`), `message` is the latest text (or
+ * the provider's progress message). Returns the stop.
+ */
+export function reportProgress(ctx: Context, key: string, report: (progress: number, message?: string) => void): () => void {
+  let total = 0;
+  return hubOf(ctx).watch(key, (n) => {
+    const x = n?.x;
+    if (!x) return;
+    let message: string | undefined;
+    if (x.t) {
+      total += charCount(x.t);
+      message = x.t.length > PROGRESS_MESSAGE_CHARS ? x.t.slice(-PROGRESS_MESSAGE_CHARS) : x.t;
+    } else if (x.v) {
+      total += 1;
+      message = `preview ${x.v.i + 1}`;
+    } else if (x.g) {
+      total += 1;
+      message = x.g.m ?? (x.g.p !== null ? `${x.g.p}%` : undefined);
+    } else if (x.c) {
+      total += 1;
+      message = 'the model started over';
+    } else {
+      return;
+    }
+    report(total, message);
+  });
 }

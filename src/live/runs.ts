@@ -74,13 +74,18 @@ export function parseRunCursor(raw: string | null | undefined): RunCursor {
   return { base: Number(m[1]), outs };
 }
 
+/** An output's stream event in a run's stream: its provider's progress is `output.progress` (the run's own is `progress`). */
+function outputEvent(e: EventStreamMessage): EventStreamMessage {
+  return e.event === 'progress' ? { ...e, event: 'output.progress' } : e;
+}
+
 const OUTPUT_START: GenerationCursor = { ord: 2, session: 0, chars: 0, preview: 0, progress: 0 };
 
 /**
  * GET /workflows/{id}/runs/{runId}/events. Events, in order: `status` when the run is (or becomes)
  * pending or running (data = the GET body); per settled output, in `results` order, `output`
  * (data = its entry of `results`) then `progress` (data = { total, completed }); while outputs run,
- * their `delta`, `preview`, `progress` and `reset` events (data names the output's promptNodeId and
+ * their `delta`, `preview`, `output.progress` and `reset` events (data names the output's promptNodeId and
  * outputNodeId; docs/api.md, "Streaming"); last, once the run is completed or failed and no output
  * can still settle, `status` with the full GET body.
  *
@@ -129,7 +134,7 @@ export function runFeed(ctx: Context, caller: Caller, ids: RunIds, after: string
       if (status < 3) {
         for (const s of streams) {
           const extra = { promptNodeId: s.prompt_node_id, outputNodeId: s.output_node_id };
-          outs[s.ordinal] = await streamEvents(ctx, { row: null, stream: s }, outs[s.ordinal] ?? OUTPUT_START, (e) => events.push(e), {
+          outs[s.ordinal] = await streamEvents(ctx, { row: null, stream: s }, outs[s.ordinal] ?? OUTPUT_START, (e) => events.push(outputEvent(e)), {
             extra, idOf: (c) => runCursorId({ base: sent * 4 + status, outs: { ...outs, [s.ordinal]: c } }),
           });
         }
@@ -148,7 +153,7 @@ export function runFeed(ctx: Context, caller: Caller, ids: RunIds, after: string
       const events: EventStreamMessage[] = [];
       const base = cursor.base;
       const outs = { ...cursor.outs };
-      const cur = await flushEvents(ctx, n.x!, outs[node.ordinal] ?? OUTPUT_START, (e) => events.push(e), {
+      const cur = await flushEvents(ctx, n.x!, outs[node.ordinal] ?? OUTPUT_START, (e) => events.push(outputEvent(e)), {
         extra: node.extra, idOf: (c) => runCursorId({ base, outs: { ...outs, [node.ordinal]: c } }),
       });
       if (!cur) return null;

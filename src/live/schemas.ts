@@ -94,9 +94,10 @@ export const WorkflowRunStreamItem = v.pipe(
       v.description('The run while pending or running, and last, once completed or failed: the `GET /workflows/{id}/runs/{runId}` body.'),
     ),
     v.pipe(v.object({ event: v.literal('output'), id: streamId, data: WorkflowRunResult }), v.description('An output as it settles: its entry of `results`.')),
+    v.pipe(v.object({ event: v.literal('progress'), id: streamId, data: Progress }), v.description('The progress after each settled output.')),
     v.pipe(
-      v.object({ event: v.literal('progress'), id: streamId, data: v.union([Progress, OutputProgress]) }),
-      v.description('The run\'s progress after each settled output (`{ total, completed }`), or an output in flight\'s progress from its provider (with its node ids).'),
+      v.object({ event: v.literal('output.progress'), id: streamId, data: OutputProgress }),
+      v.description('An output in flight: its provider\'s progress (a generation stream\'s `progress` event, with the node ids).'),
     ),
     v.object({ event: v.literal('delta'), id: streamId, data: OutputDelta }),
     v.object({ event: v.literal('preview'), id: streamId, data: OutputPreview }),

@@ -18,6 +18,11 @@ export interface ToolContext {
   span?: Span;
   /** Aborted when the client disconnects. */
   signal?: AbortSignal;
+  /**
+   * When the request carries a `progressToken`: sends `notifications/progress` for it (never
+   * throws; `progress` must grow from one call to the next).
+   */
+  progress?: (progress: number, message?: string) => void;
 }
 
 export interface ToolError {
@@ -171,11 +176,17 @@ export function createToolServerFactory(tools: ToolDef[], opts: ToolServerOption
       ...(opts.instructions !== undefined && { instructions: opts.instructions }),
     });
     server.setRequestHandler('tools/list', async () => ({ tools: listedTools }));
-    server.setRequestHandler('tools/call', async (request) => {
+    server.setRequestHandler('tools/call', async (request, rctx) => {
       const { name, arguments: args } = request.params;
       const tool = compiled.get(name);
       if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-      const result = await observeToolCall(tool.def.name, principal.span, (span) => callTool(tool, args ?? {}, principal, opts, span));
+      const token = request.params._meta?.progressToken;
+      const progress = token === undefined ? undefined : (p: number, message?: string) => {
+        rctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: p, ...(message ? { message } : {}) } }).catch(() => {
+          // The client went away: the call's own answer reports what matters.
+        });
+      };
+      const result = await observeToolCall(tool.def.name, principal.span, (span) => callTool(tool, args ?? {}, principal, opts, span, progress));
       return server.projectCallToolResult(result, tool.outputSchema);
     });
     return server;
@@ -205,7 +216,9 @@ function observeToolCall(name: string, parent: Span | undefined, call: (span: Sp
   });
 }
 
-async function callTool(tool: CompiledTool, args: unknown, principal: Principal, opts: ToolServerOptions, span: Span | undefined): Promise<CallToolResult> {
+async function callTool(
+  tool: CompiledTool, args: unknown, principal: Principal, opts: ToolServerOptions, span: Span | undefined, progress?: ToolContext['progress'],
+): Promise<CallToolResult> {
   const { requestId } = principal;
   const report = (err: unknown) => opts.onError?.(err, { requestId, tool: tool.def.name });
   // Before any SQL, as for REST bodies (the SDK parses the JSON-RPC body itself).
@@ -225,7 +238,7 @@ async function callTool(tool: CompiledTool, args: unknown, principal: Principal,
   try {
     const accountId = await principal.resolveAccount();
     if (!accountId) return toolError('unauthorized', unlinkedMessage(principal.identity));
-    out = await tool.def.handler({ accountId, identity: principal.identity, requestId, signal: principal.signal, span }, args);
+    out = await tool.def.handler({ accountId, identity: principal.identity, requestId, signal: principal.signal, span, ...(progress ? { progress } : {}) }, args);
   } catch (err) {
     report(err);
     return toolError('server_error', `Internal error while running ${tool.def.name} (request ${requestId}).`);

@@ -8,8 +8,8 @@ import { cancelGeneration, getGeneration, readGeneration, renderGeneration } fro
 import { DEFAULT_LIST_LIMIT, GenerationList, listGenerationsOf, parseListQuery, STATUSES, TYPES } from '../../generations/list.ts';
 import { idempotencyOf } from '../../idempotency.ts';
 import { Uuid } from '../../schemas.ts';
-import { pendingRow, waitForGeneration } from '../../live/generations.ts';
-import { hubOf } from '../../live/hub.ts';
+import { pendingRow, reportProgress, waitForGeneration } from '../../live/generations.ts';
+import { hubOf, keyOf } from '../../live/hub.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
 import type { Caller } from '../../auth/access.ts';
 import { errors } from '../../errors.ts';
@@ -31,7 +31,7 @@ function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; ti
     annotations: SPENDS,
     // Starts are bounded by the budget and the plan's parallel slots, as on REST.
     bucket: null,
-    async handler(caller, args: Record<string, unknown>, ctx) {
+    async handler(caller, args: Record<string, unknown>, ctx, t) {
       // The fingerprint is the REST body's: the same request over REST and MCP replays.
       const { waitSeconds, idempotencyKey, ...rest } = args;
       const request = { ...rest, type };
@@ -39,7 +39,10 @@ function startTool(ctx: Context, type: 'image' | 'code', def: { name: string; ti
       const started = await startGeneration(ctx, caller, request, idempotencyOf(typeof idempotencyKey === 'string' ? idempotencyKey : null, request));
       const accepted = started.body;
       if (typeof waitSeconds === 'number' && waitSeconds > 0) {
-        const { state, done } = await waitForGeneration(ctx, caller, accepted.id, { mark, first: pendingRow(accepted.id, type), seconds: waitSeconds });
+        // With a progressToken, what the model writes meanwhile goes out as progress.
+        const stop = t.progress ? reportProgress(ctx, keyOf('generation', accepted.id), t.progress) : null;
+        const { state, done } = await waitForGeneration(ctx, caller, accepted.id, { mark, first: pendingRow(accepted.id, type), seconds: waitSeconds })
+          .finally(() => stop?.());
         if (done && state) {
           const g = await renderGeneration(ctx, state);
           return { structuredContent: g, text: generationText(g) };
@@ -93,8 +96,8 @@ export function getGenerationTool(ctx: Context): ToolDef {
     annotations: READ_ONLY,
     bucket: 'read',
     // The account's own MCP and REST jobs (never app or workflow internals).
-    async handler(caller, args: v.InferOutput<typeof GetArgs>, ctx) {
-      const g = args.waitSeconds ? await waitedGeneration(ctx, caller, args.id, args.waitSeconds) : await getGeneration(ctx, caller, args.id);
+    async handler(caller, args: v.InferOutput<typeof GetArgs>, ctx, t) {
+      const g = args.waitSeconds ? await waitedGeneration(ctx, caller, args.id, args.waitSeconds, t.progress) : await getGeneration(ctx, caller, args.id);
       return { structuredContent: g, text: generationText(g) };
     },
   });
@@ -163,7 +166,7 @@ export function cancelGenerationTool(ctx: Context): ToolDef {
 }
 
 /** get_generation with waitSeconds: read, then wait for completed or failed (the tool's bucket was drawn on once). */
-async function waitedGeneration(ctx: Context, caller: Caller, id: string, seconds: number): Promise<GenerationStatusBody> {
+async function waitedGeneration(ctx: Context, caller: Caller, id: string, seconds: number, progress?: (p: number, m?: string) => void): Promise<GenerationStatusBody> {
   const mark = hubOf(ctx).mark();
   let first;
   try {
@@ -172,7 +175,8 @@ async function waitedGeneration(ctx: Context, caller: Caller, id: string, second
     throw errors.unavailable();
   }
   if (!first) throw errors.notFound('Generation');
-  const { state } = await waitForGeneration(ctx, caller, id, { mark, first, seconds });
+  const stop = progress ? reportProgress(ctx, keyOf('generation', id.toLowerCase()), progress) : null;
+  const { state } = await waitForGeneration(ctx, caller, id, { mark, first, seconds }).finally(() => stop?.());
   return renderGeneration(ctx, state ?? first);
 }
 

@@ -5,7 +5,8 @@ import * as v from 'valibot';
 import type { Caller } from '../../auth/access.ts';
 import type { Context } from '../../context.ts';
 import { issueMessage, Uuid } from '../../schemas.ts';
-import { hubOf } from '../../live/hub.ts';
+import { reportProgress } from '../../live/generations.ts';
+import { hubOf, keyOf } from '../../live/hub.ts';
 import { waitForRun } from '../../live/runs.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
 import { idempotencyOf } from '../../idempotency.ts';
@@ -172,8 +173,8 @@ export function getWorkflowRunTool(ctx: Context): ToolDef {
     output: WorkflowRun,
     annotations: READ_ONLY,
     bucket: 'read',
-    async handler(caller, args: v.InferOutput<typeof GetRunArgs>, ctx) {
-      const run = args.waitSeconds ? await waitedRun(ctx, caller, args.workflowId, args.runId, args.waitSeconds) : await getRun(ctx, caller, args.workflowId, args.runId);
+    async handler(caller, args: v.InferOutput<typeof GetRunArgs>, ctx, t) {
+      const run = args.waitSeconds ? await waitedRun(ctx, caller, args.workflowId, args.runId, args.waitSeconds, t.progress) : await getRun(ctx, caller, args.workflowId, args.runId);
       return { structuredContent: run, text: runText(run) };
     },
   });
@@ -204,12 +205,14 @@ export function cancelWorkflowRunTool(ctx: Context): ToolDef {
 }
 
 /** get_workflow_run with waitSeconds: read, then wait for completed or failed (the tool's bucket was drawn on once). */
-async function waitedRun(ctx: Context, caller: Caller, workflowId: string, runId: string, seconds: number): Promise<WorkflowRunBody> {
+async function waitedRun(ctx: Context, caller: Caller, workflowId: string, runId: string, seconds: number, progress?: (p: number, m?: string) => void): Promise<WorkflowRunBody> {
   const ids = runIds(workflowId, runId);
   const mark = hubOf(ctx).mark();
   const first = await readRun(ctx, caller, ids);
   if (!first) throw errors.notFound('Workflow run');
-  const { state } = await waitForRun(ctx, caller, ids, { mark, first, seconds });
+  // With a progressToken, what its outputs write meanwhile goes out as progress.
+  const stop = progress ? reportProgress(ctx, keyOf('run', ids.runId), progress) : null;
+  const { state } = await waitForRun(ctx, caller, ids, { mark, first, seconds }).finally(() => stop?.());
   return renderRun(ctx, state ?? first, () => readRun(ctx, caller, ids));
 }
 
