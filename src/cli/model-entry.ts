@@ -31,6 +31,8 @@ export const ModelEntry = v.pipe(v.strictObject({
         imageParams: v.optional(v.record(v.string(), v.unknown())),
         family: v.optional(v.picklist(OPENAI_FAMILIES)),
         maxPromptBytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000))),
+        stream: v.optional(v.boolean()),
+        partialImages: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(3))),
       }),
     ),
   ),
