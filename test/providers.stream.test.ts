@@ -457,6 +457,7 @@ describe('openai: streamed images (upstream.partialImages)', () => {
     assert.ok(problems({ model: 'gpt-image-1', partialImages: 4 }).length);
     assert.ok(problems({ model: 'gpt-image-1', stream: 'yes' }).length);
     assert.deepEqual(problems({ model: 'dall-e-3', partialImages: 1 }), ['upstream.partialImages: dall-e-3 models stream no partial images']);
+    assert.deepEqual(problems({ app: 'fal-ai/flux/schnell', partialImages: 1 }, { provider: 'fal' }), ['upstream.partialImages is for openai image entries']);
     assert.equal(openaiEntryProblem({ id: 't', category: 'text', upstream: { model: 'gpt-4o', partialImages: 1 } }), 'upstream.partialImages is for image entries');
     assert.equal(openaiEntryProblem({ id: 't', category: 'image', upstream: { model: 'gpt-image-1', partialImages: 1.5 } }), 'upstream.partialImages must be an integer from 0 to 3');
   });

@@ -65,6 +65,7 @@ export const ModelEntry = v.pipe(v.strictObject({
   v.check((m) => m.provider !== 'openai' || !!m.upstream?.baseUrl, 'upstream.baseUrl is required for openai models'),
   v.check((m) => m.provider !== 'openai' || openaiEntryProblem(m) === null, (issue) => openaiEntryProblem(issue.input as Parameters<typeof openaiEntryProblem>[0]) ?? 'invalid openai entry'),
   v.check((m) => m.provider !== 'fal' || !!m.upstream?.app, 'upstream.app is required for fal models'),
+  v.check((m) => m.provider === 'openai' || !m.upstream?.partialImages, 'upstream.partialImages is for openai image entries'),
   v.check((m) => m.provider !== 'anthropic' || m.category !== 'image', 'anthropic models serve text and svg only (the Messages API makes no images)'),
   v.check((m) => m.provider !== 'replicate' || !!(m.upstream?.model || m.upstream?.version), 'upstream.model or upstream.version is required for replicate models'),
   v.check((m) => !(m.fallbacks ?? []).includes(m.id), 'fallbacks: an entry cannot fall back to itself'),
