@@ -1,7 +1,8 @@
 // One JSON-over-HTTP call to an upstream model API with per-attempt timeout, cancellation and
-// retries (429 honouring retry-after, 408/409/5xx, network errors) — errors made client-safe —
-// and the frame of a queued upstream job (submit, poll, fetch) under one deadline that cancels
-// the upstream job when it is abandoned.
+// retries (429 honouring retry-after, 408/409/5xx, network errors) — errors made client-safe —,
+// its streamed variant (server-sent events, retried only until the first event), and the frame of
+// a queued upstream job (submit, poll, fetch) under one deadline that cancels the upstream job
+// when it is abandoned.
 
 import { readCapped as readStream } from '../streams.ts';
 import { abortedError, sleep, throwIfAborted } from './sleep.ts';
