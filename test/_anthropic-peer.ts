@@ -4,9 +4,9 @@
 // refusals, 429/529/5xx, malformed bodies, hangs, resets) and every request is recorded.
 
 import type { IncomingMessage } from 'node:http';
-import { startLoopbackPeer, type LoopbackPeer, type PeerReply, type PeerRequest as LoopbackRequest, type Script as LoopbackScript } from './_peer.ts';
+import { sse, startLoopbackPeer, streamOf, type LoopbackPeer, type PeerReply, type PeerRequest as LoopbackRequest, type Script as LoopbackScript, type StreamOpts } from './_peer.ts';
 
-export type { PeerReply } from './_peer.ts';
+export type { PeerReply, StreamOpts } from './_peer.ts';
 
 export interface PeerRequest extends LoopbackRequest {
   /** The 4xx the peer answered itself because the request broke the protocol, else null. */
@@ -46,6 +46,48 @@ export function messageReply(text: string | string[], usage: Usage = { input_tok
       usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard', ...usage },
     },
   };
+}
+
+/**
+ * A streamed Message as Anthropic writes it: message_start (input usage, output_tokens 1), a ping,
+ * per text block content_block_start / one content_block_delta per piece / content_block_stop,
+ * message_delta (stop_reason, cumulative output usage), message_stop. `thinking` pieces come first
+ * in a thinking block. The error event is an `error` event (`overloaded_error` unless told).
+ */
+export function messageStream(
+  blocks: string[][],
+  usage: Usage = { input_tokens: 12, output_tokens: 34 },
+  opts: StreamOpts & { stopReason?: string; thinking?: string[]; errorType?: string } = {},
+): PeerReply {
+  const n = ++seq;
+  const ev = (type: string, body: Record<string, unknown>) => sse({ type, ...body }, type);
+  const { output_tokens, ...input } = usage;
+  const events = [
+    ev('message_start', {
+      message: {
+        id: `msg_peer${n}`, type: 'message', role: 'assistant', model: 'claude-peer', content: [], stop_reason: null, stop_sequence: null,
+        usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard', ...input, output_tokens: 1 },
+      },
+    }),
+    ev('ping', {}),
+  ];
+  let index = 0;
+  if (opts.thinking) {
+    events.push(ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }));
+    for (const t of opts.thinking) events.push(ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: t } }));
+    events.push(ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: 'c2ln' } }));
+    events.push(ev('content_block_stop', { index }));
+    index++;
+  }
+  for (const pieces of blocks) {
+    events.push(ev('content_block_start', { index, content_block: { type: 'text', text: '', citations: null } }));
+    for (const p of pieces) events.push(ev('content_block_delta', { index, delta: { type: 'text_delta', text: p } }));
+    events.push(ev('content_block_stop', { index }));
+    index++;
+  }
+  events.push(ev('message_delta', { delta: { stop_reason: opts.stopReason ?? 'end_turn', stop_sequence: null }, usage: { output_tokens } }));
+  const error = ev('error', { error: { type: opts.errorType ?? 'overloaded_error', message: 'Overloaded' } });
+  return streamOf(events, { ...opts, headers: { 'request-id': `req_peer${n}`, ...opts.headers } }, [ev('message_stop', {})], error);
 }
 
 /** Anthropic's error envelope. */
@@ -98,7 +140,7 @@ function validate(req: IncomingMessage, path: string, json: any, key: string | n
   if (typeof json.model !== 'string' || json.model === '') return invalid('model: Field required');
   if (json.max_tokens === undefined) return invalid('max_tokens: Field required');
   if (!Number.isInteger(json.max_tokens) || json.max_tokens < 1) return invalid('max_tokens: Input should be a valid integer greater than or equal to 1');
-  if (json.stream === true) return invalid('stream: this peer only answers non-streaming requests');
+  if (json.stream !== undefined && typeof json.stream !== 'boolean') return invalid('stream: Input should be a valid boolean');
   if (json.system !== undefined && typeof json.system !== 'string') {
     if (!Array.isArray(json.system)) return invalid('system: Input should be a valid string or list');
     for (const [i, b] of json.system.entries()) {
@@ -127,7 +169,7 @@ function validate(req: IncomingMessage, path: string, json: any, key: string | n
 /** `key`: the only x-api-key accepted (null accepts any non-empty key, as a proxy would). */
 export async function startAnthropicPeer(opts: { key?: string | null } = {}): Promise<AnthropicPeer> {
   const key = opts.key ?? null;
-  const peer = await startLoopbackPeer<PeerRequest>(() => messageReply('peer reply'), {
+  const peer = await startLoopbackPeer<PeerRequest>((r) => (r.json?.stream === true ? messageStream([['peer ', 'reply']]) : messageReply('peer reply')), {
     describe: (req, base) => ({ ...base, invalid: validate(req, base.path, base.json, key) }),
     refuse: (r) => (r.invalid ? errorReply(r.invalid.status, r.invalid.type, r.invalid.message) : null),
   });

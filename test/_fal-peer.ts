@@ -21,6 +21,8 @@ export interface FalPlan {
   result?: (job: FalJob) => PeerReply | Promise<PeerReply>;
   /** Overrides merged into the submit answer (e.g. a status_url elsewhere). */
   submit?: Record<string, unknown>;
+  /** The logs an IN_PROGRESS status carries when asked for (`logs=1`), by poll; default none. */
+  logs?: (job: FalJob) => Array<{ message: string; level?: string }>;
 }
 
 export interface FalJob {
@@ -112,7 +114,12 @@ export async function startFalPeer(opts: { key: string }): Promise<FalPeer> {
       job.statuses.push(status);
       const base = { status, ...urls(origin, job) };
       if (status === 'IN_QUEUE') return { status: 202, json: { ...base, queue_position: queued - job.polls } };
-      if (status === 'IN_PROGRESS') return { status: 202, json: { ...base, logs: null } };
+      if (status === 'IN_PROGRESS') {
+        const logs = req.query.get('logs') === '1'
+          ? (job.plan.logs?.(job) ?? []).map((l, i) => ({ message: l.message, level: l.level ?? 'INFO', source: 'user', timestamp: new Date(job.submittedAt + i).toISOString() }))
+          : null;
+        return { status: 202, json: { ...base, logs } };
+      }
       return { status: 200, json: { ...base, logs: null, metrics: { inference_time: 0.42 } } };
     }
     if (tail === 'cancel') {

@@ -6,13 +6,15 @@
 // scriptable and every request is recorded.
 
 import type { IncomingMessage } from 'node:http';
-import { png, startLoopbackPeer, type LoopbackPeer, type PeerReply, type PeerRequest as LoopbackRequest, type Script as LoopbackScript } from './_peer.ts';
+import { png, sse, startLoopbackPeer, streamOf, type LoopbackPeer, type PeerReply, type PeerRequest as LoopbackRequest, type Script as LoopbackScript, type StreamOpts } from './_peer.ts';
 
-export { png, type PeerReply } from './_peer.ts';
+export { png, type PeerReply, type StreamOpts } from './_peer.ts';
 
 export interface PeerRequest extends LoopbackRequest {
   /** The `{model}` of the path, or null. */
   model: string | null;
+  /** Whether it was `:streamGenerateContent` (with `alt=sse`: the only form this peer streams). */
+  stream: boolean;
   /** The error the peer answered itself because the request broke the protocol, else null. */
   invalid: { code: number; status: string; message: string } | null;
 }
@@ -47,6 +49,35 @@ function answer(parts: unknown[], finishReason: string | null, usage: UsageMetad
 
 export function textReply(text: string | string[], usage: UsageMetadata | null = { promptTokenCount: 12, candidatesTokenCount: 34 }, finishReason = 'STOP'): PeerReply {
   return answer((Array.isArray(text) ? text : [text]).map((t) => ({ text: t })), finishReason, usage);
+}
+
+/**
+ * A streamed answer as `streamGenerateContent?alt=sse` writes it: one GenerateContentResponse
+ * chunk per piece (each with the usage so far), the last one carrying the finishReason and the
+ * final usageMetadata; `thoughts` come first as thought parts. Without the end marker the
+ * finishReason chunk is left out. The error event is Google's error object.
+ */
+export function geminiStream(
+  pieces: string[],
+  usage: UsageMetadata | null = { promptTokenCount: 12, candidatesTokenCount: 34 },
+  opts: StreamOpts & { finishReason?: string; thoughts?: string[] } = {},
+): PeerReply {
+  const id = `resp_peer${++seq}`;
+  const chunk = (parts: unknown[], finishReason?: string, u: UsageMetadata | null = usage ? { promptTokenCount: usage.promptTokenCount } : null) => sse({
+    candidates: [{ content: { parts, role: 'model' }, ...(finishReason ? { finishReason } : {}), index: 0 }],
+    ...(u ? { usageMetadata: { ...u, totalTokenCount: u.promptTokenCount + (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0) } } : {}),
+    modelVersion: 'gemini-peer',
+    responseId: id,
+  });
+  const events = [
+    ...(opts.thoughts ?? []).map((t) => chunk([{ text: t, thought: true }])),
+    ...pieces.slice(0, -1).map((p) => chunk([{ text: p }])),
+  ];
+  const last = pieces.at(-1);
+  const end = [chunk(last === undefined ? [] : [{ text: last }], opts.finishReason ?? 'STOP', usage)];
+  if (opts.noEnd && last !== undefined) events.push(chunk([{ text: last }]));
+  const error = sse({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } });
+  return streamOf(events, opts, end, error);
 }
 
 /** gemini-2.5-flash-image's output sizes per aspect ratio (Gemini API image generation docs). */
@@ -185,6 +216,7 @@ export async function startGeminiPeer(opts: { key?: string | null } = {}): Promi
   const imageModel = (m: string) => m.includes('image');
 
   async function defaultReply(r: PeerRequest): Promise<PeerReply> {
+    if (r.stream) return imageModel(r.model!) ? errorReply(400, 'this peer streams text models only') : geminiStream(['peer ', 'reply']);
     if (!imageModel(r.model!)) return textReply('peer reply');
     const ratio = get(get(get(r.json, 'generationConfig'), 'imageConfig'), 'aspectRatio') ?? '1:1';
     const [w, h] = IMAGE_SIZES[ratio]!;
@@ -193,9 +225,12 @@ export async function startGeminiPeer(opts: { key?: string | null } = {}): Promi
 
   const peer = await startLoopbackPeer<PeerRequest>(defaultReply, {
     describe(req, base) {
-      const m = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(base.path);
-      const model = m ? decodeURIComponent(m[1]!) : null;
-      return { ...base, model, invalid: validate(req, model, base.json, key, imageModel) };
+      const m = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(base.path);
+      const stream = m?.[2] === 'streamGenerateContent';
+      // Without alt=sse Google streams a JSON array, which Kiln never asks for.
+      const sseAsked = new URL(req.url ?? '/', 'http://peer').searchParams.get('alt') === 'sse';
+      const model = m && (!stream || sseAsked) ? decodeURIComponent(m[1]!) : null;
+      return { ...base, model, stream, invalid: validate(req, model, base.json, key, imageModel) };
     },
     refuse: (r) => (r.invalid ? errorReply(r.invalid.code, r.invalid.message, {}, r.invalid.status) : null),
     contentType: 'application/json; charset=UTF-8',

@@ -7,9 +7,9 @@
 
 import type { IncomingMessage } from 'node:http';
 import sharp from 'sharp';
-import { png, startLoopbackPeer, type LoopbackPeer, type PeerReply, type PeerRequest as LoopbackRequest, type Script as LoopbackScript } from './_peer.ts';
+import { png, sse, startLoopbackPeer, streamOf, type LoopbackPeer, type PeerReply, type PeerRequest as LoopbackRequest, type Script as LoopbackScript, type StreamOpts } from './_peer.ts';
 
-export { png, type PeerReply } from './_peer.ts';
+export { png, type PeerReply, type StreamOpts } from './_peer.ts';
 
 export interface PeerRequest extends LoopbackRequest {
   /** Multipart fields (files summarised) for /images/edits. */
@@ -41,6 +41,48 @@ export function chatReply(content: string, usage: PeerUsage = { prompt_tokens: 1
       usage: { total_tokens: usage.prompt_tokens + usage.completion_tokens, ...usage },
     },
   };
+}
+
+/**
+ * A streamed chat completion as OpenAI writes it: a role chunk, one chunk per delta, a chunk with
+ * the finish_reason, then (usage not null, as `stream_options.include_usage` asks) the usage chunk
+ * with `choices: []`, then `data: [DONE]`. `refusal` deltas and `reasoning` deltas (as vLLM and
+ * OpenRouter send) go before the content. The error event is OpenRouter's mid-stream error chunk.
+ */
+export function chatStream(
+  deltas: string[],
+  usage: PeerUsage | null = { prompt_tokens: 12, completion_tokens: 34 },
+  opts: StreamOpts & { finish?: string; refusal?: string[]; reasoning?: string[]; errorCode?: number } = {},
+): PeerReply {
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    sse({ id: 'chatcmpl-peer', object: 'chat.completion.chunk', created: 1, model: 'peer', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null });
+  const events = [
+    chunk({ role: 'assistant', content: '', refusal: null }),
+    ...(opts.reasoning ?? []).map((r) => chunk({ reasoning: r })),
+    ...(opts.refusal ?? []).map((r) => chunk({ refusal: r })),
+    ...deltas.map((d) => chunk({ content: d })),
+    chunk({}, opts.finish ?? 'stop'),
+    ...(usage ? [sse({ id: 'chatcmpl-peer', object: 'chat.completion.chunk', created: 1, model: 'peer', choices: [], usage: { total_tokens: usage.prompt_tokens + usage.completion_tokens, ...usage } })] : []),
+  ];
+  const error = sse({ id: 'chatcmpl-peer', object: 'chat.completion.chunk', error: { code: opts.errorCode ?? 502, message: 'upstream says no' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }] });
+  return streamOf(events, { ...opts, headers: { 'x-request-id': 'req_peer_chat', ...opts.headers } }, [sse('[DONE]')], error);
+}
+
+/**
+ * A streamed Images API answer: `partials` as `{prefix}.partial_image` events (indexes from 0),
+ * then `{prefix}.completed` with `final` and gpt-image's usage; `prefix` is image_generation or
+ * image_edit. The error event is OpenAI's `error` event.
+ */
+export function imageStream(partials: Buffer[], final: Buffer, opts: StreamOpts & { prefix?: 'image_generation' | 'image_edit'; format?: string } = {}): PeerReply {
+  const prefix = opts.prefix ?? 'image_generation';
+  const common = { created_at: 1, size: '1024x1024', quality: 'medium', background: 'opaque', output_format: opts.format ?? 'png' };
+  const events = partials.map((p, i) => sse({ type: `${prefix}.partial_image`, b64_json: p.toString('base64'), partial_image_index: i, ...common }, `${prefix}.partial_image`));
+  const completed = sse({
+    type: `${prefix}.completed`, b64_json: final.toString('base64'), ...common,
+    usage: { input_tokens: 20, input_tokens_details: { text_tokens: 20, image_tokens: 0 }, output_tokens: 1056, total_tokens: 1076 },
+  }, `${prefix}.completed`);
+  const error = sse({ type: 'error', error: { type: 'server_error', code: null, message: 'upstream says no' } }, 'error');
+  return streamOf(events, { ...opts, headers: { 'x-request-id': 'req_peer_image', ...opts.headers } }, [completed], error);
 }
 
 export async function imageReply(width = 1536, height = 1024): Promise<PeerReply> {
@@ -194,7 +236,19 @@ export const GPT_IMAGE_OUTPUT_TOKENS: Record<string, Record<string, number>> = {
  */
 export const REASONING_TOKENS = 64;
 
+/** A non-streamed reply as the stream the request asked for (`stream: true`). */
+function asStream(reply: PeerReply, body: any): PeerReply {
+  if (body?.stream !== true || !('json' in reply)) return reply;
+  const j = reply.json as { choices: Array<{ message: { content: string }; finish_reason: string }>; usage: PeerUsage };
+  const usage = body.stream_options?.include_usage ? j.usage : null;
+  return chatStream(j.choices[0]!.message.content ? [j.choices[0]!.message.content] : [], usage, { finish: j.choices[0]!.finish_reason });
+}
+
 function defaultChat(body: any): PeerReply {
+  return asStream(nonStreamedChat(body), body);
+}
+
+function nonStreamedChat(body: any): PeerReply {
   if (peerFamily(body?.model) !== 'reasoning') return chatReply('peer reply');
   const cap = typeof body.max_completion_tokens === 'number' ? body.max_completion_tokens : Infinity;
   if (cap < REASONING_TOKENS + 34) {
@@ -263,7 +317,15 @@ export async function startOpenAIPeer(opts: { strict?: boolean } = {}): Promise<
     async (req, _origin, index) => {
       if (req.path.endsWith('/chat/completions')) return defaultChat(req.json);
       if (req.path.endsWith('/images/generations') || req.path.endsWith('/images/edits')) {
-        return (await familyImage(req, (name, data, type) => peer.file(name, data, type), index)) ?? defaultImage;
+        const reply = (await familyImage(req, (name, data, type) => peer.file(name, data, type), index)) ?? defaultImage;
+        const { fields } = imageFields(req);
+        const stream = fields.stream === true || fields.stream === 'true';
+        if (!stream || !('json' in reply)) return reply;
+        // As asked: `partial_images` partial images (here the final one, smaller), then the final.
+        const final = Buffer.from((reply.json as { data: Array<{ b64_json: string }> }).data[0]!.b64_json, 'base64');
+        const n = Math.max(0, Math.min(3, Number(fields.partial_images ?? 0)));
+        const partial = await sharp(final).resize(64).png().toBuffer();
+        return imageStream(Array.from({ length: n }, () => partial), final, { prefix: req.path.endsWith('/edits') ? 'image_edit' : 'image_generation' });
       }
       return errorReply(404, 'invalid_request_error', 'unknown_url');
     },

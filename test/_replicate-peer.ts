@@ -22,6 +22,8 @@ export interface ReplicatePlan {
   syncMs?: number;
   /** Overrides merged into the create answer (e.g. urls elsewhere). */
   create?: Record<string, unknown>;
+  /** The prediction's `logs` so far (by its polls); default empty. */
+  logs?: (p: Prediction) => string;
 }
 
 export interface Prediction {
@@ -69,7 +71,7 @@ export async function startReplicatePeer(opts: { token: string }): Promise<Repli
     const get = `${origin}/v1/predictions/${p.id}`;
     const done = ['succeeded', 'failed', 'canceled', 'aborted'].includes(p.status);
     return {
-      id: p.id, model: p.model, version: p.version, input: p.input, logs: '', data_removed: false, source: 'api',
+      id: p.id, model: p.model, version: p.version, input: p.input, logs: p.plan.logs?.(p) ?? '', data_removed: false, source: 'api',
       status: p.status, output: p.status === 'succeeded' ? p.output : null, error: p.status === 'failed' ? p.error : null,
       created_at: '2026-01-01T00:00:00.000Z',
       ...(p.status !== 'starting' ? { started_at: '2026-01-01T00:00:01.000Z' } : {}),

@@ -6,7 +6,7 @@
 import type { CatalogModel } from '../billing/catalog.ts';
 import { onOrigin, requestJson } from './http.ts';
 import { imagePrompt } from './prompts.ts';
-import { createQueuedProvider, type QueuedProtocol } from './queued.ts';
+import { createQueuedProvider, lastLogLine, lastPercent, type Progress, type QueuedProtocol } from './queued.ts';
 import { upstreamSetting, type AspectRatio, type Provider } from './types.ts';
 import { badResponse, dataUrl, misconfigured, rejected, type AdapterOptions } from './upstream.ts';
 
@@ -99,6 +99,28 @@ const fal: QueuedProtocol<{ submitPath: string; queuePath: string }> = {
     if (status === 'COMPLETED') return true;
     if (status !== 'IN_QUEUE' && status !== 'IN_PROGRESS') throw badResponse('upstream provider returned an unknown request status');
     return false;
+  },
+
+  // Logs come with a status only when asked for (`logs=1`).
+  watchedStatusUrl(statusUrl) {
+    const u = new URL(statusUrl);
+    u.searchParams.set('logs', '1');
+    return u.href;
+  },
+
+  progress(answer): Progress | null {
+    const a = answer as { status?: unknown; queue_position?: unknown; logs?: unknown } | null;
+    if (a?.status === 'IN_QUEUE') {
+      const n = a.queue_position;
+      return { percent: null, message: typeof n === 'number' && Number.isInteger(n) && n >= 0 ? `queued (position ${n})` : 'queued' };
+    }
+    if (a?.status !== 'IN_PROGRESS') return null;
+    const lines = Array.isArray(a.logs) ? a.logs.map((l: { message?: unknown } | null) => (typeof l?.message === 'string' ? l.message : '')) : [];
+    let percent: number | null = null;
+    for (let i = lines.length - 1; i >= 0 && percent === null; i--) percent = lastPercent(lines[i]);
+    let message: string | null = null;
+    for (let i = lines.length - 1; i >= 0 && message === null; i--) message = lastLogLine(lines[i]);
+    return { percent, message: message ?? 'in progress' };
   },
 
   // COMPLETED: the request has ended upstream, whatever its result, after fal's own retries (up

@@ -5,11 +5,11 @@ import sharp from 'sharp';
 import type { CatalogModel } from '../billing/catalog.ts';
 import { IMAGE_INPUT_TOKENS } from './costs.ts';
 import { stripCodeFences } from './fences.ts';
-import { postJson } from './http.ts';
+import { eventJson, malformedEvent, postJson, postStream, streamErrorEvent, type Call, type StreamOptions } from './http.ts';
 import { decodeBase64Image, toImageOutput } from './images.ts';
 import { imagePrompt, systemPrompt, userPrompt } from './prompts.ts';
-import { outputKind, type ImageInputData, type ImageOutput, type ImageRequest, type Provider, type TextOutput, type TextRequest } from './types.ts';
-import { authHeaders, badResponse, baseUrl, misconfigured, nonNegInt, rejected, responseId, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
+import { outputKind, type ImageInputData, type ImageOutput, type ImageRequest, type OutputSink, type Provider, type TextOutput, type TextRequest } from './types.ts';
+import { authHeaders, badResponse, baseUrl, misconfigured, nonNegInt, rejected, responseId, streams, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 /** Image types Gemini reads inline; anything else (GIF) is converted to PNG first. */
@@ -74,21 +74,67 @@ function answerParts(json: unknown): { parts: Part[]; finish: unknown } {
   return { parts: Array.isArray(parts) ? parts.filter((p) => p && typeof p === 'object' && p.thought !== true) : [], finish };
 }
 
+/**
+ * A streamed generateContent (`streamGenerateContent?alt=sse`: each event a GenerateContentResponse
+ * chunk), its answer text (thought parts skipped) handed to the sink as it arrives, put back
+ * together into the one answer a non-streamed call returns: every chunk's parts, the finish reason,
+ * the last usageMetadata. The chunk with a finishReason (or a blocked prompt's feedback) completes
+ * it; a trailing chunk after it is still read. `whole`: the server answered in one piece.
+ */
+async function streamedAnswer(request: Call, options: StreamOptions, sink: OutputSink): Promise<{ json: unknown; requestId: string | null; whole: boolean }> {
+  const parts: Part[] = [];
+  let candidate = false;
+  let finish: unknown;
+  let usage: unknown;
+  let feedback: Answer['promptFeedback'];
+  let id: unknown;
+  const answer = await postStream(request, options, (ev) => {
+    const chunk = eventJson(ev) as (Answer & { error?: { code?: unknown; status?: unknown } | null }) | null;
+    if (!chunk || typeof chunk !== 'object' || Array.isArray(chunk)) throw malformedEvent();
+    if (chunk.error) throw streamErrorEvent(chunk.error.status, chunk.error.code);
+    id ??= chunk.responseId;
+    if (chunk.usageMetadata !== undefined) usage = chunk.usageMetadata;
+    if (chunk.promptFeedback !== undefined) feedback = chunk.promptFeedback;
+    const cand = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
+    if (cand) {
+      candidate = true;
+      for (const p of Array.isArray(cand.content?.parts) ? cand.content.parts : []) {
+        if (!p || typeof p !== 'object') continue;
+        parts.push(p);
+        if (p.thought !== true && typeof p.text === 'string' && p.text !== '') sink.text(p.text);
+      }
+      if (cand.finishReason !== undefined) finish = cand.finishReason;
+    }
+    if (finish !== undefined || (!candidate && feedback?.blockReason !== undefined)) return 'complete';
+  });
+  if (answer.json !== undefined) return { json: answer.json, requestId: answer.requestId, whole: true };
+  return {
+    json: {
+      candidates: candidate ? [{ content: { parts }, ...(finish === undefined ? {} : { finishReason: finish }) }] : [],
+      ...(feedback === undefined ? {} : { promptFeedback: feedback }),
+      ...(usage === undefined ? {} : { usageMetadata: usage }),
+      responseId: id,
+    },
+    requestId: answer.requestId,
+    whole: false,
+  };
+}
+
 export function createGeminiProvider(options: AdapterOptions = {}): Provider {
   const authOf = authHeaders(options, 'x-goog-api-key');
 
-  function request(model: CatalogModel, body: Record<string, unknown>, signal: AbortSignal) {
+  function call(model: CatalogModel, body: Record<string, unknown>, signal: AbortSignal, stream = false): Call {
     const name = upstreamModel(model).replace(/^models\//, '');
-    return postJson(
-      {
-        url: `${baseUrl(model, DEFAULT_BASE_URL)}/models/${encodeURIComponent(name)}:generateContent`,
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...authOf(model) },
-        body: JSON.stringify(body),
-        signal,
-      },
-      options,
-    );
+    const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+    return {
+      url: `${baseUrl(model, DEFAULT_BASE_URL)}/models/${encodeURIComponent(name)}:${method}`,
+      headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', ...authOf(model) },
+      body: JSON.stringify(body),
+      signal,
+    };
   }
+
+  const request = (model: CatalogModel, body: Record<string, unknown>, signal: AbortSignal) => postJson(call(model, body, signal), options);
 
   return {
     async generateText(req: TextRequest): Promise<TextOutput> {
@@ -96,13 +142,19 @@ export function createGeminiProvider(options: AdapterOptions = {}): Provider {
       const system = systemPrompt(kind);
       const prompt = userPrompt(req.prompt, req.textInputs);
       const images = req.model.supports_image_input ? req.images : [];
-      const { json, requestId } = await request(req.model, {
+      const body = {
         contents: [{ role: 'user', parts: [{ text: prompt }, ...(await Promise.all(images.map(inlinePart)))] }],
         systemInstruction: { parts: [{ text: system }] },
         generationConfig: generationConfig({ maxOutputTokens: req.maxTokens }, req.model),
-      }, req.signal);
+      };
+      const sink = streams(req.model, req.sink);
+      const { json, requestId, whole } = sink
+        ? await streamedAnswer(call(req.model, body, req.signal, true), options, sink)
+        : { ...(await request(req.model, body, req.signal)), whole: false };
       const { parts, finish } = answerParts(json);
       const text = parts.map((p) => (typeof p.text === 'string' ? p.text : '')).join('');
+      // A server that ignored `alt=sse` answered in one piece: its text is the one delta.
+      if (whole && sink && text !== '') sink.text(text);
       if (text.trim() === '') {
         // e.g. MAX_TOKENS spent entirely on thinking: nothing to deliver, so nothing is charged.
         throw rejected(`upstream model returned no content${reasonToken(finish)}`);

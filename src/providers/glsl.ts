@@ -156,6 +156,8 @@ export async function generateGlsl(provider: Provider, req: TextRequest): Promis
   if (firstCheck.ok) return first;
 
   let second: TextOutput;
+  // The repair is a new answer: clients drop the first one's text.
+  req.sink?.restart();
   try {
     second = await provider.generateText({ ...req, prompt: req.prompt + glslRepairPrompt(firstCheck.error) });
   } catch (err) {

@@ -1,10 +1,12 @@
 // One JSON-over-HTTP call to an upstream model API with per-attempt timeout, cancellation and
-// retries (429 honouring retry-after, 408/409/5xx, network errors) — errors made client-safe —
-// and the frame of a queued upstream job (submit, poll, fetch) under one deadline that cancels
-// the upstream job when it is abandoned.
+// retries (429 honouring retry-after, 408/409/5xx, network errors) — errors made client-safe —,
+// its streamed variant (server-sent events, retried only until the first event), and the frame of
+// a queued upstream job (submit, poll, fetch) under one deadline that cancels the upstream job
+// when it is abandoned.
 
 import { readCapped as readStream } from '../streams.ts';
 import { abortedError, sleep, throwIfAborted } from './sleep.ts';
+import { readSse, SILENT, type SseEvent } from './sse.ts';
 import { ProviderError } from './types.ts';
 
 export interface RetryOptions {
@@ -48,6 +50,7 @@ const TIMEOUT = Symbol('timeout');
 
 const duration = (ms: number) => (ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`);
 const ERROR_BODY_BYTES = 64 * 1024;
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /**
  * OpenAI error types/codes are words like `invalid_request_error` (OpenRouter uses numbers).
@@ -127,6 +130,24 @@ function statusError(status: number, body: string, headers: Headers, outcome = f
   return new ProviderError(message, { code: 'rejected', retryable: false, status });
 }
 
+/** The client-safe error of a non-2xx answer (its body read up to a cap). */
+async function errorAnswer(res: Response, outcome?: boolean): Promise<ProviderError> {
+  const body = await readCapped(res, ERROR_BODY_BYTES).then((b) => b.toString('utf8'), () => '');
+  return res.status >= 300 && res.status < 400
+    ? new ProviderError(`upstream provider returned ${res.status} (redirects are not followed)`, { code: 'rejected', retryable: false, status: res.status })
+    : statusError(res.status, body, res.headers, outcome);
+}
+
+function parseJsonBody(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new ProviderError('upstream provider returned malformed JSON', { code: 'bad_response', retryable: false });
+  }
+}
+
+const answerId = (res: Response) => requestId(res.headers.get('x-request-id') ?? res.headers.get('request-id'));
+
 /** POSTs and returns the parsed JSON body plus the upstream request id. */
 export async function postJson(call: Call, opts: RetryOptions = {}): Promise<{ json: unknown; requestId: string | null }> {
   const { json, requestId } = await requestJson({ ...call, method: 'POST' }, opts);
@@ -140,7 +161,6 @@ export async function requestJson(
 ): Promise<{ json: unknown; requestId: string | null; status: number }> {
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
   const timeoutMs = opts.timeoutMs ?? 120_000;
-  const random = opts.random ?? Math.random;
   let last: ProviderError | undefined;
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
@@ -158,19 +178,10 @@ export async function requestJson(
         redirect: 'manual', // a redirect would re-send the Authorization header elsewhere
       });
       if (res.status >= 200 && res.status < 300) {
-        const raw = await readCapped(res, opts.maxResponseBytes ?? 64 * 1024 * 1024);
-        let json: unknown;
-        try {
-          json = JSON.parse(raw.toString('utf8'));
-        } catch {
-          throw new ProviderError('upstream provider returned malformed JSON', { code: 'bad_response', retryable: false });
-        }
-        return { json, requestId: requestId(res.headers.get('x-request-id') ?? res.headers.get('request-id')), status: res.status };
+        const json = parseJsonBody(await readCapped(res, opts.maxResponseBytes ?? MAX_RESPONSE_BYTES));
+        return { json, requestId: answerId(res), status: res.status };
       }
-      const body = await readCapped(res, ERROR_BODY_BYTES).then((b) => b.toString('utf8'), () => '');
-      last = res.status >= 300 && res.status < 400
-        ? new ProviderError(`upstream provider returned ${res.status} (redirects are not followed)`, { code: 'rejected', retryable: false, status: res.status })
-        : statusError(res.status, body, res.headers, call.outcome);
+      last = await errorAnswer(res, call.outcome);
     } catch (err) {
       if (err instanceof ProviderError) throw err;
       if (call.signal.aborted) throw abortedError(call.signal.reason);
@@ -182,21 +193,165 @@ export async function requestJson(
       call.signal.removeEventListener('abort', onAbort);
     }
 
-    if (!last.retryable) throw last;
-    const maxRetryAfter = opts.maxRetryAfterMs ?? 60_000;
-    if (last.retryAfterMs !== undefined && last.retryAfterMs > maxRetryAfter) throw last;
     if (attempt === maxAttempts) break;
-    const backoff = Math.min(opts.maxDelayMs ?? 8_000, (opts.baseDelayMs ?? 500) * 2 ** (attempt - 1));
-    const jittered = Math.round(backoff * (0.5 + random() / 2));
-    await sleep(last.retryAfterMs ?? jittered, call.signal);
+    await beforeRetry(last, attempt, opts, call.signal);
   }
-  throw new ProviderError(`${last!.message} after ${maxAttempts} attempts`, {
-    code: last!.code,
+  throw exhausted(last!, maxAttempts, opts);
+}
+
+/** An error no attempt of the call retries: not retryable, or a retry-after longer than the call waits. */
+function final(last: ProviderError, opts: RetryOptions): boolean {
+  return !last.retryable || (last.retryAfterMs !== undefined && last.retryAfterMs > (opts.maxRetryAfterMs ?? 60_000));
+}
+
+/** Throws `last` when it may not be retried (or its retry-after is too long), else waits out the backoff. */
+async function beforeRetry(last: ProviderError, attempt: number, opts: RetryOptions, signal: AbortSignal): Promise<void> {
+  if (final(last, opts)) throw last;
+  const backoff = Math.min(opts.maxDelayMs ?? 8_000, (opts.baseDelayMs ?? 500) * 2 ** (attempt - 1));
+  const jittered = Math.round(backoff * (0.5 + (opts.random ?? Math.random)() / 2));
+  await sleep(last.retryAfterMs ?? jittered, signal);
+}
+
+/** The last attempt's error, once every attempt failed. */
+function exhausted(last: ProviderError, maxAttempts: number, opts: RetryOptions): ProviderError {
+  if (final(last, opts)) return last;
+  return new ProviderError(`${last.message} after ${maxAttempts} attempts`, {
+    code: last.code,
     retryable: true,
-    status: last!.status,
-    retryAfterMs: last!.retryAfterMs,
+    status: last.status,
+    retryAfterMs: last.retryAfterMs,
     cause: last,
   });
+}
+
+/**
+ * What a stream's reader makes of one event: `stop` — the protocol's end marker, nothing more is
+ * read; `complete` — the answer is whole, but what follows is still read (a trailing usage chunk)
+ * and a break after it is no error; nothing — more is to come.
+ */
+export type EventVerdict = 'stop' | 'complete' | void;
+
+export interface StreamOptions extends RetryOptions {
+  /** Cap on one event, in characters. Default 48 Mi (a streamed image's final event carries it whole, in base64). */
+  maxEventChars?: number;
+}
+
+/** The upstream's answer to postStream, once its stream is complete. */
+export interface StreamAnswer {
+  requestId: string | null;
+  /** The parsed body when the upstream answered plain JSON instead of a stream (a server that ignores `stream`). */
+  json?: unknown;
+}
+
+const streamCut = () => new ProviderError('upstream stream ended before it was complete', { code: 'network', retryable: true });
+
+/**
+ * POSTs a request that asks for a server-sent event stream and hands each event to `onEvent` as
+ * it arrives (docs/providers.md, "Streaming"). Until the first event, postJson's rules hold: the
+ * same retries (status errors, 429 retry-after, network errors, timeouts — `timeoutMs` bounds the
+ * wait for the answer and then each silence before the first event) and the same client-safe
+ * errors. Once an event has been handed over, nothing is retried here: a connection cut, a
+ * silence longer than `timeoutMs` or a stream ending before `onEvent` called it complete is a
+ * retryable `network` error, for the job to retry under its attempt rules; whatever `onEvent`
+ * throws (an error event, malformed data) propagates as it is. The caller's signal bounds it all.
+ */
+export async function postStream(call: Call, opts: StreamOptions, onEvent: (ev: SseEvent) => EventVerdict): Promise<StreamAnswer> {
+  const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const maxBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
+  let last: ProviderError | undefined;
+
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    throwIfAborted(call.signal);
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(TIMEOUT), timeoutMs);
+    const onAbort = () => ctl.abort(call.signal.reason);
+    call.signal.addEventListener('abort', onAbort, { once: true });
+    let started = false;
+    let complete = false;
+    let handling = false;
+    let id: string | null = null;
+    try {
+      const res = await fetch(call.url, { method: 'POST', headers: call.headers, body: call.body, signal: ctl.signal, redirect: 'manual' });
+      if (res.status >= 200 && res.status < 300) {
+        id = answerId(res);
+        if (!/^text\/event-stream\b/i.test(res.headers.get('content-type') ?? '')) {
+          return { requestId: id, json: parseJsonBody(await readCapped(res, maxBytes)) };
+        }
+        // From here on the timeout is the longest silence allowed (readSse's idle timer).
+        clearTimeout(timer);
+        if (res.body) {
+          const events = readSse(res.body, { signal: call.signal, idleMs: timeoutMs, maxEventChars: opts.maxEventChars ?? 48 * 1024 * 1024, maxTotalBytes: maxBytes });
+          for await (const ev of events) {
+            started = true;
+            handling = true;
+            const verdict = onEvent(ev);
+            handling = false;
+            if (verdict === 'stop') return { requestId: id };
+            if (verdict === 'complete') complete = true;
+          }
+        }
+        if (complete) return { requestId: id };
+        if (started) throw streamCut();
+        last = streamCut();
+      } else {
+        last = await errorAnswer(res);
+      }
+    } catch (err) {
+      if (handling) throw err;
+      if (call.signal.aborted) throw abortedError(call.signal.reason);
+      if (err instanceof ProviderError) {
+        if (!err.retryable || err.code === 'aborted') throw err;
+        if (complete) return { requestId: id };
+        if (started) throw err;
+        last = err.cause === SILENT ? new ProviderError(`upstream provider timed out after ${duration(timeoutMs)}`, { code: 'timeout', retryable: true }) : err;
+      } else {
+        last = ctl.signal.reason === TIMEOUT
+          ? new ProviderError(`upstream provider timed out after ${duration(timeoutMs)}`, { code: 'timeout', retryable: true, cause: err })
+          : new ProviderError('could not reach upstream provider', { code: 'network', retryable: true, cause: err });
+      }
+    } finally {
+      clearTimeout(timer);
+      call.signal.removeEventListener('abort', onAbort);
+    }
+
+    if (attempt === maxAttempts) break;
+    await beforeRetry(last, attempt, opts, call.signal);
+  }
+  throw exhausted(last!, maxAttempts, opts);
+}
+
+/**
+ * An error event inside a stream (Anthropic's `overloaded_error`, an OpenAI-compatible server's
+ * `error` chunk): its machine-readable type and HTTP-like status, when it gives them, are kept.
+ * Overload, rate limits and server errors may pass (retryable); a 4xx the same request would
+ * meet again is `rejected`.
+ */
+export function streamErrorEvent(type: unknown, status?: unknown): ProviderError {
+  const token = errorToken(type);
+  const code = typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 600 ? status : null;
+  const detail = [token, code === null ? null : String(code)].filter((x) => x !== null);
+  const message = `upstream provider reported an error during the stream${detail.length ? ` (${detail.join('/')})` : ''}`;
+  if (code === 429 || token === 'rate_limit_error') return new ProviderError(message, { code: 'rate_limited', retryable: true });
+  if (code !== null && code < 500 && code !== 408 && code !== 409) return new ProviderError(message, { code: 'rejected', retryable: false });
+  if (token === 'invalid_request_error' || token === 'authentication_error' || token === 'permission_error') {
+    return new ProviderError(message, { code: 'rejected', retryable: false });
+  }
+  return new ProviderError(message, { code: 'upstream_error', retryable: true });
+}
+
+/** An event whose data is not the JSON the protocol promises. */
+export function malformedEvent(): ProviderError {
+  return new ProviderError('upstream provider sent malformed data in its stream', { code: 'bad_response', retryable: false });
+}
+
+/** An event's data parsed as JSON (a malformedEvent error when it is not). */
+export function eventJson(ev: SseEvent): any {
+  try {
+    return JSON.parse(ev.data);
+  } catch {
+    throw malformedEvent();
+  }
 }
 
 /**

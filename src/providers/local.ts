@@ -16,16 +16,47 @@ import {
   type TextRequest,
 } from './types.ts';
 import type { CatalogModel } from '../billing/catalog.ts';
+import { streams } from './upstream.ts';
 
 const LONG_EDGE = 1024;
 /** Nominal cost of one image input in the local token estimate. */
 const LOCAL_IMAGE_TOKENS = 85;
 
 /** Catalog knob `upstream.delayMs`: simulated latency so tests can observe in-flight jobs. */
-async function simulatedLatency(model: CatalogModel, signal: AbortSignal): Promise<void> {
+function delayOf(model: CatalogModel): number {
   const delay = upstreamSetting(model, 'delayMs');
-  if (typeof delay === 'number' && Number.isFinite(delay) && delay > 0) await sleep(delay, signal);
+  return typeof delay === 'number' && Number.isFinite(delay) && delay > 0 ? delay : 0;
+}
+
+async function simulatedLatency(model: CatalogModel, signal: AbortSignal): Promise<void> {
+  const delay = delayOf(model);
+  if (delay > 0) await sleep(delay, signal);
   else throwIfAborted(signal);
+}
+
+/** How many pieces a streamed answer's delay is spread over (text chunks, progress steps). */
+const STEPS = 20;
+
+/**
+ * The delay spread over STEPS steps, `step(i)` called after each (i from 1), so that a fresh
+ * install shows streaming (docs/providers.md, "Streaming").
+ */
+async function paced(delay: number, signal: AbortSignal, step: (i: number) => void): Promise<void> {
+  const start = Date.now();
+  for (let i = 1; i <= STEPS; i++) {
+    // Aimed at the schedule, not summed sleeps: the whole still takes about `delay`.
+    await sleep(Math.max(0, start + (delay * i) / STEPS - Date.now()), signal);
+    step(i);
+  }
+}
+
+/** `text` cut into `n` pieces by code points (never inside a surrogate pair); they join back to it. */
+export function pieces(text: string, n: number): string[] {
+  const chars = Array.from(text);
+  const size = Math.max(1, Math.ceil(chars.length / n));
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
+  return out;
 }
 
 function hsl(h: number, s: number, l: number): string {
@@ -73,7 +104,10 @@ const estimateTokens = (chars: number) => Math.max(1, Math.ceil(chars / 4));
 
 export const localProvider: Provider = {
   async generateImage(req: ImageRequest): Promise<ImageOutput> {
-    await simulatedLatency(req.model, req.signal);
+    const delay = delayOf(req.model);
+    const sink = streams(req.model, req.sink);
+    if (sink && delay > 0) await paced(delay, req.signal, (i) => sink.progress(Math.round((i * 100) / STEPS), null));
+    else await simulatedLatency(req.model, req.signal);
     const seed = requestSeed({ kind: `image ${req.aspectRatio}`, prompt: req.prompt, textInputs: req.textInputs, images: req.images });
     const { width, height } = aspectSize(req.aspectRatio, LONG_EDGE);
     const svg = proceduralSvg(width, height, rng(seed));
@@ -86,15 +120,14 @@ export const localProvider: Provider = {
     const kind = outputKind(req);
     const seed = requestSeed({ kind: `text ${kind}`, prompt: req.prompt, textInputs: req.textInputs, images: req.images });
     const text = localText(kind, req.prompt, req.textInputs, rng(seed));
-    const delay = upstreamSetting(req.model, 'delayMs');
-    if (req.sink && upstreamSetting(req.model, 'stream') !== false && typeof delay === 'number' && delay > 0) {
-      // Streamed: the text in about 20 pieces spread over the simulated latency.
-      const pieces = 20;
-      const size = Math.ceil(text.length / pieces);
-      for (let at = 0; at < text.length; at += size) {
-        await sleep(delay / pieces, req.signal);
-        req.sink.text(text.slice(at, at + size));
-      }
+    const delay = delayOf(req.model);
+    const sink = streams(req.model, req.sink);
+    if (sink && delay > 0) {
+      const parts = pieces(text, STEPS);
+      await paced(delay, req.signal, (i) => {
+        const part = parts[i - 1];
+        if (part !== undefined) sink.text(part);
+      });
     } else {
       await simulatedLatency(req.model, req.signal);
     }

@@ -140,6 +140,15 @@ export function openaiEntryProblem(entry: FamilyEntry): string | null {
   }
   if (family === 'dall-e-3' && entry.supports_image_input) return 'dall-e-3 takes no reference images (no edits endpoint): set supports_image_input to false';
 
+  const stream = entry.upstream?.stream;
+  if (stream !== undefined && typeof stream !== 'boolean') return 'upstream.stream must be true or false';
+  const partials = entry.upstream?.partialImages;
+  if (partials !== undefined) {
+    if (typeof partials !== 'number' || !Number.isInteger(partials) || partials < 0 || partials > 3) return 'upstream.partialImages must be an integer from 0 to 3';
+    if (partials > 0 && !image) return 'upstream.partialImages is for image entries';
+    if (partials > 0 && family !== 'gpt-image' && family !== 'compatible') return `upstream.partialImages: ${family} models stream no partial images`;
+  }
+
   const sizes = entry.upstream?.imageSizes;
   if (sizes !== undefined) {
     if (!sizes || typeof sizes !== 'object') return 'upstream.imageSizes must map aspect ratios to sizes';

@@ -6,7 +6,7 @@
 import type { CatalogModel } from '../billing/catalog.ts';
 import { IMAGE_INPUT_TOKENS } from './costs.ts';
 import { stripCodeFences } from './fences.ts';
-import { postJson } from './http.ts';
+import { eventJson, malformedEvent, postJson, postStream, streamErrorEvent, type Call, type StreamOptions } from './http.ts';
 import { decodeBase64Image, downloadImage, toImageOutput } from './images.ts';
 import { entryParams, FAMILY_SIZES, openaiEntryProblem, openaiFamily, PROMPT_CHAR_LIMITS, type OpenAIFamily } from './openai-family.ts';
 import { imagePrompt, systemPrompt, userPrompt } from './prompts.ts';
@@ -17,12 +17,13 @@ import {
   type AspectRatio,
   type ImageOutput,
   type ImageRequest,
+  type OutputSink,
   type Provider,
   type TextOutput,
   type TextRequest,
   type TokenUsage,
 } from './types.ts';
-import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, nonNegInt, rejected, responseId, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
+import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, nonNegInt, rejected, responseId, streams, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -114,6 +115,106 @@ function billedUsage(json: unknown, sent: { inputChars: number; images: number; 
   return { inputTokens, outputTokens };
 }
 
+/** `upstream.partialImages` (0–3; openaiEntryProblem checks it), 0 when unset. */
+function partialImages(model: CatalogModel): number {
+  const n = upstreamSetting(model, 'partialImages');
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 3 ? n : 0;
+}
+
+const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' };
+const mediaTypeOf = (format: unknown) => (typeof format === 'string' && IMAGE_TYPES[format]) || 'image/png';
+
+interface ChatChunk {
+  id?: unknown;
+  error?: { code?: unknown } | null;
+  choices?: Array<{ index?: unknown; delta?: Record<string, unknown> | null; finish_reason?: unknown }>;
+  usage?: unknown;
+}
+
+/**
+ * A streamed chat completion (`data: {choices:[{delta}]}` … `data: [DONE]`), its content deltas
+ * handed to the sink as they arrive, put back together into the answer a non-streamed call
+ * returns, so the same rules read both: content, refusal and reasoning joined, the last
+ * finish_reason, the final usage chunk (absent: the same estimate as a missing usage).
+ * `whole`: the server ignored `stream` and answered in one piece.
+ */
+async function streamedChat(call: Call, options: StreamOptions, sink: OutputSink): Promise<{ json: unknown; requestId: string | null; whole: boolean }> {
+  let id: unknown;
+  let seen = false;
+  let text = '';
+  let reasoning = '';
+  let refusal = '';
+  let finish: unknown = null;
+  let usage: unknown;
+  const answer = await postStream(call, options, (ev) => {
+    if (ev.data.trim() === '[DONE]') return 'stop';
+    const chunk = eventJson(ev) as ChatChunk | null;
+    if (!chunk || typeof chunk !== 'object' || Array.isArray(chunk)) throw malformedEvent();
+    // OpenAI's and OpenRouter's error chunks: judged like an error inside a 200 answer.
+    if (chunk.error || ev.event === 'error') throw answeredError(chunk.error?.code);
+    id ??= chunk.id;
+    if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage;
+    const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => (c?.index ?? 0) === 0) : undefined;
+    if (!choice) return;
+    seen = true;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      text += delta.content;
+      sink.text(delta.content);
+    }
+    if (typeof delta.refusal === 'string') refusal += delta.refusal;
+    // Reasoning deltas (vLLM, OpenRouter) are billed like the answer but are not output.
+    for (const r of [delta.reasoning_content, delta.reasoning]) if (typeof r === 'string') reasoning += r;
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined) finish = choice.finish_reason;
+  });
+  if (answer.json !== undefined) return { json: answer.json, requestId: answer.requestId, whole: true };
+  const message = { content: text, refusal: refusal === '' ? null : refusal, ...(reasoning === '' ? {} : { reasoning }) };
+  return {
+    json: { id, choices: seen ? [{ message, finish_reason: finish }] : [], ...(usage === undefined ? {} : { usage }) },
+    requestId: answer.requestId,
+    whole: false,
+  };
+}
+
+interface ImageEvent {
+  type?: unknown;
+  b64_json?: unknown;
+  partial_image_index?: unknown;
+  output_format?: unknown;
+  usage?: unknown;
+  error?: { type?: unknown; code?: unknown } | null;
+}
+
+/**
+ * A streamed Images API answer (`image_generation.*` / `image_edit.*` events): each
+ * `partial_image` handed to the sink as a preview, the `completed` event's image and usage taken
+ * as a non-streamed answer's `data[0]`.
+ */
+async function streamedImage(call: Call, options: StreamOptions, sink: OutputSink, format: string): Promise<{ json: unknown; requestId: string | null }> {
+  let final: ImageEvent | null = null;
+  let previews = 0;
+  const answer = await postStream(call, options, (ev) => {
+    const data = eventJson(ev) as ImageEvent | null;
+    if (!data || typeof data !== 'object' || Array.isArray(data)) throw malformedEvent();
+    const type = typeof data.type === 'string' ? data.type : ev.event;
+    if (type === 'error' || data.error) throw streamErrorEvent(data.error?.type ?? data.error?.code);
+    if (type.endsWith('.partial_image')) {
+      if (typeof data.b64_json !== 'string' || data.b64_json === '') throw malformedEvent();
+      const index = nonNegInt(data.partial_image_index) ?? previews;
+      previews++;
+      sink.preview(index, decodeBase64Image(data.b64_json), data.output_format === undefined ? format : mediaTypeOf(data.output_format));
+      return;
+    }
+    if (type.endsWith('.completed')) {
+      final = data;
+      return 'stop';
+    }
+  });
+  if (answer.json !== undefined) return answer as { json: unknown; requestId: string | null };
+  const done = final as ImageEvent | null;
+  return { json: { data: [{ b64_json: done?.b64_json }], ...(done?.usage === undefined ? {} : { usage: done.usage }) }, requestId: answer.requestId };
+}
+
 /** o1-mini and o1-preview take neither system nor developer messages: instructions go first in the user turn. */
 const NO_INSTRUCTION_ROLE = /^o1-(mini|preview)/;
 
@@ -141,16 +242,20 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
       // max_completion_tokens bounds visible output and reasoning together; compatible servers
       // (OpenRouter, Ollama, vLLM, llama.cpp) document max_tokens.
       const cap = family === 'compatible' ? 'max_tokens' : 'max_completion_tokens';
-      const { json, requestId } = await postJson(
-        {
-          url: endpoint(req.model, '/chat/completions'),
-          headers: { 'content-type': 'application/json', accept: 'application/json', ...authOf(req.model) },
-          body: JSON.stringify(body({}, req.model, { model: name, messages, [cap]: req.maxTokens })),
-          signal: req.signal,
-        },
-        options,
-      );
+      const sink = streams(req.model, req.sink);
+      const call: Call = {
+        url: endpoint(req.model, '/chat/completions'),
+        headers: { 'content-type': 'application/json', accept: sink ? 'text/event-stream' : 'application/json', ...authOf(req.model) },
+        body: JSON.stringify(body({}, req.model, {
+          model: name, messages, [cap]: req.maxTokens,
+          ...(sink ? { stream: true, stream_options: { include_usage: true } } : {}),
+        })),
+        signal: req.signal,
+      };
+      const { json, requestId, whole } = sink ? await streamedChat(call, options, sink) : { ...(await postJson(call, options)), whole: false };
       const choice = firstChoice(json);
+      // A server that ignored `stream` answered in one piece: its text is the one delta.
+      if (whole && sink && choice.text !== '') sink.text(choice.text);
       if (choice.text.trim() === '') {
         throw rejected(
           choice.refusal || choice.finish === 'content_filter'
@@ -183,12 +288,18 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
         throw rejected(`the prompt is too long for this model (at most ${maxBytes} bytes of UTF-8, text inputs included)`);
       }
       const sizes = upstreamSetting(req.model, 'imageSizes') as Partial<Record<AspectRatio, string>> | undefined;
+      // Partial images are asked for only with a sink and `upstream.partialImages` ≥ 1 (gpt-image, or a compatible server told so).
+      const sink = streams(req.model, req.sink);
+      const partials = sink && (family === 'gpt-image' || family === 'compatible') ? partialImages(req.model) : 0;
       // gpt-image models always return base64 and reject response_format; dall-e and compatible
       // servers default to a URL, so base64 is asked for.
       const fields = body(
         family === 'gpt-image' ? {} : { response_format: 'b64_json' },
         req.model,
-        { model: upstreamModel(req.model), prompt, n: 1, size: sizes?.[req.aspectRatio] ?? FAMILY_SIZES[family].byRatio[req.aspectRatio] },
+        {
+          model: upstreamModel(req.model), prompt, n: 1, size: sizes?.[req.aspectRatio] ?? FAMILY_SIZES[family].byRatio[req.aspectRatio],
+          ...(partials ? { stream: true, partial_images: partials } : {}),
+        },
       );
       const images = req.model.supports_image_input ? req.images : [];
       if (family === 'dall-e-2' && images.length > 1) throw rejected('this model edits one reference image at a time');
@@ -213,7 +324,10 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
         headers['content-type'] = 'application/json';
         payload = JSON.stringify(fields);
       }
-      const { json, requestId } = await postJson({ url: endpoint(req.model, path), headers, body: payload, signal: req.signal }, options);
+      const call: Call = { url: endpoint(req.model, path), headers, body: payload, signal: req.signal };
+      const { json, requestId } = partials
+        ? await streamedImage({ ...call, headers: { ...headers, accept: 'text/event-stream' } }, options, sink!, mediaTypeOf(entryParams(req.model).output_format))
+        : await postJson(call, options);
       const item = (json as { data?: Array<{ b64_json?: unknown; url?: unknown }> })?.data?.[0];
       let data: Buffer;
       if (typeof item?.b64_json === 'string' && item.b64_json.length > 0) {

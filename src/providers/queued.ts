@@ -54,6 +54,13 @@ export interface QueuedProtocol<T> {
    * when it ended otherwise or the answer is not understood.
    */
   ended(answer: unknown, job: UpstreamJob): boolean;
+  /**
+   * What a status answer tells a watching client (queue position, the last log line, a
+   * percentage), or null for nothing. Only asked while the request streams to a sink.
+   */
+  progress?(answer: unknown): Progress | null;
+  /** The status URL to poll while the request streams to a sink (fal asks for its logs there). */
+  watchedStatusUrl?(statusUrl: string): string;
   /** The image URL of the ended request, and what else its output reports (billed run time). */
   result(call: QueuedCall, answer: unknown, submission: Submission): Promise<{ url: string; extra?: Pick<ImageOutput, 'billedSeconds'> }>;
 }
@@ -84,9 +91,20 @@ export function createQueuedProvider<T>(protocol: QueuedProtocol<T>, options: Ad
         const { method, url: cancelUrl } = submission.cancel;
         job.cancelWith(() => bestEffort({ method, url: cancelUrl, headers: { accept: 'application/json', ...auth } }));
 
-        const poll = async () => (await requestStatus(call, submission.statusUrl)).json;
+        const sink = req.sink ?? null;
+        const statusUrl = sink && protocol.watchedStatusUrl ? protocol.watchedStatusUrl(submission.statusUrl) : submission.statusUrl;
+        const poll = async () => (await requestStatus(call, statusUrl)).json;
+        let reported = '';
+        const report = (answer: unknown) => {
+          const p = sink && protocol.progress ? protocol.progress(answer) : null;
+          const key = p ? JSON.stringify([p.percent, p.message]) : '';
+          if (!p || key === reported) return;
+          reported = key;
+          sink!.progress(p.percent, p.message);
+        };
         let answer = submission.status ? submission.status.answer : await poll();
         while (!protocol.ended(answer, job)) {
+          report(answer);
           await sleep(interval, job.signal);
           answer = await poll();
         }
@@ -103,4 +121,48 @@ export function createQueuedProvider<T>(protocol: QueuedProtocol<T>, options: Ad
 /** One status read. */
 function requestStatus(call: QueuedCall, url: string) {
   return requestJson({ method: 'GET', url, headers: { accept: 'application/json', ...call.auth }, signal: call.job.signal }, call.options);
+}
+
+/** Queue status for a client: a percentage (0–100) and/or a short message. */
+export interface Progress {
+  percent: number | null;
+  message: string | null;
+}
+
+const MESSAGE_CHARS = 200;
+
+/**
+ * Upstream free text made fit for a client: control characters removed (a tqdm line's carriage
+ * returns and colour codes' ESC included), whitespace collapsed, at most 200 characters; null
+ * when nothing is left.
+ */
+export function progressMessage(text: unknown): string | null {
+  if (typeof text !== 'string') return null;
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  if (clean === '') return null;
+  const chars = [...clean];
+  return chars.length > MESSAGE_CHARS ? `${chars.slice(0, MESSAGE_CHARS - 1).join('')}…` : clean;
+}
+
+/** The last line of a log that holds something (lines end in LF, CRLF or a tqdm redraw's CR). */
+export function lastLogLine(log: unknown): string | null {
+  if (typeof log !== 'string') return null;
+  const lines = log.split(/\r\n|\r|\n/);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = progressMessage(lines[i]);
+    if (m !== null) return m;
+  }
+  return null;
+}
+
+/** The last percentage in a text (`45%|███` as tqdm prints it, or `45%`), 0–100, else null. */
+export function lastPercent(text: unknown): number | null {
+  if (typeof text !== 'string') return null;
+  let found: number | null = null;
+  for (const m of text.matchAll(/(?<![\d.])(\d{1,3}(?:\.\d+)?)\s?%/g)) {
+    const n = Number(m[1]);
+    if (n >= 0 && n <= 100) found = Math.round(n);
+  }
+  return found;
 }

@@ -7,7 +7,7 @@
 import type { CatalogModel } from '../billing/catalog.ts';
 import { onOrigin, requestJson } from './http.ts';
 import { imagePrompt } from './prompts.ts';
-import { createQueuedProvider, type QueuedProtocol } from './queued.ts';
+import { createQueuedProvider, lastLogLine, lastPercent, type Progress, type QueuedProtocol } from './queued.ts';
 import { ProviderError, upstreamSetting, type AspectRatio, type Provider } from './types.ts';
 import { badResponse, dataUrl, misconfigured, type AdapterOptions } from './upstream.ts';
 
@@ -148,6 +148,13 @@ const replicate: QueuedProtocol<{ path: string; version: string | null; wait: nu
     if (status !== 'succeeded') throw badResponse('upstream provider returned an unknown prediction status');
     // Succeeded (and billed): fetching its output may be retried, a new prediction may not.
     return true;
+  },
+
+  progress(answer): Progress | null {
+    const p = answer as (Prediction & { logs?: unknown }) | null;
+    if (p?.status === 'starting') return { percent: null, message: 'starting' };
+    if (p?.status !== 'processing') return null;
+    return { percent: lastPercent(p.logs), message: lastLogLine(p.logs) ?? 'processing' };
   },
 
   async result(_call, answer) {

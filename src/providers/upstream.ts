@@ -8,7 +8,7 @@ import { decodeDataUrl, type RetryOptions, type UpstreamJob } from './http.ts';
 import { downloadImage } from './images.ts';
 import { InputError } from './inputs.ts';
 import { sleep } from './sleep.ts';
-import { ProviderError, type ImageInputData } from './types.ts';
+import { ProviderError, upstreamSetting, type ImageInputData, type OutputSink } from './types.ts';
 
 /** Settings every network adapter takes: per-attempt timeout, retries, where keys are looked up. */
 export interface AdapterOptions extends RetryOptions {
@@ -113,4 +113,9 @@ export function nonNegInt(v: unknown): number | null {
 /** A response's own id, kept only when it looks like one (ids, never free text, reach the logs). */
 export function responseId(v: unknown): string | null {
   return typeof v === 'string' && /^[A-Za-z0-9_.:-]{1,128}$/.test(v) ? v : null;
+}
+
+/** The sink to stream to: the request's, unless the entry sets `upstream.stream: false` (docs/providers.md, "Streaming"). */
+export function streams(model: CatalogModel, sink: OutputSink | undefined): OutputSink | null {
+  return sink && upstreamSetting(model, 'stream') !== false ? sink : null;
 }

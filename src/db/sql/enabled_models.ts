@@ -20,6 +20,10 @@ export interface CatalogUpstream {
   maxSeconds?: number;
   pollIntervalMs?: number;
   delayMs?: number;
+  /** false: never ask this upstream for a stream, even when the generation streams. */
+  stream?: boolean;
+  /** openai image entries: partial images (0–3) asked for while a generation streams. */
+  partialImages?: number;
   [setting: string]: unknown;
 }
 
