@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { after, before, test } from 'node:test';
-import { chatReply, startOpenAIPeer, type OpenAIPeer, type PeerReply } from './_openai-peer.ts';
+import { openSse } from './_live.ts';
+import { chatReply, chatStream, startOpenAIPeer, type OpenAIPeer, type PeerReply } from './_openai-peer.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
 import { charges, generationRow, startTestWorker, until, waitFor } from './_generations.ts';
 
@@ -205,6 +206,35 @@ test('a worker killed with SIGKILL mid-generation: a restarted worker finishes i
   // The killed worker's heartbeat was swept; the stopped one retired its own.
   const [hb] = await srv.db.sql`select count(*)::int as n from kiln_private.worker_heartbeats`;
   assert.equal(hb.n, 0);
+});
+
+test('a worker killed with SIGKILL mid-stream: the stream shows reset, the new execution\'s deltas make the final text, charged once', async () => {
+  const { key } = await newKey();
+  // The first call writes two pieces, then stays silent (its worker dies); the retry streams it all.
+  handlers.set('stream-kill', (n) => (n === 0
+    ? chatStream(['first try ', 'is cut '], null, { chunkMs: 20, hold: true })
+    : chatStream(['second ', 'try ', 'is whole\n'], { prompt_tokens: 3, completion_tokens: 4 }, { chunkMs: 20 })));
+  const id = await create(key, { type: 'code', prompt: '[case:stream-kill] please', model: 'peer/coder' });
+  const first = await spawnWorker();
+  const s = await openSse(`${srv.base}/generations/${id}/events`, { authorization: `Bearer ${key}` });
+  await s.until((e) => e.event === 'delta' && s.events.filter((x) => x.event === 'delta').map((x) => JSON.parse(x.data).text).join('') === 'first try is cut ', 30_000);
+  first.kill('SIGKILL');
+  await new Promise((r) => first.once('exit', r));
+  const second = await spawnWorker();
+  await s.ended;
+  second.kill('SIGTERM');
+  await new Promise((r) => second.once('exit', r));
+  const events = s.events.map((e) => e.event);
+  const reset = events.indexOf('reset');
+  assert.ok(reset > 0, JSON.stringify(events));
+  assert.deepEqual(JSON.parse(s.events[reset]!.data), { attempt: 2 });
+  const after = s.events.slice(reset).filter((e) => e.event === 'delta').map((e) => JSON.parse(e.data));
+  assert.equal(after[0]!.offset, 0, 'offsets start again after a reset');
+  assert.equal(after.map((d) => d.text).join(''), 'second try is whole\n');
+  const end = JSON.parse(s.events.at(-1)!.data);
+  assert.equal(end.status, 'completed');
+  assert.equal(end.result.code, 'second try is whole');
+  assert.deepEqual((await charges(srv.db.sql, id)).map((c) => [c.status, c.settled]), [['settled', String(3 * 1 + 4 * 2)]]);
 });
 
 test('a generation no job can finish any more is failed by the sweep and its reservation released', async () => {
