@@ -114,8 +114,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Stream a generation's status changes
-         * @description Server-sent events (`text/event-stream`). Each status the generation reaches is one `status` event whose `data` is the `GET /generations/{id}` body, with `id` 1 (pending), 2 (processing) or 3 (completed or failed); the terminal event is the last, then the stream closes. Reconnect with `Last-Event-ID` to resume without repeats. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`. 404 and 400 as `GET /generations/{id}`.
+         * Stream a generation's status changes and its output as it is written
+         * @description Server-sent events (`text/event-stream`). Each status the generation reaches is one `status` event whose `data` is the `GET /generations/{id}` body, with `id` 1 (pending), 2 (processing) or 3 (completed or failed); the terminal event is the last, then the stream closes. While it processes, `delta` (output text as the provider writes it), `preview` (partial images), `progress` (the provider's status) and `reset` (the execution starts over: drop what was shown) events follow (docs: API guide, "Streaming"). Reconnect with `Last-Event-ID` to resume right after any event, with no gap and no repeat. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`. 404 and 400 as `GET /generations/{id}`.
          */
         get: operations["streamGenerationEvents"];
         put?: never;
@@ -271,7 +271,7 @@ export interface paths {
         };
         /**
          * Stream a workflow run's progress
-         * @description Server-sent events (`text/event-stream`): `status` when the run is pending or running (`data` = the `GET /workflows/{id}/runs/{runId}` body); for each output as it settles, in `results` order, `output` (`data` = its entry of `results`) then `progress` (`data` = `{ "total", "completed" }`); last, once the run is completed or failed and no output can still settle, `status` with the full run body — then the stream closes. Every event has an `id`; reconnect with `Last-Event-ID` to resume with no gap and no repeat. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`. 404 and 400 as `GET /workflows/{id}/runs/{runId}`.
+         * @description Server-sent events (`text/event-stream`): `status` when the run is pending or running (`data` = the `GET /workflows/{id}/runs/{runId}` body); for each output as it settles, in `results` order, `output` (`data` = its entry of `results`) then `progress` (`data` = `{ "total", "completed" }`); while outputs run, their `delta`, `preview`, `output.progress` and `reset` events (`data` adds `promptNodeId` and `outputNodeId`; docs: API guide, "Streaming"); last, once the run is completed or failed and no output can still settle, `status` with the full run body — then the stream closes. Every event has an `id`; reconnect with `Last-Event-ID` to resume with no gap and no repeat. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`. 404 and 400 as `GET /workflows/{id}/runs/{runId}`.
          */
         get: operations["streamWorkflowRunEvents"];
         put?: never;

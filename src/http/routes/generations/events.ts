@@ -16,11 +16,13 @@ export default defineRoute<string, { body: GenerationRow | null }>({
   method: 'GET',
   path: '/generations/{id}/events',
   operationId: 'streamGenerationEvents',
-  summary: 'Stream a generation\'s status changes',
+  summary: 'Stream a generation\'s status changes and its output as it is written',
   description:
     'Server-sent events (`text/event-stream`). Each status the generation reaches is one `status` event whose `data` is the `GET /generations/{id}` body, ' +
     'with `id` 1 (pending), 2 (processing) or 3 (completed or failed); the terminal event is the last, then the stream closes. ' +
-    'Reconnect with `Last-Event-ID` to resume without repeats. A comment line every 15 s keeps the connection open. ' +
+    'While it processes, `delta` (output text as the provider writes it), `preview` (partial images), `progress` (the provider\'s status) and ' +
+    '`reset` (the execution starts over: drop what was shown) events follow (docs: API guide, "Streaming"). ' +
+    'Reconnect with `Last-Event-ID` to resume right after any event, with no gap and no repeat. A comment line every 15 s keeps the connection open. ' +
     'At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`. ' +
     '404 and 400 as `GET /generations/{id}`.',
   tag: 'Generations',

@@ -18,6 +18,7 @@ export default defineRoute<RunIds, { body: RunRow | null }>({
   description:
     'Server-sent events (`text/event-stream`): `status` when the run is pending or running (`data` = the `GET /workflows/{id}/runs/{runId}` body); ' +
     'for each output as it settles, in `results` order, `output` (`data` = its entry of `results`) then `progress` (`data` = `{ "total", "completed" }`); ' +
+    'while outputs run, their `delta`, `preview`, `output.progress` and `reset` events (`data` adds `promptNodeId` and `outputNodeId`; docs: API guide, "Streaming"); ' +
     'last, once the run is completed or failed and no output can still settle, `status` with the full run body — then the stream closes. ' +
     'Every event has an `id`; reconnect with `Last-Event-ID` to resume with no gap and no repeat. A comment line every 15 s keeps the connection open. ' +
     'At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`. ' +
