@@ -280,6 +280,26 @@ create table kiln_private.expired_objects (
 );
 comment on table kiln_private.expired_objects is 'Paths removed by retention, so their old URLs answer 410 gone instead of 404.';
 
+create unlogged table kiln_private.generation_streams (
+  generation_id uuid not null,
+  account_id uuid not null,
+  run_id uuid,
+  session integer default 1 not null,
+  cut boolean default false not null,
+  text text default ''::text not null,
+  chars integer default 0 not null,
+  preview_index integer,
+  preview_path text,
+  preview_type text,
+  preview_paths text[] default '{}'::text[] not null,
+  progress_seq integer default 0 not null,
+  progress_percent smallint,
+  progress_message text,
+  updated_at timestamp with time zone default now() not null,
+  constraint generation_streams_pkey PRIMARY KEY (generation_id)
+) with (fillfactor=50);
+CREATE INDEX generation_streams_run_id ON kiln_private.generation_streams USING btree (run_id) WHERE (run_id IS NOT NULL);
+
 create table kiln_private.generations (
   id uuid not null,
   account_id uuid not null,
@@ -820,6 +840,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.create_webhook_endpoint(uuid,uuid,text,text[],text,bytea): db/functions/kiln.create_webhook_endpoint.sql
 -- function kiln.create_workflow(uuid,uuid,text,jsonb): db/functions/kiln.create_workflow.sql
 -- function kiln.create_workspace(text,uuid): db/functions/kiln.create_workspace.sql
+-- function kiln.cut_generation_stream(uuid,text): db/functions/kiln.cut_generation_stream.sql
 -- function kiln.defer_generation(uuid,text,bigint,text,boolean): db/functions/kiln.defer_generation.sql
 -- function kiln.delete_webhook_endpoint(uuid,uuid): db/functions/kiln.delete_webhook_endpoint.sql
 -- function kiln.delete_workflow(uuid,uuid,uuid,bigint[]): db/functions/kiln.delete_workflow.sql
@@ -842,11 +863,13 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.get_daily_usage_for_callers(uuid[],uuid[],date[],date[]): db/functions/kiln.get_daily_usage_for_callers.sql
 -- function kiln.get_daily_usage_for_keys(bytea[],integer,date[],date[]): db/functions/kiln.get_daily_usage_for_keys.sql
 -- function kiln.get_generation(uuid,uuid,text[]): db/functions/kiln.get_generation.sql
+-- function kiln.get_generation_stream(uuid,uuid): db/functions/kiln.get_generation_stream.sql
 -- function kiln.get_generations(uuid[],uuid[],text[]): db/functions/kiln.get_generations.sql
 -- function kiln.get_held_output(uuid): db/functions/kiln.get_held_output.sql
 -- function kiln.get_key(uuid,uuid,text[],uuid): db/functions/kiln.get_key.sql
 -- function kiln.get_me(uuid): db/functions/kiln.get_me.sql
 -- function kiln.get_object(text): db/functions/kiln.get_object.sql
+-- function kiln.get_run_streams(uuid,uuid): db/functions/kiln.get_run_streams.sql
 -- function kiln.get_usage(uuid,uuid): db/functions/kiln.get_usage.sql
 -- function kiln.get_webhook_endpoint(uuid,uuid): db/functions/kiln.get_webhook_endpoint.sql
 -- function kiln.get_workflow(uuid,uuid,uuid): db/functions/kiln.get_workflow.sql
@@ -919,6 +942,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.start_generation(uuid,text,bigint,integer,integer,integer,integer): db/functions/kiln.start_generation.sql
 -- function kiln.start_generations(bytea[],text,text[],text[],bigint[],jsonb[],bigint[],integer,text[],bytea[],integer): db/functions/kiln.start_generations.sql
 -- function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer): db/functions/kiln.start_workflow_run.sql
+-- function kiln.stream_generation(uuid,text,integer,integer,text,jsonb,jsonb): db/functions/kiln.stream_generation.sql
 -- function kiln.sweep_workers(integer): db/functions/kiln.sweep_workers.sql
 -- function kiln.switch_object(text,text,bytea,text,bytea): db/functions/kiln.switch_object.sql
 -- function kiln.switch_session_workspace(bytea,uuid): db/functions/kiln.switch_session_workspace.sql
@@ -947,6 +971,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln_private.credentials(bytea[]): db/functions/kiln_private.credentials.sql
 -- function kiln_private.debit_key_pools(uuid[],timestamp with time zone[],bigint[],bigint[]): db/functions/kiln_private.debit_key_pools.sql
 -- function kiln_private.debit_pools(uuid[],timestamp with time zone[],bigint[],bigint[]): db/functions/kiln_private.debit_pools.sql
+-- function kiln_private.drop_generation_stream(uuid): db/functions/kiln_private.drop_generation_stream.sql
 -- function kiln_private.duration_text(integer): db/functions/kiln_private.duration_text.sql
 -- function kiln_private.emit_event(uuid,text,uuid,json,uuid): db/functions/kiln_private.emit_event.sql
 -- function kiln_private.end_generation(uuid,text): db/functions/kiln_private.end_generation.sql
@@ -975,6 +1000,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[]): db/functions/kiln_private.reserve_budgets.sql
 -- function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]): db/functions/kiln_private.roll_up_charges.sql
 -- function kiln_private.schedule_run_deadline(uuid,timestamp with time zone): db/functions/kiln_private.schedule_run_deadline.sql
+-- function kiln_private.stream_notify(kiln_private.generation_streams,integer,text,jsonb): db/functions/kiln_private.stream_notify.sql
 -- function kiln_private.take_object_intent(text): db/functions/kiln_private.take_object_intent.sql
 -- function kiln_private.tg_accounts__account_spend(): db/functions/kiln_private.tg_accounts__account_spend.sql
 -- function kiln_private.tg_accounts__audit(): db/functions/kiln_private.tg_accounts__audit.sql
