@@ -958,6 +958,13 @@ export interface components {
             error: string | null;
             /** @description The request's prompt, as it was sent. Absent only from events recorded before the field existed. */
             prompt?: string;
+            /** @description `GET /generations/{id}` while `processing`, once the provider has written something: what it has written so far. Working data, not the result: it may start over after a retry, and it is gone once the generation ends. */
+            partial?: {
+                /** @description Code outputs: the text written so far, as the provider wrote it (code fences included). */
+                text?: string;
+                /** @description Image outputs: a signed URL to the newest partial image. */
+                previewUrl?: string;
+            };
         };
         Model: {
             /** @description Value to pass as `model`. */
@@ -1212,7 +1219,7 @@ export interface components {
                 to: string;
             }[];
         };
-        /** @description One event of `GET /generations/{id}/events`, its `data` line parsed as JSON: the `GET /generations/{id}` body. */
+        /** @description One event of `GET /generations/{id}/events`, its `data` line parsed as JSON. */
         GenerationStreamItem: {
             /** @constant */
             event: "status";
@@ -1222,6 +1229,30 @@ export interface components {
              */
             id: "1" | "2" | "3";
             data: components["schemas"]["GenerationStatus"];
+        } | {
+            /** @constant */
+            event: "delta";
+            /** @description `2.S.C.P.G` (session, characters, previews and progress reports seen): send it as `Last-Event-ID` to resume right after this event. */
+            id: string;
+            data: components["schemas"]["StreamDelta"];
+        } | {
+            /** @constant */
+            event: "preview";
+            /** @description `2.S.C.P.G` (session, characters, previews and progress reports seen): send it as `Last-Event-ID` to resume right after this event. */
+            id: string;
+            data: components["schemas"]["StreamPreview"];
+        } | {
+            /** @constant */
+            event: "progress";
+            /** @description `2.S.C.P.G` (session, characters, previews and progress reports seen): send it as `Last-Event-ID` to resume right after this event. */
+            id: string;
+            data: components["schemas"]["StreamProgress"];
+        } | {
+            /** @constant */
+            event: "reset";
+            /** @description `2.S.C.P.G` (session, characters, previews and progress reports seen): send it as `Last-Event-ID` to resume right after this event. */
+            id: string;
+            data: components["schemas"]["StreamReset"];
         };
         /** @description One event of `GET /workflows/{id}/runs/{runId}/events`, its `data` line parsed as JSON. */
         WorkflowRunStreamItem: {
@@ -1241,11 +1272,98 @@ export interface components {
             event: "progress";
             /** @description The event's `id`: send it as `Last-Event-ID` to resume after it. */
             id: string;
-            /** @description `total`: outputs (prompt → output edges) of the run; `completed`: outputs settled so far (completed, failed or skipped). */
             data: {
                 total: number;
                 completed: number;
-            };
+            } | components["schemas"]["OutputProgress"];
+        } | {
+            /** @constant */
+            event: "delta";
+            /** @description The event's `id`: send it as `Last-Event-ID` to resume after it. */
+            id: string;
+            data: components["schemas"]["OutputDelta"];
+        } | {
+            /** @constant */
+            event: "preview";
+            /** @description The event's `id`: send it as `Last-Event-ID` to resume after it. */
+            id: string;
+            data: components["schemas"]["OutputPreview"];
+        } | {
+            /** @constant */
+            event: "reset";
+            /** @description The event's `id`: send it as `Last-Event-ID` to resume after it. */
+            id: string;
+            data: components["schemas"]["OutputReset"];
+        };
+        /** @description Output text as it is written. The deltas after a `reset` (or from the start) concatenate to the text the provider wrote. */
+        StreamDelta: {
+            /** @description The next piece of output text, exactly as the provider wrote it (code fences included). */
+            text: string;
+            /** @description Characters (Unicode code points) of output text before this piece, in this execution. */
+            offset: number;
+        };
+        /** @description A partial image, for models whose catalog entry asks for them. */
+        StreamPreview: {
+            /** @description Which partial image, from 0. */
+            index: number;
+            /** @description A signed URL to the partial image, as result URLs are. */
+            url: string;
+            mediaType: string;
+        };
+        /** @description Queue status or progress from the provider. */
+        StreamProgress: {
+            /** @description 0–100 when the provider says, else null. */
+            percent: number | null;
+            /** @description The provider's latest status or log line, when it gives one. */
+            message: string | null;
+        };
+        /** @description The execution was cut off (a crash, a retry, a fallback model) and the output starts again: drop what was shown; offsets start at 0. */
+        StreamReset: {
+            /** @description The execution that follows (1, 2, …). */
+            attempt: number;
+        };
+        /** @description An output in flight: its text as it is written (see `StreamDelta`). */
+        OutputDelta: {
+            /** @description The next piece of output text, exactly as the provider wrote it (code fences included). */
+            text: string;
+            /** @description Characters (Unicode code points) of output text before this piece, in this execution. */
+            offset: number;
+            /** @description The prompt node writing the output. */
+            promptNodeId: string;
+            /** @description The output node it fills. */
+            outputNodeId: string;
+        };
+        /** @description An output in flight: a partial image. */
+        OutputPreview: {
+            /** @description Which partial image, from 0. */
+            index: number;
+            /** @description A signed URL to the partial image, as result URLs are. */
+            url: string;
+            mediaType: string;
+            /** @description The prompt node writing the output. */
+            promptNodeId: string;
+            /** @description The output node it fills. */
+            outputNodeId: string;
+        };
+        /** @description An output in flight: the provider's progress. */
+        OutputProgress: {
+            /** @description 0–100 when the provider says, else null. */
+            percent: number | null;
+            /** @description The provider's latest status or log line, when it gives one. */
+            message: string | null;
+            /** @description The prompt node writing the output. */
+            promptNodeId: string;
+            /** @description The output node it fills. */
+            outputNodeId: string;
+        };
+        /** @description An output in flight starts over: drop its text. */
+        OutputReset: {
+            /** @description The execution that follows (1, 2, …). */
+            attempt: number;
+            /** @description The prompt node writing the output. */
+            promptNodeId: string;
+            /** @description The output node it fills. */
+            outputNodeId: string;
         };
         GenerationList: {
             /** @description Newest first; each item exactly as `GET /generations/{id}` returns it. */
