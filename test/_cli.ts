@@ -55,7 +55,8 @@ export function startCli(args: string[], env: Record<string, string>, opts: CliO
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       waiters.splice(0).forEach((w) => w());
-      resolve({ code, signal, stdout: out, stderr: err, lines: jsonLines(out, err) });
+      // Parsed when read: a command whose stdout is not JSON lines (`generate code --stream`) has none.
+      resolve({ code, signal, stdout: out, stderr: err, get lines() { return jsonLines(out, err); } });
     });
   });
   onCleanup(async () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });

@@ -52,10 +52,11 @@ test('LiveBlock: a block taller than the terminal is drawn as rows − 1 lines, 
   assert.match(written, /output 12\n/);
 });
 
-test('on a terminal: one live line redrawn in place; the final screen shows the settled status, the cost and the file', async () => {
+test('on a terminal with --no-stream: one live line redrawn in place; the final screen shows the settled status, the cost and the file', async () => {
   const dir = tempDir();
   const [ok, failed] = await Promise.all([
-    cliOnTty(['generate', 'code', '--prompt', 'A pricing card', '--lang', 'css'], env, { cwd: dir }),
+    // Code streams to a terminal by default (test/cli.user.stream.test.ts); --no-stream keeps this view.
+    cliOnTty(['generate', 'code', '--prompt', 'A pricing card', '--lang', 'css', '--no-stream'], env, { cwd: dir }),
     cliOnTty(['generate', 'image', '--prompt', 'A fox', '--image', 'https://kiln-cli-test.invalid/in.png', '--out', path.join(dir, 'never.png')], env),
   ]);
   assert.equal(ok.code, 0, ok.raw);

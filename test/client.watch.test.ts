@@ -28,9 +28,11 @@ const startApi = () => spawnKiln('api', db.url, { PORT: String(port) });
 
 before(async () => {
   db = await createTestDb();
+  // `stream: false`: these watches follow statuses and settled outputs, whose ids are whole
+  // numbers only while no output streams (resuming streamed output: test/client.stream.test.ts).
   for (const [id, delayMs] of [['local/step-coder', 700], ['local/slow-coder', 2500], ['local/stuck-coder', 60_000]] as const) {
     await db.sql`select kiln.upsert_model(${db.sql.json({
-      id, name: id, category: 'text', provider: 'local', upstream: { delayMs },
+      id, name: id, category: 'text', provider: 'local', upstream: { delayMs, stream: false },
       cost: { input_micros_per_token: 1, output_micros_per_token: 1 }, maxOutputTokens: 100, markup: 1,
     })})`;
   }

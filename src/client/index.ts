@@ -39,6 +39,18 @@ export type WorkflowRunSummary = Schemas['WorkflowRunSummary'];
 export type WorkflowRunResult = Schemas['WorkflowRunResult'];
 export type RunProgress = WorkflowRun['progress'];
 export type WorkflowRunGraph = Schemas['WorkflowRunGraph'];
+/** `data` of a `delta` event: the next piece of output text and the characters (code points) before it. */
+export type StreamDelta = Schemas['StreamDelta'];
+/** `data` of a `preview` event: a partial image's signed URL. */
+export type StreamPreview = Schemas['StreamPreview'];
+/** `data` of a generation's `progress` event: the provider's percentage and message, each or both null. */
+export type StreamProgress = Schemas['StreamProgress'];
+/** `data` of a `reset` event: the execution that starts over (drop the text shown). */
+export type StreamReset = Schemas['StreamReset'];
+export type OutputDelta = Schemas['OutputDelta'];
+export type OutputPreview = Schemas['OutputPreview'];
+export type OutputProgress = Schemas['OutputProgress'];
+export type OutputReset = Schemas['OutputReset'];
 export type ListQuery = NonNullable<operations['listWorkflows']['parameters']['query']>;
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
@@ -120,6 +132,35 @@ export interface GenerationEvent {
 }
 
 /**
+ * An event of `generations.stream`: an item of the OpenAPI document's `GenerationStreamItem`
+ * (`status` with the GET body; while processing, `delta`, `preview`, `progress` and `reset`),
+ * narrowed by `event`, plus `terminal` — true on the completed or failed `status`, the last event.
+ */
+export type GenerationStreamEvent = Schemas['GenerationStreamItem'] & { terminal: boolean };
+
+/**
+ * What `generations.streamText` yields: the text of the current execution so far (`text`) and the
+ * piece just added (`delta`). `reset: true` means the execution started over: replace what was
+ * shown with `text` (then empty) instead of appending.
+ */
+export interface TextUpdate {
+  delta: string;
+  text: string;
+  reset: boolean;
+  /** The execution the text belongs to: 1, then 2, … after each reset (as the `reset` event says). */
+  attempt: number;
+}
+
+/**
+ * An event of `runs.stream`: an item of `WorkflowRunStreamItem` plus `terminal`. Besides
+ * `runs.watch`'s events, each output in flight sends `delta`, `preview`, `reset` and `progress`
+ * events whose `data` names its `promptNodeId` and `outputNodeId`; a `progress` event's `data` is
+ * either the run's `{ total, completed }` or such an output's `{ percent, message, … }` (tell them
+ * apart with `'outputNodeId' in e.data`).
+ */
+export type RunStreamEvent = Schemas['WorkflowRunStreamItem'] & { terminal: boolean };
+
+/**
  * An event of `runs.watch`: `status` while the run is pending or running (`data` = the GET
  * body); per settled output, `output` (its `results` entry) then `progress`; last, `status` with
  * the completed or failed run and `terminal: true`.
@@ -144,6 +185,14 @@ export interface ScopeEvent {
 
 const API_PREFIX = '/api/v1';
 const SETTLED = new Set(['completed', 'failed']);
+const GENERATION_STREAM_EVENTS = new Set(['status', 'delta', 'preview', 'progress', 'reset']);
+const RUN_STREAM_EVENTS = new Set(['status', 'output', 'progress', 'delta', 'preview', 'reset']);
+/** Counts Unicode code points, as the stream's offsets do (docs/api.md, "Waiting and live events"). */
+const codePoints = (s: string) => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
 
 /** The API root for a service URL given with or without `/api/v1` and trailing slashes. */
 export function apiRoot(baseUrl: string): string {
@@ -262,6 +311,62 @@ export function createKilnClient(options: KilnClientOptions) {
         },
       });
     },
+    /**
+     * Every event of GET /generations/{id}/events as an async iterator: each `status` the
+     * generation reaches and, while it processes, its output as it is written — `delta` (`{ text,
+     * offset }`), `preview`, `progress` and `reset` (drop what was shown: the next deltas start at
+     * offset 0). It ends after the terminal `status` (`terminal: true`). A dropped connection is
+     * reopened with Last-Event-ID after the client's backoff: the stream resumes right after the
+     * last event delivered, with no gap and no repeat (a delta's text included). Breaking out of
+     * the loop or aborting `signal` closes the stream; neither cancels the job.
+     */
+    stream(id: string, opts: WatchOptions = {}): AsyncGenerator<GenerationStreamEvent, void, undefined> {
+      return follow<GenerationStreamEvent>({
+        retry,
+        options: opts,
+        open: (last, signal) => stream(raw.GET('/generations/{id}/events', {
+          params: { path: { id }, header: resume(last) }, headers: eventStreamHeaders, parseAs: 'stream', signal,
+        })),
+        toEvent(m: SseMessage): GenerationStreamEvent | null {
+          if (m.id === null || !GENERATION_STREAM_EVENTS.has(m.event)) return null;
+          const data = JSON.parse(m.data);
+          return { id: m.id, event: m.event, data, terminal: m.event === 'status' && SETTLED.has(data.status) } as GenerationStreamEvent;
+        },
+      });
+    },
+    /**
+     * The generation's output text as it is written (from `stream`): one `TextUpdate` per delta,
+     * and one with `reset: true` when the execution starts over. Resolves (`return`) with the
+     * settled generation, whose `result.code` is the record (code fences the model wrote are
+     * stripped there, so it may differ from the streamed text).
+     */
+    async *streamText(id: string, opts: WatchOptions = {}): AsyncGenerator<TextUpdate, Generation, undefined> {
+      let text = '';
+      let chars = 0;
+      let attempt = 1;
+      for await (const e of generations.stream(id, opts)) {
+        if (e.event === 'reset') {
+          text = '';
+          chars = 0;
+          attempt = e.data.attempt;
+          yield { delta: '', text, reset: true, attempt };
+        } else if (e.event === 'delta') {
+          let piece = e.data.text;
+          if (e.data.offset > chars) {
+            throw new KilnError({ status: 200, type: 'server_error', message: `delta ${e.id} starts at character ${e.data.offset}, after the ${chars} received` });
+          }
+          // Overlapping text (never sent on a resume, but cheap to guard against): keep only what is new.
+          if (e.data.offset < chars) piece = Array.from(piece).slice(chars - e.data.offset).join('');
+          if (!piece) continue;
+          text += piece;
+          chars += codePoints(piece);
+          yield { delta: piece, text, reset: false, attempt };
+        } else if (e.terminal) {
+          return e.data as Generation;
+        }
+      }
+      throw new KilnError({ status: 0, type: 'network_error', message: 'the event stream ended before the generation settled' });
+    },
   };
 
   const runs = {
@@ -304,9 +409,31 @@ export function createKilnClient(options: KilnClientOptions) {
           switch (m.event) {
             case 'status': return { id: m.id, event: 'status', data, terminal: SETTLED.has((data as WorkflowRun).status) };
             case 'output': return { id: m.id, event: 'output', data, terminal: false };
-            case 'progress': return { id: m.id, event: 'progress', data, terminal: false };
+            // An output in flight's progress (it names its node) is `runs.stream`'s, not this.
+            case 'progress': return 'outputNodeId' in data ? null : { id: m.id, event: 'progress', data, terminal: false };
             default: return null;
           }
+        },
+      });
+    },
+    /**
+     * Every event of the run's stream as an async iterator: `watch`'s events, plus each output in
+     * flight's `delta`, `preview`, `progress` and `reset` events (their `data` names the output's
+     * `promptNodeId` and `outputNodeId`; see `RunStreamEvent`). Ends after the terminal `status`;
+     * reconnects and resumes with Last-Event-ID as `watch` does; breaking out or aborting `signal`
+     * closes the stream without canceling the run.
+     */
+    stream(workflowId: string, runId: string, opts: WatchOptions = {}): AsyncGenerator<RunStreamEvent, void, undefined> {
+      return follow<RunStreamEvent>({
+        retry,
+        options: opts,
+        open: (last, signal) => stream(raw.GET('/workflows/{id}/runs/{runId}/events', {
+          params: { path: { id: workflowId, runId }, header: resume(last) }, headers: eventStreamHeaders, parseAs: 'stream', signal,
+        })),
+        toEvent(m: SseMessage): RunStreamEvent | null {
+          if (m.id === null || !RUN_STREAM_EVENTS.has(m.event)) return null;
+          const data = JSON.parse(m.data);
+          return { id: m.id, event: m.event, data, terminal: m.event === 'status' && SETTLED.has(data.status) } as RunStreamEvent;
         },
       });
     },
