@@ -157,13 +157,13 @@ test('runs.stream(): each output in flight streams its text under its node ids; 
   }
   assert.deepEqual(new Set(watched.map((e) => e.event)), new Set(['status', 'output', 'progress']));
   assert.deepEqual(watched.filter((e) => e.event === 'progress').map((e) => e.data), [{ total: 2, completed: 1 }, { total: 2, completed: 2 }]);
-  assert.deepEqual(watched.map((e) => e.id), streamed.filter((e) => e.event === 'status' || e.event === 'output' || (e.event === 'progress' && !('outputNodeId' in e.data))).map((e) => e.id));
+  assert.deepEqual(watched.map((e) => e.id), streamed.filter((e) => e.event === 'status' || e.event === 'output' || e.event === 'progress').map((e) => e.id));
 });
 
-test('runs.watch() skips an output in flight\'s progress (it names its node); runs.stream() passes it, typed', async () => {
+test('runs.watch() skips an output in flight\'s progress (output.progress); runs.stream() passes it, typed', async () => {
   const body = [
     'id: 2\nevent: status\ndata: {"id":"r","status":"running","progress":{"total":1,"completed":0},"results":[]}\n\n',
-    'id: 2:1.1.0.0.1\nevent: progress\ndata: {"percent":40,"message":"painting","promptNodeId":"p","outputNodeId":"o"}\n\n',
+    'id: 2:1.1.0.0.1\nevent: output.progress\ndata: {"percent":40,"message":"painting","promptNodeId":"p","outputNodeId":"o"}\n\n',
     'id: 6\nevent: progress\ndata: {"total":1,"completed":1}\n\n',
     'id: 7\nevent: status\ndata: {"id":"r","status":"completed","progress":{"total":1,"completed":1},"results":[]}\n\n',
   ].join('');
@@ -178,5 +178,5 @@ test('runs.watch() skips an output in flight\'s progress (it names its node); ru
   for await (const e of c.runs.stream('w', 'r')) streamed.push(e);
   assert.deepEqual(streamed.map((e) => e.id), ['2', '2:1.1.0.0.1', '6', '7']);
   const p = streamed[1]!;
-  assert.ok(p.event === 'progress' && 'outputNodeId' in p.data && p.data.message === 'painting' && p.data.percent === 40);
+  assert.ok(p.event === 'output.progress' && p.data.outputNodeId === 'o' && p.data.message === 'painting' && p.data.percent === 40);
 });

@@ -153,10 +153,9 @@ export interface TextUpdate {
 
 /**
  * An event of `runs.stream`: an item of `WorkflowRunStreamItem` plus `terminal`. Besides
- * `runs.watch`'s events, each output in flight sends `delta`, `preview`, `reset` and `progress`
- * events whose `data` names its `promptNodeId` and `outputNodeId`; a `progress` event's `data` is
- * either the run's `{ total, completed }` or such an output's `{ percent, message, … }` (tell them
- * apart with `'outputNodeId' in e.data`).
+ * `runs.watch`'s events, each output in flight sends `delta`, `preview`, `reset` and
+ * `output.progress` events whose `data` names its `promptNodeId` and `outputNodeId` (`progress`
+ * stays the run's `{ total, completed }`).
  */
 export type RunStreamEvent = Schemas['WorkflowRunStreamItem'] & { terminal: boolean };
 
@@ -186,7 +185,7 @@ export interface ScopeEvent {
 const API_PREFIX = '/api/v1';
 const SETTLED = new Set(['completed', 'failed']);
 const GENERATION_STREAM_EVENTS = new Set(['status', 'delta', 'preview', 'progress', 'reset']);
-const RUN_STREAM_EVENTS = new Set(['status', 'output', 'progress', 'delta', 'preview', 'reset']);
+const RUN_STREAM_EVENTS = new Set(['status', 'output', 'progress', 'output.progress', 'delta', 'preview', 'reset']);
 /** Counts Unicode code points, as the stream's offsets do (docs/api.md, "Waiting and live events"). */
 const codePoints = (s: string) => {
   let n = 0;
@@ -409,8 +408,7 @@ export function createKilnClient(options: KilnClientOptions) {
           switch (m.event) {
             case 'status': return { id: m.id, event: 'status', data, terminal: SETTLED.has((data as WorkflowRun).status) };
             case 'output': return { id: m.id, event: 'output', data, terminal: false };
-            // An output in flight's progress (it names its node) is `runs.stream`'s, not this.
-            case 'progress': return 'outputNodeId' in data ? null : { id: m.id, event: 'progress', data, terminal: false };
+            case 'progress': return { id: m.id, event: 'progress', data, terminal: false };
             default: return null;
           }
         },
@@ -418,7 +416,7 @@ export function createKilnClient(options: KilnClientOptions) {
     },
     /**
      * Every event of the run's stream as an async iterator: `watch`'s events, plus each output in
-     * flight's `delta`, `preview`, `progress` and `reset` events (their `data` names the output's
+     * flight's `delta`, `preview`, `output.progress` and `reset` events (their `data` names the output's
      * `promptNodeId` and `outputNodeId`; see `RunStreamEvent`). Ends after the terminal `status`;
      * reconnects and resumes with Last-Event-ID as `watch` does; breaking out or aborting `signal`
      * closes the stream without canceling the run.

@@ -126,8 +126,10 @@ function apply(w: Watched, e: RunStreamEvent): void {
       seen(w, e.data.outputNodeId);
       break;
     case 'progress':
-      if ('outputNodeId' in e.data) Object.assign(flightOf(w, e.data), { percent: e.data.percent, message: e.data.message });
-      else w.progress = e.data;
+      w.progress = e.data;
+      break;
+    case 'output.progress':
+      Object.assign(flightOf(w, e.data), { percent: e.data.percent, message: e.data.message });
       break;
     case 'delta':
       flightOf(w, e.data).chars = e.data.offset + codePoints(e.data.text);
@@ -145,7 +147,7 @@ function apply(w: Watched, e: RunStreamEvent): void {
 /** The output node an event of an output in flight names (delta, preview, reset, its progress), else null. */
 function inFlightNode(e: RunStreamEvent): string | null {
   if (e.event === 'delta' || e.event === 'preview' || e.event === 'reset') return e.data.outputNodeId;
-  if (e.event === 'progress' && 'outputNodeId' in e.data) return e.data.outputNodeId;
+  if (e.event === 'output.progress') return e.data.outputNodeId;
   return null;
 }
 
@@ -192,7 +194,7 @@ function jsonView(): View {
       if (!e) jsonLine(process.stdout, { event: 'started', run_id: runId, status: w.status, ...at });
       else if (e.event === 'status' && !e.terminal) jsonLine(process.stdout, { event: 'status', run_id: runId, status: e.data.status, progress: e.data.progress, ...at });
       else if (e.event === 'output') jsonLine(process.stdout, { event: 'output', run_id: runId, ...e.data, ...at });
-      else if (e.event === 'progress' && !('outputNodeId' in e.data)) jsonLine(process.stdout, { event: 'progress', run_id: runId, ...e.data, ...at });
+      else if (e.event === 'progress') jsonLine(process.stdout, { event: 'progress', run_id: runId, ...e.data, ...at });
       else {
         // An output in flight: one line per change, but more characters alone at most once a second.
         const node = inFlightNode(e);
