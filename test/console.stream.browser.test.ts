@@ -85,10 +85,15 @@ async function generate(type: 'code' | 'image', modelId: string, prompt: string)
   await page.getByLabel('Type').selectOption(type);
   await page.getByLabel('Model', { exact: true }).selectOption(modelId);
   await page.getByLabel('Prompt').fill(prompt);
+  // The playground may still show the job before (a hash change keeps it mounted): wait for the new one.
+  const link = '.output .run-status a[href^="#/generations/"]';
+  const before = await page.evaluate((sel) => document.querySelector(sel)?.getAttribute('href') ?? null, link);
   await page.getByRole('button', { name: 'Generate' }).click();
-  const link = page.locator('.output .run-status a[href^="#/generations/"]');
-  await link.waitFor();
-  return (await link.getAttribute('href'))!.replace('#/generations/', '');
+  const href = await page.waitForFunction(([sel, old]) => {
+    const h = document.querySelector(sel)?.getAttribute('href');
+    return h && h !== old ? h : null;
+  }, [link, before] as const);
+  return (await href.jsonValue())!.replace('#/generations/', '');
 }
 
 const status = async (id: string) => (await api(srv.base, key, `/generations/${id}`)).body;
@@ -106,7 +111,8 @@ async function processingUnder(id: string): Promise<string> {
     if (g?.status === 'processing' && g.worker_id) return g.worker_id;
     await new Promise((r) => setTimeout(r, 25));
   }
-  throw new Error('the generation never started');
+  const [g] = await srv.db.sql`select status, worker_id, error from kiln_private.generations where id = ${id}`;
+  throw new Error(`the generation never started: ${JSON.stringify(g)}`);
 }
 
 /** One flush as the worker's stream writer makes it (src/generations/stream-writer.ts). */
@@ -238,6 +244,21 @@ test('run view: an output node\'s card shows its text live, then the settled res
   const run = (await api(srv.base, key, `/workflows/${workflowId}/runs/${runId}`)).body;
   assert.equal(await page.locator('.result pre.code code').textContent(), run.results[0].code);
   await shot('08-run-completed');
+});
+
+test('a generation\'s detail view opened part-way shows the text so far, then what follows', async () => {
+  const created = await api(srv.base, key, '/generations', { body: { type: 'code', prompt: 'A badge', model: 'local/stuck-coder', targetLanguage: 'css' } });
+  const id = created.body.id as string;
+  const worker = await processingUnder(id);
+  assert.equal(await flush(id, worker, 0, 0, '.badge {\n'), 1);
+  await page.goto(`${srv.origin}/console/#/generations/${id}`);
+  await page.waitForFunction(() => document.querySelector('.detail pre.code.writing code')?.textContent === '.badge {\n');
+  await flush(id, worker, 1, 9, '  color: #c2410c;\n}\n');
+  await page.waitForFunction(() => document.querySelector('.detail pre.code.writing code')?.textContent === '.badge {\n  color: #c2410c;\n}\n');
+  await shot('09-detail-mid-stream');
+  await page.getByRole('button', { name: 'Cancel generation' }).click();
+  await page.locator('.detail [data-status="failed"]').first().waitFor();
+  assert.equal(await page.locator('.detail pre.code').count(), 0);
 });
 
 test('the browser logged no error', () => {

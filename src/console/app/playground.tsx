@@ -44,8 +44,10 @@ export function Playground({ client }: { client: KilnClient }) {
   useEffect(() => () => watch.current?.abort(), []);
 
   const choices = models.state === 'ok' ? models.value.data.filter((m) => fits(m, type)) : [];
+  // A model of the chosen type: the one picked if it is one (read when the effect runs, after
+  // the render: a pick made in between is kept, not replaced by the first choice).
   useEffect(() => {
-    if (choices.length && !choices.some((m) => m.id === model)) setModel(choices[0]!.id);
+    if (choices.length) setModel((picked) => (choices.some((m) => m.id === picked) ? picked : choices[0]!.id));
   }, [type, models.state]);
 
   const submit = async (e: Event) => {
