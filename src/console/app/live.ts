@@ -1,4 +1,4 @@
-// Output while it is written (docs/api.md, "Streaming"; docs/console.md, "Streaming output"): the
+// Output while it is written (docs/console.md, "Streaming output"; docs/api.md, "Waiting and live events"): the
 // event streams of a generation and of a run with their `delta`, `preview`, `progress` and `reset`
 // events, which kiln/client's `watch` skips. Read with fetch, as the client reads them (an API key
 // cannot go in an EventSource), through the client's own request layer (its key or session, its
