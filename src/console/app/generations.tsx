@@ -1,11 +1,13 @@
 // Generations: a gallery of image and code results, newest first, with filters, and a detail view
 // (request, status timeline, model, cost, the result, download, cancel). Live: a job still running
-// is followed over its event stream until it settles.
+// is followed over its event stream until it settles, its output shown as it is written (live.ts).
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { money, noteStatus, recall, shortId, shortText, when, type Generation, type KilnClient } from './api.ts';
 import { Highlighted } from './highlight.tsx';
+import { NOTHING_YET, useFrameState, watchGeneration, writing, type Writing, type WritingEvent } from './live.ts';
 import { Alert, Empty, go, Loading, Section, Status, useLoad } from './ui.tsx';
+import { WritingView } from './writing.tsx';
 
 type Item = Generation & { type?: string; model?: string };
 
@@ -87,15 +89,22 @@ function useAccountEvents(client: KilnClient, settled: (g: Generation) => void) 
   }, [client]);
 }
 
-function useJob(client: KilnClient, g: Generation | null, update: (g: Generation) => void) {
+/** The job's own stream while it runs: its statuses, and what it writes (`write`, see live.ts). */
+function useJob(client: KilnClient, g: Generation | null, update: (g: Generation) => void, write: (e: WritingEvent | null) => void) {
   const running = g && !SETTLED.has(g.status) ? g.id : null;
   useEffect(() => {
     if (!running) return;
     const ac = new AbortController();
     (async () => {
       try {
-        for await (const e of client.generations.watch(running, { signal: ac.signal })) {
+        for await (const e of watchGeneration(client, running, { signal: ac.signal })) {
+          if (ac.signal.aborted) break;
+          if (e.event !== 'status') {
+            write(e);
+            continue;
+          }
           noteStatus(running, e.data);
+          if (e.terminal) write(null);
           update(e.data);
         }
       } catch {
@@ -203,7 +212,10 @@ function Detail({ client, id }: { client: KilnClient; id: string }) {
   const [cancel, setCancel] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
   const g = load.state === 'ok' ? (load.value as Item) : null;
   const local = recall(id);
-  useJob(client, g, (next) => next.id === id && set(next));
+  // What it has written while it runs (opened part-way: the text so far comes first), once a frame.
+  const [live, updateLive, setLive] = useFrameState<Writing | null>(null);
+  useEffect(() => setLive(null), [id]);
+  useJob(client, g, (next) => next.id === id && set(next), (e) => (e ? updateLive((w) => writing(w ?? NOTHING_YET, e)) : setLive(null)));
   const timeline = local?.seen ?? (g ? [{ status: g.status, at: '' }] : []);
   const r = g?.result;
   const ext = r?.type === 'code' ? ({ tsx: 'tsx', jsx: 'jsx', css: 'css', svg: 'svg', json: 'json', typescript: 'ts', javascript: 'js', mdx: 'mdx', markdown: 'md', glsl: 'glsl' } as Record<string, string>)[local?.request.targetLanguage ?? ''] ?? 'txt' : 'png';
@@ -239,7 +251,10 @@ function Detail({ client, id }: { client: KilnClient; id: string }) {
             {r?.type === 'image' && r.url && <img class="result-image" src={r.url} alt={promptOf(g) ?? `Generated image ${shortId(id)}`} />}
             {r?.type === 'code' && r.code !== null && <Highlighted code={r.code} />}
             {!r && g.status === 'failed' && <div class="notice error">{g.error ?? 'Failed.'}</div>}
-            {!r && !SETTLED.has(g.status) && <p class="muted" role="status"><span class="spinner" aria-hidden="true" /> {g.status}…</p>}
+            {!r && !SETTLED.has(g.status) && (
+              <WritingView w={live} alt={promptOf(g) ?? `image ${shortId(id)}`}
+                empty={<p class="muted" role="status"><span class="spinner" aria-hidden="true" /> {g.status}…</p>} />
+            )}
             {r && (
               <div class="row">
                 {r.type === 'image' && r.url && <a class="btn small" href={r.url} download={`${id}.${ext}`}>Download image</a>}

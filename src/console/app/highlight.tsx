@@ -13,7 +13,11 @@ const TOKEN = new RegExp([
 
 const CLASSES = ['c', 's', 't', 'k', 'n'];
 
-export function Highlighted({ code }: { code: string }) {
+/**
+ * `code` highlighted. While it is still `writing` (a stream), a caret ends it and the block is
+ * aria-busy; streamed code re-renders at most once an animation frame (live.ts, useFrameState).
+ */
+export function Highlighted({ code, writing }: { code: string; writing?: boolean }) {
   const out: Array<string | JSX.Element> = [];
   let last = 0;
   let i = 0;
@@ -25,5 +29,9 @@ export function Highlighted({ code }: { code: string }) {
     if (i > 20_000) break;
   }
   out.push(code.slice(last));
-  return <pre class="code" tabIndex={0}><code>{out}</code></pre>;
+  return (
+    <pre class={writing ? 'code writing' : 'code'} tabIndex={0} aria-busy={writing ? 'true' : undefined}>
+      <code>{out}{writing && <span class="caret" aria-hidden="true" />}</code>
+    </pre>
+  );
 }

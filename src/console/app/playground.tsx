@@ -1,9 +1,12 @@
 // Playground: pick a type and a model (with its billed price), write a prompt, Generate — then the
-// job's live status from its event stream and the result.
+// job's live status from its event stream, its output as it is written (code, previews, progress:
+// live.ts), and the result.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { money, noteStatus, remember, shortId, type Generation, type GenerationRequest, type KilnClient } from './api.ts';
 import { Highlighted } from './highlight.tsx';
+import { NOTHING_YET, useFrameState, watchGeneration, writing, type Writing } from './live.ts';
+import { WritingView } from './writing.tsx';
 import { Alert, Loading, Section, Status, useLoad } from './ui.tsx';
 
 type Model = Awaited<ReturnType<KilnClient['models']['list']>>['data'][number];
@@ -35,12 +38,16 @@ export function Playground({ client }: { client: KilnClient }) {
   const [job, setJob] = useState<{ id: string; state: Generation | { id: string; status: 'pending' }; started: number; ended?: number } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // What the running job has written so far (null: nothing yet), rendered once a frame.
+  const [live, updateLive, setLive] = useFrameState<Writing | null>(null);
   const watch = useRef<AbortController | null>(null);
   useEffect(() => () => watch.current?.abort(), []);
 
   const choices = models.state === 'ok' ? models.value.data.filter((m) => fits(m, type)) : [];
+  // A model of the chosen type: the one picked if it is one (read when the effect runs, after
+  // the render: a pick made in between is kept, not replaced by the first choice).
   useEffect(() => {
-    if (choices.length && !choices.some((m) => m.id === model)) setModel(choices[0]!.id);
+    if (choices.length) setModel((picked) => (choices.some((m) => m.id === picked) ? picked : choices[0]!.id));
   }, [type, models.state]);
 
   const submit = async (e: Event) => {
@@ -57,14 +64,22 @@ export function Playground({ client }: { client: KilnClient }) {
       ? { type, prompt, model: model || undefined, aspectRatio: aspect }
       : { type, prompt, model: model || undefined, targetLanguage: lang };
     setBusy(true);
+    setLive(null);
     try {
       const accepted = await client.generations.create(body);
       remember({ id: accepted.id, request: body, createdAt: new Date().toISOString(), seen: [{ status: 'pending', at: new Date().toISOString() }] });
       const started = performance.now();
       setJob({ id: accepted.id, state: accepted, started });
       setBusy(false);
-      for await (const ev of client.generations.watch(accepted.id, { signal: ac.signal })) {
+      for await (const ev of watchGeneration(client, accepted.id, { signal: ac.signal })) {
+        if (ac.signal.aborted) break;
+        if (ev.event !== 'status') {
+          updateLive((w) => writing(w ?? NOTHING_YET, ev));
+          continue;
+        }
         noteStatus(accepted.id, ev.data);
+        // The result replaces what was streamed (it may differ: fences are stripped).
+        if (ev.terminal) setLive(null);
         setJob({ id: accepted.id, state: ev.data, started, ended: ev.terminal ? performance.now() : undefined });
       }
     } catch (err) {
@@ -140,7 +155,10 @@ export function Playground({ client }: { client: KilnClient }) {
                 {job.ended !== undefined && <span class="muted"> in {((job.ended - job.started) / 1000).toFixed(1)} s</span>}
                 {r && <span class="cost"> · {money(r.costMicros)}</span>}
               </p>
-              {!r && job.state.status !== 'failed' && <div class="placeholder"><span class="spinner" aria-hidden="true" /></div>}
+              {!r && job.state.status !== 'failed' && (
+                <WritingView w={live} alt={prompt || 'the image'}
+                  empty={<div class="placeholder"><span class="spinner" aria-hidden="true" /></div>} />
+              )}
               {g?.status === 'failed' && <div class="notice error">{g.error}</div>}
               {r?.type === 'image' && r.url && <img class="result-image" src={r.url} alt={prompt || 'Generated image'} />}
               {r?.type === 'code' && r.code !== null && <Highlighted code={r.code} />}

@@ -1,12 +1,15 @@
 // Workflows: saved workflows with "Run", "Edit" and their run history, "New workflow", the editor
 // (editor.tsx, loaded on demand), and a run view that draws the run's snapshot graph
-// (GET …/runs/{runId}/graph), each node's status updated live from the run's events.
+// (GET …/runs/{runId}/graph), each node's status updated live from the run's events, and each
+// output in flight's text or preview as it is written (live.ts).
 
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { money, shortId, when, type KilnClient } from './api.ts';
 import { layoutGraph, preloadLayout, roundedPath, type GraphLayout } from './graph-layout.ts';
 import { Highlighted } from './highlight.tsx';
+import { NOTHING_YET, useFrameState, watchRun, writing, type OutputIds, type Writing, type WritingEvent } from './live.ts';
 import { Alert, Empty, go, Loading, Section, Status, useLoad } from './ui.tsx';
+import { WritingView } from './writing.tsx';
 
 type Run = Awaited<ReturnType<KilnClient['runs']['get']>>;
 type Graph = Awaited<ReturnType<KilnClient['runs']['graph']>>;
@@ -182,23 +185,62 @@ function ResultView({ r }: { r: Result }) {
   );
 }
 
+/** An output in flight: what its prompt node has written so far, until it settles. */
+function LiveResultView({ graph, promptNodeId, outputNodeId, w }: { graph: Graph | null; promptNodeId: string; outputNodeId: string; w: Writing }) {
+  const out = graph?.nodes.find((n) => n.id === outputNodeId);
+  const prompt = graph?.nodes.find((n) => n.id === promptNodeId);
+  const name = out?.label ?? outputNodeId;
+  return (
+    <div class="result live" data-live-output={outputNodeId} data-prompt-node={promptNodeId}>
+      <p><Status status="running" /> <strong>{name}</strong> <span class="muted">{prompt?.output ?? ''}{prompt?.model ? ` · ${prompt.model}` : ''} · writing…</span></p>
+      <WritingView w={w} alt={`output ${name}`} empty={<p class="muted small"><span class="spinner" aria-hidden="true" /> Waiting for the model…</p>} />
+    </div>
+  );
+}
+
+const outputKey = (x: { promptNodeId: string; outputNodeId: string }) => `${x.promptNodeId}>${x.outputNodeId}`;
+
 function RunView({ client, workflowId, runId }: { client: KilnClient; workflowId: string; runId: string }) {
   const [graph] = useLoad((signal) => client.runs.graph(workflowId, runId, { signal }), [client, workflowId, runId]);
   const [load, reload, setRun] = useLoad((signal) => client.runs.get(workflowId, runId, { signal }), [client, workflowId, runId]);
   const [picked, setPicked] = useState<string | null>(null);
   const [action, setAction] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
+  // Outputs in flight (by `promptNodeId>outputNodeId`): what each has written, rendered once a frame.
+  const [writes, updateWrites, setWrites] = useFrameState<Record<string, { ids: OutputIds; w: Writing }>>({});
   const run = load.state === 'ok' ? load.value : null;
   const live = run && !TERMINAL.has(run.status);
-  // Live: the run's event stream; each event updates the run in place.
+  // Live: the run's event stream; each event updates the run, or an output in flight, in place.
   useEffect(() => {
     if (!live) return;
     const ac = new AbortController();
+    setWrites({});
     (async () => {
       try {
-        for await (const ev of client.runs.watch(workflowId, runId, { signal: ac.signal })) {
-          if (ev.event === 'status') setRun(ev.data);
-          else if (ev.event === 'output') setRunWith((r) => ({ ...r, results: [...r.results.filter((x) => !(x.promptNodeId === ev.data.promptNodeId && x.outputNodeId === ev.data.outputNodeId)), ev.data] }));
-          else if (ev.event === 'progress') setRunWith((r) => ({ ...r, progress: ev.data }));
+        for await (const ev of watchRun(client, workflowId, runId, { signal: ac.signal })) {
+          if (ac.signal.aborted) break;
+          switch (ev.event) {
+            case 'status':
+              if (ev.terminal) setWrites({});
+              setRun(ev.data);
+              break;
+            case 'output': {
+              // Settled: its result replaces what was streamed.
+              const k = outputKey(ev.data);
+              updateWrites(({ [k]: _, ...rest }) => rest);
+              setRunWith((r) => ({ ...r, results: [...r.results.filter((x) => outputKey(x) !== k), ev.data] }));
+              break;
+            }
+            case 'progress':
+              setRunWith((r) => ({ ...r, progress: ev.data }));
+              break;
+            case 'delta': case 'preview': case 'reset': case 'output-progress': {
+              const k = outputKey(ev.data);
+              const e: WritingEvent = ev.event === 'output-progress' ? { event: 'progress', data: ev.data } : ev;
+              const ids = { promptNodeId: ev.data.promptNodeId, outputNodeId: ev.data.outputNodeId };
+              updateWrites((all) => ({ ...all, [k]: { ids, w: writing(all[k]?.w ?? NOTHING_YET, e) } }));
+              break;
+            }
+          }
         }
       } catch {
         /* aborted, or gave up after its retries: a reload reads the run again */
@@ -225,6 +267,10 @@ function RunView({ client, workflowId, runId }: { client: KilnClient; workflowId
     }
   };
   const pickedResults = run && picked ? run.results.filter((r) => r.outputNodeId === picked || r.promptNodeId === picked) : [];
+  const settled = new Set(run?.results.map(outputKey));
+  const inFlight = Object.entries(writes)
+    .map(([k, { ids, w }]) => ({ k, w, ...ids }))
+    .filter((x) => !settled.has(x.k) && (!picked || x.outputNodeId === picked || x.promptNodeId === picked));
   return (
     <Section title="Workflows" intro={<><a href={`#/workflows/${workflowId}`}>← Runs of this workflow</a> · <a href={`#/workflows/${workflowId}/edit`}>Edit the workflow</a></>}
       actions={run && (
@@ -264,8 +310,9 @@ function RunView({ client, workflowId, runId }: { client: KilnClient; workflowId
       {run && (
         <div class="card">
           <h2 class="card-title">{picked ? `Results of ${picked}` : 'Results'}</h2>
-          {(picked ? pickedResults : run.results).length === 0 && <p class="muted">{picked ? 'Nothing settled for this node yet.' : 'No output has settled yet.'}</p>}
-          {(picked ? pickedResults : run.results).map((r) => <ResultView key={`${r.promptNodeId}>${r.outputNodeId}`} r={r} />)}
+          {(picked ? pickedResults : run.results).length === 0 && inFlight.length === 0 && <p class="muted">{picked ? 'Nothing settled for this node yet.' : 'No output has settled yet.'}</p>}
+          {(picked ? pickedResults : run.results).map((r) => <ResultView key={outputKey(r)} r={r} />)}
+          {inFlight.map((x) => <LiveResultView key={x.k} graph={graph.state === 'ok' ? graph.value : null} promptNodeId={x.promptNodeId} outputNodeId={x.outputNodeId} w={x.w} />)}
         </div>
       )}
     </Section>
