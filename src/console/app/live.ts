@@ -31,8 +31,8 @@ export type GenerationStreamEvent =
   | (WritingEvent & { id: string; terminal: false });
 
 /**
- * An event of a run's stream. The wire's `progress` is either the run's `{ total, completed }` or
- * an output's provider progress (with its node ids): the second is `output-progress` here.
+ * An event of a run's stream. `progress` is the run's `{ total, completed }`; an output's provider
+ * progress (with its node ids) is the wire's `output.progress`, `output-progress` here.
  */
 export type RunStreamEvent =
   | { id: string; event: 'status'; data: Run; terminal: boolean }
@@ -90,10 +90,8 @@ export function watchRun(client: KilnClient, workflowId: string, runId: string, 
       const data = JSON.parse(m.data);
       switch (m.event) {
         case 'status': return { id: m.id, event: 'status', data, terminal: SETTLED.has((data as Run).status) };
-        case 'progress':
-          return typeof data?.outputNodeId === 'string'
-            ? { id: m.id, event: 'output-progress', data, terminal: false }
-            : { id: m.id, event: 'progress', data, terminal: false };
+        case 'progress': return { id: m.id, event: 'progress', data, terminal: false };
+        case 'output.progress': return { id: m.id, event: 'output-progress', data, terminal: false };
         case 'output': case 'delta': case 'preview': case 'reset': return { id: m.id, event: m.event, data, terminal: false } as RunStreamEvent;
         default: return null;
       }
