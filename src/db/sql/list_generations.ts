@@ -11,6 +11,6 @@ export function listGenerations(
   modelId: string | null, since: string | null,
 ) {
   return sql<Array<{ body: GenerationPage }>>`select kiln.list_generations(
-    ${accountId}::uuid, ${workspaceId}::uuid, ${origin}, ${limit}::int, ${beforeAt}::timestamptz, ${beforeId}::uuid,
-    string_to_array(${statuses}::text, ','), string_to_array(${types}::text, ','), ${modelId}::text, ${since}::timestamptz) as body`;
+    ${accountId}::uuid, ${workspaceId}::uuid, ${origin}, ${limit}::int, ${beforeAt}::text::timestamptz, ${beforeId}::uuid,
+    string_to_array(${statuses}::text, ','), string_to_array(${types}::text, ','), ${modelId}::text, ${since}::text::timestamptz) as body`;
 }
