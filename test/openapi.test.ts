@@ -98,6 +98,7 @@ test('event streams: each is described by its items\' schema, and openapi-typesc
     }
   }
   assert.deepEqual(streams, {
+    streamBatchEvents: 'BatchStreamItem',
     streamGenerationEvents: 'GenerationStreamItem',
     streamWorkflowRunEvents: 'WorkflowRunStreamItem',
     streamEvents: 'EventStreamItem',
@@ -250,7 +251,7 @@ test('parameters and bodies as clients type them: integer limits, date ranges, 4
   assert.equal(doc.paths['/generations'].post.requestBody.required, true);
   const listed = [...doc.paths['/events'].get.description.matchAll(/`([a-z_]+\.[a-z_]+)`/g)].map((m) => m[1]);
   assert.deepEqual(listed, doc.components.schemas.EventStreamItem.properties.event.enum);
-  assert.equal(listed.length, 8);
+  assert.equal(listed.length, 11);
 
   // What the document says is what the server does: no body rotates with the default grace, and a
   // limit out of the documented range is refused.

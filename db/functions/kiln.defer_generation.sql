@@ -26,7 +26,8 @@ begin
     -- backoff after a counted attempt (e^attempts seconds, at most e^10), at once after a shutdown.
     perform graphile_worker.add_job('generation__run', json_build_object('id', p_id),
       run_at => now() + case when p_counted then make_interval(secs => exp(least(v_gen.attempts, 10))) else interval '0' end,
-      job_key => p_id::text, max_attempts => kiln_private.generation_job_attempts());
+      job_key => p_id::text, priority => case when v_gen.batch_id is null then 0 else 10 end,
+      max_attempts => kiln_private.generation_job_attempts());
     perform kiln_private.nudge_waiting_generation(v_gen.account_id);
   end if;
   return v_gen;

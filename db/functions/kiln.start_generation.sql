@@ -93,6 +93,8 @@ begin
       perform graphile_worker.add_job('generation__run', json_build_object('id', p_id),
                                       run_at => now() + make_interval(secs => p_wait_ms / 1000.0),
                                       job_key => p_id::text,
+                                      -- A batch line waits in its lane (docs/api.md, "Batches").
+                                      priority => case when v_gen.batch_id is null then 0 else 10 end,
                                       max_attempts => kiln_private.generation_job_attempts());
       return json_build_object('outcome', 'wait');
     end if;
@@ -132,6 +134,7 @@ begin
     'model_id', v_gen.model_id,
     'request', v_gen.request,
     'reserved', v_gen.charge_id is not null,
+    'batch_id', v_gen.batch_id,
     'reserved_micros', v_gen.reserved_micros,
     'run_id', v_run_id,
     'output_node_id', v_gen.output_node_id,

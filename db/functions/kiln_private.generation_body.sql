@@ -14,6 +14,8 @@ AS $function$
     'result', case when g.status = 'completed' then g.result end,
     'error', case when g.status = 'failed' then g.error end,
     'cost_micros', g.cost_micros,
-    'prompt', g.request->>'prompt');
+    'prompt', g.request->>'prompt',
+    'batch_id', g.batch_id,
+    'custom_id', g.custom_id);
 $function$;
-comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed), billed cost and the request''s prompt.';
+comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed), billed cost, the request''s prompt, and for a batch line its batch_id and custom_id.';

@@ -166,6 +166,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List batches
+         * @description The account's batches, newest first. Pages follow `nextCursor`.
+         */
+        get: operations["listBatches"];
+        put?: never;
+        /**
+         * Start a batch of generations
+         * @description A JSON Lines body (`Content-Type: application/jsonl` or `application/x-ndjson`), up to 50000 lines and 100 MB: each line `{ "custom_id", "method": "POST", "url": "/api/v1/generations", "body": <a POST /generations body> }` (OpenAI's batch input format). Validation is all or nothing: any problem is a 400 `invalid_request` whose `error.details` lists every problem as a JSON pointer into the lines (`/lines/17/body/model`, lines counted from 1), and nothing is created. A valid batch answers 202 with the batch. Each line becomes a generation (`batchId` on it; `GET /generations?batchId=` lists them) that reserves its worst case only when it starts, in a lane behind interactive work and taking turns with other accounts' batches. `Idempotency-Key` is honoured as on `POST /generations`.
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a batch
+         * @description The batch with its `requestCounts`. 404 for an unknown batch or another account's.
+         */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a batch
+         * @description The batch goes `canceling`: every line not yet started ends `canceled` (nothing charged), and lines in flight are canceled as `POST /generations/{id}/cancel` would (reservation released, provider call aborted); once all have ended it is `canceled`. Canceling a batch already canceling answers it again; 409 `conflict` once it has ended.
+         */
+        post: operations["cancelBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a batch's results
+         * @description JSON Lines (`application/jsonl`), one line per batch line that has ended, in line order: `{ "custom_id", "generationId", "response": { "status_code": 200, "body": <GET /generations/{id} body> } }` for completed lines, `{ "custom_id", "generationId", "error": { "code", "message" } }` for the rest. Available while the batch runs (what has ended so far), complete once it has ended. Streamed: the server reads it page by page as it writes.
+         */
+        get: operations["getBatchResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/batches/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream a batch's progress
+         * @description Server-sent events (`text/event-stream`): `progress` (`data` = the batch, with its `requestCounts`) when the stream opens and as lines end, and last, once the batch has ended, `status` with the batch; then the stream closes. Event ids count the lines ended (the last one's is total + 1): reconnect with `Last-Event-ID` to resume without repeats. At most `KILN_MAX_STREAMS` streams per account on one server.
+         */
+        get: operations["streamBatchEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/workflows": {
         parameters: {
             query?: never;
@@ -503,7 +607,7 @@ export interface paths {
         };
         /**
          * Stream every event of the key's scope
-         * @description Server-sent events (`text/event-stream`) of the key's billing scope (the workspace of a workspace-bound key, else the account): `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold`, `webhook.test`, `workflow.saved`, `workflow.deleted` (every type a webhook can receive), each with `event` = its type, `data` = the message a webhook receives (`{ "type", "timestamp", "data" }`, the same bytes) and an `id`. Without `Last-Event-ID` the stream starts now; with one, it resumes after that event with no gap and no repeat, over the last 24 h. Events are sent in commit order, once the transactions that wrote them have ended. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`.
+         * @description Server-sent events (`text/event-stream`) of the key's billing scope (the workspace of a workspace-bound key, else the account): `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold`, `webhook.test`, `workflow.saved`, `workflow.deleted`, `batch.completed`, `batch.canceled`, `batch.expired` (every type a webhook can receive), each with `event` = its type, `data` = the message a webhook receives (`{ "type", "timestamp", "data" }`, the same bytes) and an `id`. Without `Last-Event-ID` the stream starts now; with one, it resumes after that event with no gap and no repeat, over the last 24 h. Events are sent in commit order, once the transactions that wrote them have ended. A comment line every 15 s keeps the connection open. At most `KILN_MAX_STREAMS` (default 100) streams per account are open on one server; beyond, 429 `rate_limited`.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -958,6 +1062,10 @@ export interface components {
             error: string | null;
             /** @description The request's prompt, as it was sent. Absent only from events recorded before the field existed. */
             prompt?: string;
+            /** @description A batch line: the batch it belongs to (`POST /batches`). */
+            batchId?: string;
+            /** @description A batch line: its `custom_id`. */
+            customId?: string;
             /** @description `GET /generations/{id}` while `processing`, once the provider has written something: what it has written so far. Working data, not the result: it may start over after a retry, and it is gone once the generation ends. */
             partial?: {
                 /** @description Code outputs: the text written so far, as the provider wrote it (code fences included). */
@@ -965,6 +1073,89 @@ export interface components {
                 /** @description Image outputs: a signed URL to the newest partial image. */
                 previewUrl?: string;
             };
+        };
+        GenerationList: {
+            /** @description Newest first; each item exactly as `GET /generations/{id}` returns it. */
+            data: components["schemas"]["GenerationStatus"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description One line of a `POST /batches` body (JSON Lines): OpenAI's batch input format, with a `POST /generations` body. */
+        BatchInputLine: {
+            /** @description Yours, 1–64 characters, unique within the batch: the results name each line by it. */
+            custom_id: string;
+            /**
+             * @description Always `POST`.
+             * @constant
+             */
+            method: "POST";
+            /**
+             * @description Always `/api/v1/generations`.
+             * @constant
+             */
+            url: "/api/v1/generations";
+            body: components["schemas"]["GenerationRequest"];
+        };
+        /** @description A batch of generations (`POST /batches`). */
+        Batch: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `in_progress`; `completed` once every line ended (whatever each outcome); `canceling` then `canceled` after a cancel; `expired` when lines were still waiting at `expiresAt`.
+             * @enum {string}
+             */
+            status: "in_progress" | "completed" | "canceling" | "canceled" | "expired";
+            requestCounts: {
+                total: number;
+                completed: number;
+                /** @description Lines that failed, expired ones included. */
+                failed: number;
+                canceled: number;
+            };
+            createdAt: string;
+            /** @description When its first line started. */
+            startedAt: string | null;
+            /** @description When its last line ended. */
+            completedAt: string | null;
+            /** @description 24 hours after creation: lines not started by then end `expired`, uncharged. */
+            expiresAt: string;
+            /** @description What its completed lines were charged, in microdollars. */
+            spentMicros: number;
+        };
+        BatchList: {
+            /** @description Newest first. */
+            data: components["schemas"]["Batch"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description One line of `GET /batches/{id}/results` (JSON Lines). */
+        BatchResultLine: {
+            custom_id: string;
+            /** Format: uuid */
+            generationId: string;
+            /** @description Completed lines: the generation's `GET /generations/{id}` body. */
+            response?: {
+                /** @constant */
+                status_code: 200;
+                body: components["schemas"]["GenerationStatus"];
+            };
+            /** @description Lines that did not complete: `canceled`, `expired`, `insufficient_quota`, `payment_required` or `generation_failed`, and the generation's error. */
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        /** @description One event of `GET /batches/{id}/events`, its `data` line parsed as JSON. */
+        BatchStreamItem: {
+            /** @constant */
+            event: "progress";
+            id: string;
+            data: components["schemas"]["Batch"];
+        } | {
+            /** @constant */
+            event: "status";
+            id: string;
+            data: components["schemas"]["Batch"];
         };
         Model: {
             /** @description Value to pass as `model`. */
@@ -1372,12 +1563,6 @@ export interface components {
             /** @description The output node it fills. */
             outputNodeId: string;
         };
-        GenerationList: {
-            /** @description Newest first; each item exactly as `GET /generations/{id}` returns it. */
-            data: components["schemas"]["GenerationStatus"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            nextCursor: string | null;
-        };
         ImageTransformRequest: {
             /** @description A store path, or a public or signed URL of this store, that the caller owns; or a shared image under `seed/`. */
             source: string;
@@ -1476,7 +1661,7 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types this endpoint receives. */
-            events: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted")[];
+            events: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted" | "batch.completed" | "batch.canceled" | "batch.expired")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the service disabled it (a 410, or 5 days of failures); null when enabled or disabled by you. */
@@ -1489,7 +1674,7 @@ export interface components {
             id: string;
             url: string;
             /** @description The event types this endpoint receives. */
-            events: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted")[];
+            events: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted" | "batch.completed" | "batch.canceled" | "batch.expired")[];
             description: string | null;
             enabled: boolean;
             /** @description Why the service disabled it (a 410, or 5 days of failures); null when enabled or disabled by you. */
@@ -1517,7 +1702,7 @@ export interface components {
              */
             deliveryId: string;
             /** @enum {string} */
-            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted";
+            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted" | "batch.completed" | "batch.canceled" | "batch.expired";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             attempts: number;
@@ -1538,16 +1723,16 @@ export interface components {
         /** @description The body of every webhook delivery and the `data` of every `GET /events` event. */
         EventMessage: {
             /** @enum {string} */
-            type: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted";
+            type: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted" | "batch.completed" | "batch.canceled" | "batch.expired";
             /** Format: date-time */
             timestamp: string;
-            /** @description For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`; for workflow.saved and workflow.deleted the workflow without its graph, `{ id, name, version, createdAt, updatedAt, deletedAt }` (a run writing its results back is not a save: workflow_run.completed tells of it). */
+            /** @description For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`; for workflow.saved and workflow.deleted the workflow without its graph, `{ id, name, version, createdAt, updatedAt, deletedAt }` (a run writing its results back is not a save: workflow_run.completed tells of it); for batch.* the `GET /batches/{id}` body. */
             data: unknown;
         };
         /** @description One event of `GET /events`, its `data` line parsed as JSON: the message a webhook receives for it; `event` is its `type`. */
         EventStreamItem: {
             /** @enum {string} */
-            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted";
+            event: "generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted" | "batch.completed" | "batch.canceled" | "batch.expired";
             /** @description `<tx>-<n>`: send it as `Last-Event-ID` to resume after this event. */
             id: string;
             data: components["schemas"]["EventMessage"];
@@ -2113,6 +2298,7 @@ export interface operations {
                 type?: string;
                 model?: string;
                 since?: string;
+                batchId?: string;
             };
             header?: never;
             path?: never;
@@ -2725,6 +2911,578 @@ export interface operations {
             500: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of batches. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchList"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1 to 255 printable ASCII characters (0x20–0x7E), unique per request you mean to make once, e.g. a UUID. The first accepted request with a key is kept for KILN_IDEMPOTENCY_TTL_SECONDS (default 24 h) per account and operation; a repeat with the same key and body answers the same id (header `idempotent-replayed: true`) and starts nothing new; another body with that key is a 422 `idempotency_conflict`. Refused requests (400, 401, 402, 403, 429, 503) are not kept: retry them with the same key. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/jsonl": components["schemas"]["BatchInputLine"];
+                "application/x-ndjson": components["schemas"]["BatchInputLine"];
+                "application/jsonlines": components["schemas"]["BatchInputLine"];
+                "application/x-jsonlines": components["schemas"]["BatchInputLine"];
+            };
+        };
+        responses: {
+            /** @description Accepted; the batch is in progress (replayed: accepted earlier with this Idempotency-Key). */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description The batch's URL. */
+                    location?: string;
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    /** @description `true` when this is the batch of an earlier request with the same Idempotency-Key and body. */
+                    "idempotent-replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: the resource is not in a state that allows this (`conflict`), e.g. the job already ended. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json` (`invalid_request`). */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Idempotency-Key` was already used with a different request (`idempotency_conflict`). */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch, canceling or canceled. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict: the resource is not in a state that allows this (`conflict`), e.g. the job already ended. */
+            409: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatchResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The results. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jsonl": components["schemas"]["BatchResultLine"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamBatchEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id` of the last event received, to resume a stream after a disconnect: events up to it are not sent again. Not a whole number: the stream starts over. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["BatchStreamItem"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4043,8 +4801,8 @@ export interface operations {
                 "application/json": {
                     /** @description Where deliveries are POSTed: https, a public host, no credentials. */
                     url: string;
-                    /** @description Event types to receive: `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold`, `webhook.test`, `workflow.saved`, `workflow.deleted`. Omitted: every type. */
-                    events?: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted")[];
+                    /** @description Event types to receive: `generation.completed`, `generation.failed`, `workflow_run.completed`, `workflow_run.failed`, `budget.threshold`, `webhook.test`, `workflow.saved`, `workflow.deleted`, `batch.completed`, `batch.canceled`, `batch.expired`. Omitted: every type. */
+                    events?: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted" | "batch.completed" | "batch.canceled" | "batch.expired")[];
                     description?: string | null;
                 };
             };
@@ -4323,7 +5081,7 @@ export interface operations {
                 "application/json": {
                     /** @description Where deliveries are POSTed: https, a public host, no credentials. */
                     url?: string;
-                    events?: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted")[] | null;
+                    events?: ("generation.completed" | "generation.failed" | "workflow_run.completed" | "workflow_run.failed" | "budget.threshold" | "webhook.test" | "workflow.saved" | "workflow.deleted" | "batch.completed" | "batch.canceled" | "batch.expired")[] | null;
                     description?: string | null;
                     /** @description `true` enables a disabled endpoint again (and clears its failing streak). */
                     enabled?: boolean;

@@ -10,6 +10,8 @@ import { listGenerationsForCallers } from '../db/sql/list_generations_for_caller
 import { listGenerationsForKeys, type GenerationPage } from '../db/sql/list_generations_for_keys.ts';
 import { readTolerant } from '../db/replica.ts';
 import { errors } from '../errors.ts';
+import { listBatchGenerations } from '../db/sql/batches.ts';
+import { isUuid } from '../schemas.ts';
 import { signingKey } from '../internal/signing.ts';
 import { registerSchemas } from '../schemas.ts';
 import { GenerationStatus, type GenerationStatusBody } from './schemas.ts';
@@ -28,6 +30,7 @@ export const ListGenerationsQuery = {
   type: v.pipe(v.string(), v.description('Only `image` or only `code` generations.')),
   model: v.pipe(v.string(), v.description('Only generations requested with this model id.')),
   since: v.pipe(v.string(), v.description('Only generations created at or after this time: an RFC 3339 date-time (`2026-11-01T00:00:00Z`) or a UTC date (`2026-11-01`).')),
+  batchId: v.pipe(v.string(), v.description('Only the lines of this batch (`POST /batches`); another account\'s batch lists nothing.')),
 };
 
 export const GenerationList = v.object({
@@ -47,6 +50,8 @@ export interface ListQuery {
   types: string | null;
   model: string | null;
   since: string | null;
+  /** Only the lines of this batch. */
+  batchId: string | null;
 }
 
 type Raw = Partial<Record<keyof typeof ListGenerationsQuery, string | undefined>>;
@@ -129,8 +134,10 @@ export async function parseListQuery(ctx: Context, raw: Raw): Promise<ListQuery>
     since = parseInstant(raw.since);
     if (!since) throw errors.invalid('since: must be an RFC 3339 date-time (2026-11-01T00:00:00Z) or a date (2026-11-01)');
   }
+  if (raw.batchId !== undefined && !isUuid(raw.batchId)) throw errors.invalid('batchId: must be a uuid');
   return {
     limit,
+    batchId: raw.batchId?.toLowerCase() ?? null,
     before: raw.cursor !== undefined ? await decodeCursor(ctx, raw.cursor) : null,
     statuses: raw.status !== undefined ? list('status', raw.status, STATUSES) : null,
     types: raw.type !== undefined ? list('type', raw.type, TYPES) : null,
@@ -180,10 +187,19 @@ export async function renderPage(ctx: Context, page: GenerationPage): Promise<Ge
  * through its own origin, as GET /generations answers a key for the REST API's.
  */
 export async function listGenerationsOf(ctx: Context, caller: Caller, q: ListQuery): Promise<GenerationListBody> {
+  if (q.batchId) return listBatchLines(ctx, caller, q);
   // Tolerates the replica's bounded lag, as GET /generations does.
   const [row] = await readTolerant(ctx, (sql) => listGenerations(
     sql, caller.accountId, caller.workspaceId, caller.origin, q.limit, q.before?.at ?? null, q.before?.id ?? null,
     q.statuses, q.types, q.model, q.since,
   ));
   return renderPage(ctx, row?.body ?? { data: [], next: null });
+}
+
+/** GET /generations?batchId=: a page of a batch's lines (the other filters apply within it). */
+export async function listBatchLines(ctx: Context, caller: Caller, q: ListQuery): Promise<GenerationListBody> {
+  const [row] = await listBatchGenerations(
+    ctx.sql, caller.accountId, q.batchId!, q.limit, q.before, q.statuses?.split(',') ?? null, q.types?.split(',') ?? null, q.model, q.since,
+  );
+  return renderPage(ctx, row?.page ?? { data: [], next: null });
 }

@@ -59,6 +59,8 @@ interface Started {
   reserved: boolean;
   reserved_micros: number | string;
   run_id: string | null;
+  /** A batch line: it reserves when it starts (docs/api.md, "Batches"). */
+  batch_id?: string | null;
   output_node_id: string | null;
   upstream: Upstream | null;
   /** An output held while the object store was down: store it, do not call the provider. */
@@ -189,12 +191,14 @@ async function fail(ctx: Context, id: string, message: string): Promise<void> {
 
 /**
  * The request to execute and its reservation. A run output's request is built from its spec and
- * its upstream results, priced with the same function as a POST, and reserved once; null when
- * it ended meanwhile (the budget refused it: the output, and its run, failed).
+ * its upstream results; it and a batch line are priced with the same function as a POST and
+ * reserved once, when they start; null when it ended meanwhile (the budget refused it: it failed
+ * `insufficient_quota`, uncharged, and a run output's run with it).
  */
 async function prepare(ctx: Context, id: string, s: Started): Promise<{ req: StoredRequest; reservedMicros: number } | null> {
-  if (!s.run_id) return { req: s.request as StoredRequest, reservedMicros: Number(s.reserved_micros) };
-  const req = await buildRequest(ctx, s.account_id, s.request as UnitSpec, s.upstream ?? {});
+  // API and MCP generations reserved at creation; a run output and a batch line reserve here, once.
+  if (!s.run_id && (s.reserved || !s.batch_id)) return { req: s.request as StoredRequest, reservedMicros: Number(s.reserved_micros) };
+  const req = s.run_id ? await buildRequest(ctx, s.account_id, s.request as UnitSpec, s.upstream ?? {}) : s.request as StoredRequest;
   if (s.reserved) return { req, reservedMicros: Number(s.reserved_micros) };
   let amount: number;
   try {

@@ -131,6 +131,8 @@ export const GenerationStatus = v.object({
   prompt: v.optional(
     v.pipe(v.string(), v.description('The request\'s prompt, as it was sent. Absent only from events recorded before the field existed.')),
   ),
+  batchId: v.optional(v.pipe(v.string(), v.description('A batch line: the batch it belongs to (`POST /batches`).'))),
+  customId: v.optional(v.pipe(v.string(), v.description('A batch line: its `custom_id`.'))),
   partial: v.optional(v.pipe(
     v.object({
       text: v.optional(v.pipe(v.string(), v.description('Code outputs: the text written so far, as the provider wrote it (code fences included).'))),

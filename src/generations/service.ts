@@ -56,6 +56,7 @@ export async function renderGeneration(ctx: Context, row: GenerationRow): Promis
   return {
     id: row.id, status: row.status, result, error: row.status === 'failed' ? row.error ?? 'generation failed' : null,
     ...(typeof row.prompt === 'string' ? { prompt: row.prompt } : {}),
+    ...(row.batch_id ? { batchId: row.batch_id, customId: row.custom_id ?? '' } : {}),
   };
 }
 

@@ -8,6 +8,28 @@ import { readCapped } from '../streams.ts';
 import { unstorableValue } from './storable.ts';
 
 /**
+ * Reads a body of one of `types` (its Content-Type) with a size cap, as bytes: 415 for another
+ * type, 413 past the cap, 400 when empty.
+ */
+export async function readRaw(event: H3Event, maxBytes: number, types: readonly string[]): Promise<Buffer> {
+  const len = Number(event.req.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(len) && len > maxBytes) {
+    throw new ApiError('invalid_request', `Request body is larger than ${maxBytes} bytes.`, { status: 413 });
+  }
+  const ctype = (event.req.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (!types.includes(ctype)) {
+    throw new ApiError('invalid_request', `Request body must be ${types.join(' or ')}.`, { status: 415 });
+  }
+  const nodeReq = (event.runtime?.node as { req?: IncomingMessage } | undefined)?.req;
+  const body = nodeReq && !event.req.bodyUsed && !nodeReq.readableDidRead ? nodeReq : event.req.body;
+  if (!body) throw errors.invalid('Request body is required.');
+  const buf = await readCapped(body as AsyncIterable<Uint8Array>, maxBytes);
+  if (!buf) throw new ApiError('invalid_request', `Request body is larger than ${maxBytes} bytes.`, { status: 413 });
+  if (!buf.length) throw errors.invalid('Request body is required.');
+  return buf;
+}
+
+/**
  * Reads a JSON body with a size cap; malformed or oversized bodies are 400/413 envelopes, and so
  * is a body holding a value Postgres cannot store (NUL, a lone surrogate, a non-finite number).
  */

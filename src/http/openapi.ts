@@ -26,6 +26,7 @@ const STATUS_TEXT: Record<number, string> = {
 /** What each tag groups, for readers of the reference (a route with a tag not listed here fails the build). */
 const TAGS: Record<string, string> = {
   Generations: 'Image and code generation jobs: start one, then poll, wait for, stream, list or cancel it.',
+  Batches: 'Bulk work: a JSON Lines file of generation requests (OpenAI\'s batch input format) run as one batch you can watch, cancel and download; its lines wait behind interactive work and take turns with other accounts\' batches.',
   Images: 'Synchronous transforms of stored images (convert, compress, trim); never billed.',
   Models: 'The model catalog, with the marked-up prices callers are billed.',
   Usage: 'The budget of the key\'s billing scope, its usage this period, and usage by day.',
@@ -110,7 +111,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
       ...(r.description ? { description: r.description } : {}),
       tags: [r.tag],
       ...(parameters.length ? { parameters } : {}),
-      ...(r.body ? { requestBody: { required: !r.bodyOptional, content: { 'application/json': { schema: convert(r.body) } } } } : {}),
+      ...(r.body ? { requestBody: { required: !r.bodyOptional, content: Object.fromEntries((r.bodyTypes ?? ['application/json']).map((t) => [t, { schema: convert(r.body!) }])) } } : {}),
       responses,
       security: r.scope ? [{ apiKey: [] }] : [],
       ...(r.scope ? { 'x-kiln-scope': r.scope } : {}),

@@ -32,6 +32,11 @@ interface RouteBase {
   /** Request headers the route reads (`Prefer`, `Last-Event-ID`), documented as header parameters. */
   headers?: Record<string, Schema>;
   body?: Schema;
+  /**
+   * Media types of the body (default application/json). For a line-delimited type
+   * (application/jsonl), `body` is the schema of one line, as a stream's items are.
+   */
+  bodyTypes?: readonly string[];
   /** The body may be left out (`requestBody.required: false`); by default a route with a body requires it. */
   bodyOptional?: boolean;
   success: Success;

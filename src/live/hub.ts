@@ -25,7 +25,7 @@ export const CHANNEL = 'kiln_status';
  * settled), or "this billing scope has new events" (id = the scope; GET /events).
  */
 export interface Notice {
-  k: 'generation' | 'run' | 'events' | 'ping';
+  k: 'generation' | 'run' | 'events' | 'batch' | 'ping';
   id: string;
   /** The account it belongs to. */
   a?: string;
@@ -63,7 +63,7 @@ const REMEMBER_MS = 10_000;
 const WATCHDOG_MS = 10_000;
 const PING_TIMEOUT_MS = 5_000;
 
-export function keyOf(kind: 'generation' | 'run' | 'events', id: string): string {
+export function keyOf(kind: 'generation' | 'run' | 'events' | 'batch', id: string): string {
   return `${kind}:${id}`;
 }
 
@@ -179,7 +179,7 @@ export class Hub {
       }
       return;
     }
-    if ((n.k !== 'generation' && n.k !== 'run' && n.k !== 'events') || typeof n.id !== 'string') return;
+    if ((n.k !== 'generation' && n.k !== 'run' && n.k !== 'events' && n.k !== 'batch') || typeof n.id !== 'string') return;
     this.stats.notices++;
     const key = keyOf(n.k, n.id);
     // A stream flush changes no state a read returns: readers need not read again for it.

@@ -9,6 +9,7 @@ export const EVENT_TYPES = [
   'workflow_run.completed', 'workflow_run.failed',
   'budget.threshold', 'webhook.test',
   'workflow.saved', 'workflow.deleted',
+  'batch.completed', 'batch.canceled', 'batch.expired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -89,7 +90,7 @@ export const EventMessage = v.pipe(
   v.object({
     type: EventTypeSchema,
     timestamp: dateTime,
-    data: v.pipe(v.unknown(), v.description('For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`; for workflow.saved and workflow.deleted the workflow without its graph, `{ id, name, version, createdAt, updatedAt, deletedAt }` (a run writing its results back is not a save: workflow_run.completed tells of it).')),
+    data: v.pipe(v.unknown(), v.description('For generation.* the `GET /generations/{id}` body; for workflow_run.* the `GET /workflows/{id}/runs/{runId}` body; for budget.threshold `{ scope, workspaceId, threshold, usedMicros, budgetMicros, periodStart, resetsAt }`; for workflow.saved and workflow.deleted the workflow without its graph, `{ id, name, version, createdAt, updatedAt, deletedAt }` (a run writing its results back is not a save: workflow_run.completed tells of it); for batch.* the `GET /batches/{id}` body.')),
   }),
   v.description('The body of every webhook delivery and the `data` of every `GET /events` event.'),
 );

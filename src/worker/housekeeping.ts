@@ -5,6 +5,7 @@
 import type { Context } from '../context.ts';
 import type { Queryable } from '../db/pool.ts';
 import { rollAccountSpend } from '../db/sql/admin.ts';
+import { dispatchBatches, expireBatches } from '../db/sql/batches.ts';
 import { purgeAuditLog } from '../db/sql/audit.ts';
 import { recordKeyExpiries } from '../db/sql/keys.ts';
 import { purgeEvents } from '../db/sql/purge_events.ts';
@@ -73,4 +74,14 @@ export async function purgeOldAuditEntries(conn: Queryable): Promise<void> {
 /** Accounts whose budget period ended without a charge: their spend back to 0 in the admin page's index. */
 export async function rollSpendPeriods(conn: Queryable): Promise<void> {
   await rollAccountSpend(conn);
+}
+
+/**
+ * Batches (docs/api.md, "Batches"): lines not started by their batch's expiry end expired, and
+ * lines that free slots now allow are queued (a slot an interactive generation freed; lines are
+ * otherwise queued when their batch is created and as its lines end).
+ */
+export async function tendBatches(conn: Queryable): Promise<void> {
+  await expireBatches(conn, 10);
+  await dispatchBatches(conn, 200);
 }

@@ -22,7 +22,7 @@ import type { Lease } from '../generations/lease.ts';
 import { createTaskList } from '../../tasks/index.ts';
 import { startStoreSweep, storeSweepCron } from '../../tasks/store__sweep.ts';
 import { registerPool, unregisterPool } from '../telemetry/metrics.ts';
-import { purgeExpiredIdempotencyKeys, purgeOldAuditEntries, purgeOldEvents, recordExpiredKeys, rollSpendPeriods, sweepDeadWorkers, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
+import { purgeExpiredIdempotencyKeys, purgeOldAuditEntries, purgeOldEvents, recordExpiredKeys, rollSpendPeriods, sweepDeadWorkers, tendBatches, trimUpstreamCounts, unlockDeadWorkerJobs } from './housekeeping.ts';
 
 export interface WorkerHandle {
   /** The graphile-worker runner of the current lease. */
@@ -292,6 +292,7 @@ function tick(w: Worker, full = false): void {
         await recordExpiredKeys(t.conn);
         await purgeOldAuditEntries(t.conn);
         await rollSpendPeriods(t.conn);
+        await tendBatches(t.conn);
       } else {
         await unlockDeadWorkerJobs(ctx, t.conn);
       }

@@ -19,6 +19,9 @@ export interface GenerationBody {
   cost_micros: number | string | null;
   /** The request's prompt (migration 000039); absent from events stored before it. */
   prompt?: string | null;
+  /** A batch line's batch and custom_id (docs/api.md, "Batches"). */
+  batch_id?: string | null;
+  custom_id?: string | null;
 }
 
 export function getGenerations(sql: Queryable, accountIds: string[], ids: string[], origins: string[]) {

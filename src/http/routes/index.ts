@@ -1,6 +1,12 @@
 // Every REST route, grouped by resource. Later modules add theirs here.
 
 import type { RouteDef } from '../route.ts';
+import cancelBatch from './batches/cancel.ts';
+import createBatch from './batches/create.ts';
+import batchEvents from './batches/events.ts';
+import getBatch from './batches/get.ts';
+import listBatches from './batches/list.ts';
+import batchResults from './batches/results.ts';
 import cancelGeneration from './generations/cancel.ts';
 import createGeneration from './generations/create.ts';
 import generationEvents from './generations/events.ts';
@@ -54,6 +60,7 @@ import adminHealth from './admin/health.ts';
 
 export const apiRoutes: RouteDef[] = [
   listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
+  createBatch, listBatches, getBatch, cancelBatch, batchResults, batchEvents,
   listWorkflows, createWorkflow, getWorkflow, replaceWorkflow, deleteWorkflow, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,

@@ -3,7 +3,7 @@
 import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
 import type { GenerationPage } from '../../../db/sql/list_generations_for_keys.ts';
-import { GenerationList, ListGenerationsQuery, listGenerationsCall, listGenerationsReplica, parseListQuery, renderPage, type ListQuery } from '../../../generations/list.ts';
+import { GenerationList, listBatchLines, ListGenerationsQuery, listGenerationsCall, listGenerationsReplica, parseListQuery, renderPage, type ListQuery } from '../../../generations/list.ts';
 
 export default defineRoute<ListQuery, { body: GenerationPage | null }>({
   method: 'GET',
@@ -25,9 +25,11 @@ export default defineRoute<ListQuery, { body: GenerationPage | null }>({
   // With a read replica that keeps up: authorized on the primary, read there (docs/operators.md).
   replicaRead: listGenerationsReplica,
   prepare: (ctx, event) => parseListQuery(ctx, Object.fromEntries(
-    (['limit', 'cursor', 'status', 'type', 'model', 'since'] as const).map((n) => [n, queryParam(event, n)]),
+    (['limit', 'cursor', 'status', 'type', 'model', 'since', 'batchId'] as const).map((n) => [n, queryParam(event, n)]),
   )),
-  async handler(ctx, event, { row }) {
-    return sendJson(event, await renderPage(ctx, row!.body ?? { data: [], next: null }), { headers: { 'cache-control': 'no-store' } });
+  async handler(ctx, event, { row, caller, payload }) {
+    // A batch's lines are a page of their own (docs/api.md, "Batches").
+    const page = payload?.batchId ? await listBatchLines(ctx, caller, payload) : await renderPage(ctx, row!.body ?? { data: [], next: null });
+    return sendJson(event, page, { headers: { 'cache-control': 'no-store' } });
   },
 });

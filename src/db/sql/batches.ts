@@ -1,0 +1,83 @@
+// The batch functions (docs/api.md, "Batches"): create (kiln.create_batch), read, list, cancel,
+// results pages, and the worker's sweep (dispatch and expiry).
+
+import type { Queryable } from '../pool.ts';
+
+// Element types for sql.array: postgres.js cannot infer them from nulls.
+const TEXT = 25, INT8 = 20;
+
+/** kiln_private.batch_body. */
+export interface BatchJson {
+  id: string;
+  status: 'in_progress' | 'completed' | 'canceling' | 'canceled' | 'expired';
+  requestCounts: { total: number; completed: number; failed: number; canceled: number };
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  expiresAt: string;
+  spentMicros: number;
+}
+
+export interface CreateBatchColumns {
+  accountId: string;
+  workspaceId: string | null;
+  keyId: string | null;
+  origin: string;
+  customIds: string[];
+  types: string[];
+  modelIds: string[];
+  /** JSON text of each line's stored request. */
+  requests: string[];
+  reserves: string[];
+  maxAttempts: number;
+  idemKey: string | null;
+  fingerprint: Uint8Array | null;
+  idemTtlSeconds: number;
+}
+
+export function createBatch(sql: Queryable, c: CreateBatchColumns) {
+  return sql<Array<{ r: { outcome: 'created' | 'replayed' | 'conflict' | 'pending'; batch?: BatchJson } }>>`select kiln.create_batch(
+    ${c.accountId}::uuid, ${c.workspaceId}::uuid, ${c.keyId}::uuid, ${c.origin},
+    ${sql.array(c.customIds, TEXT)}, ${sql.array(c.types, TEXT)}, ${sql.array(c.modelIds, TEXT)},
+    ${sql.array(c.requests, TEXT)}::jsonb[], ${sql.array(c.reserves, INT8)}, ${c.maxAttempts}::int,
+    ${c.idemKey}, ${c.fingerprint ? Buffer.from(c.fingerprint) : null}::bytea, ${c.idemTtlSeconds}::int
+  ) as r`;
+}
+
+export function getBatch(sql: Queryable, accountId: string, id: string) {
+  return sql<Array<{ b: BatchJson | null }>>`select kiln.get_batch(${accountId}::uuid, ${id}::uuid) as b`;
+}
+
+/** `before.at`: an ISO timestamp (microseconds); each row's `at` is its created_at in epoch microseconds. */
+export function listBatches(sql: Queryable, accountId: string, before: { at: string; id: string } | null, limit: number) {
+  return sql<Array<{ at: string; id: string; body: BatchJson }>>`
+    select * from kiln.list_batches(${accountId}::uuid, ${before?.at ?? null}::text::timestamptz, ${before?.id ?? null}::uuid, ${limit}::int)`;
+}
+
+/** kiln.list_batch_generations: GET /generations?batchId= (a GenerationPage). */
+export function listBatchGenerations(
+  sql: Queryable, accountId: string, batchId: string, limit: number, before: { at: string; id: string } | null,
+  statuses: string[] | null, types: string[] | null, model: string | null, since: string | null,
+) {
+  return sql<Array<{ page: import('./list_generations_for_keys.ts').GenerationPage }>>`
+    select kiln.list_batch_generations(${accountId}::uuid, ${batchId}::uuid, ${limit}::int, ${before?.at ?? null}::text::timestamptz,
+      ${before?.id ?? null}::uuid, ${statuses}::text[], ${types}::text[], ${model}, ${since}::text::timestamptz) as page`;
+}
+
+export function cancelBatch(sql: Queryable, accountId: string, id: string) {
+  return sql<Array<{ r: { outcome: 'canceled' | 'conflict' | 'missing'; batch?: BatchJson } }>>`select kiln.cancel_batch(${accountId}::uuid, ${id}::uuid) as r`;
+}
+
+/** A generation body of kiln_private.generation_body (see db/sql/get_generations.ts). */
+export function batchResults(sql: Queryable, accountId: string, id: string, afterLine: number, limit: number) {
+  return sql<Array<{ line: number; custom_id: string; body: import('./get_generations.ts').GenerationBody }>>`
+    select * from kiln.batch_results(${accountId}::uuid, ${id}::uuid, ${afterLine}::int, ${limit}::int)`;
+}
+
+export function dispatchBatches(sql: Queryable, limit: number) {
+  return sql<Array<{ n: number }>>`select kiln.dispatch_batches(${limit}::int) as n`;
+}
+
+export function expireBatches(sql: Queryable, limit: number) {
+  return sql<Array<{ n: number }>>`select kiln.expire_batches(${limit}::int) as n`;
+}
