@@ -86,6 +86,10 @@ test('a mixed batch completes: every custom_id once in the results, charged exac
   assert.equal(JSON.parse(ev.events.at(-1)!.data).status, 'completed');
   const page = await api(srv.base, key, '/batches');
   assert.equal(page.body.data[0].id, res.body.id);
+  // One batch.completed event (to GET /events and webhooks), and no generation.* event per line.
+  const events = await srv.db.sql`select type, subject_id from kiln_private.events where subject_id = ${res.body.id}
+    or subject_id in (select id from kiln_private.generations where batch_id = ${res.body.id})`;
+  assert.deepEqual(events.map((e) => e.type), ['batch.completed']);
 });
 
 test('validation is all or nothing: every problem with its pointer, nothing created', async () => {
@@ -148,6 +152,8 @@ test('cancel mid-batch: nothing not started is charged; Idempotency-Key replays;
   assert.ok(['canceling', 'canceled'].includes(canceled.body.status));
   const done = await settled(key, res.body.id);
   assert.equal(done.status, 'canceled');
+  const [{ type }] = await srv.db.sql`select type from kiln_private.events where subject_id = ${res.body.id}`;
+  assert.equal(type, 'batch.canceled');
   const c = done.requestCounts;
   assert.equal(c.completed + c.failed + c.canceled, 40);
   assert.ok(c.canceled >= 30, JSON.stringify(c));
@@ -165,4 +171,24 @@ test('cancel mid-batch: nothing not started is charged; Idempotency-Key replays;
   const readOnly = (await createKey(srv.db.sql, a.id, { scopes: ['read'] })).key;
   assert.equal((await post(readOnly, jsonl([line('r', { type: 'code', prompt: 'x' })]))).status, 403);
   assert.equal((await api(srv.base, readOnly, `/batches/${res.body.id}/cancel`, { method: 'POST' })).status, 403);
+});
+
+test('a batch past its expiry: lines not started end expired, uncharged; the batch is expired', async () => {
+  const { key } = await account();
+  const res = await post(key, jsonl(Array.from({ length: 30 }, (_, i) => line(`e${i}`, { type: 'code', prompt: `expire ${i}`, model: 'local/slowish' }))));
+  assert.equal(res.status, 202);
+  await srv.db.sql`update kiln_private.batches set expires_at = now() where id = ${res.body.id}`;
+  const due = await srv.db.sql`select id from kiln.expire_batches(10) as id`;
+  assert.deepEqual(due.map((r) => r.id), [res.body.id]);
+  await srv.db.sql`select kiln.end_batch_lines(${res.body.id}::uuid)`;
+  const done = await settled(key, res.body.id);
+  assert.equal(done.status, 'expired');
+  const out = await results(key, res.body.id);
+  assert.equal(out.length, 30);
+  const expired = out.filter((o) => o.error?.code === 'expired');
+  assert.ok(expired.length >= 20, JSON.stringify(done.requestCounts));
+  assert.equal(done.requestCounts.completed + done.requestCounts.failed, 30);
+  const [{ charged }] = await srv.db.sql`select count(*)::int as charged from kiln_private.charges ch join kiln_private.generations g on g.id = ch.generation_id
+    where g.batch_id = ${res.body.id} and g.error like 'expired%'`;
+  assert.equal(charged, 0, 'expired lines reserved nothing');
 });

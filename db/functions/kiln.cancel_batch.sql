@@ -9,35 +9,20 @@ CREATE OR REPLACE FUNCTION kiln.cancel_batch(p_account_id uuid, p_id uuid)
 AS $function$
 declare
   v_b kiln_private.batches;
-  v_n int;
-  v_gen uuid;
 begin
-  select * into v_b from kiln_private.batches where id = p_id and account_id = p_account_id for update;
+  -- Only the batch row here: its lines are ended by kiln.end_batch_lines in a transaction of its
+  -- own, which locks lines before the batch, as the workers' transactions do (no lock cycle).
+  update kiln_private.batches set status = 'canceling', updated_at = now()
+    where id = p_id and account_id = p_account_id and status = 'in_progress'
+    returning * into v_b;
+  if found then
+    return json_build_object('outcome', 'canceled', 'batch', kiln_private.batch_body(v_b));
+  end if;
+  select * into v_b from kiln_private.batches where id = p_id and account_id = p_account_id;
   if not found then
     return json_build_object('outcome', 'missing');
   end if;
-  if v_b.status <> 'in_progress' then
-    return json_build_object('outcome', case when v_b.status = 'canceling' then 'canceled' else 'conflict' end, 'batch', kiln_private.batch_body(v_b));
-  end if;
-  update kiln_private.batches set status = 'canceling', updated_at = now() where id = p_id;
-  -- Lines not started end canceled, uncharged (they reserved nothing), counted here at once.
-  perform set_config('kiln.batch_bulk', 'on', true);
-  with gone as (
-    update kiln_private.generations g
-      set status = 'failed', error = 'canceled', waiting = false, finished_at = now(), updated_at = now()
-      where g.batch_id = p_id and g.status = 'pending' and g.started_at is null
-      returning g.id)
-  select count(*) into v_n from gone;
-  perform set_config('kiln.batch_bulk', 'off', true);
-  update kiln_private.batches set canceled = canceled + v_n, in_queue = 0, updated_at = now() where id = p_id;
-  -- Their queued jobs find them ended. Lines in flight (or waiting for a retry) are canceled as
-  -- POST /generations/{id}/cancel cancels them: reservation released, provider call aborted.
-  for v_gen in select g.id from kiln_private.generations g where g.batch_id = p_id and g.status in ('pending', 'processing') loop
-    perform kiln_private.cancel_generation(v_gen);
-  end loop;
-  perform kiln_private.finish_batch(p_id);
-  select * into v_b from kiln_private.batches where id = p_id;
-  return json_build_object('outcome', 'canceled', 'batch', kiln_private.batch_body(v_b));
+  return json_build_object('outcome', case when v_b.status = 'canceling' then 'canceled' else 'conflict' end, 'batch', kiln_private.batch_body(v_b));
 end;
 $function$;
-comment on function kiln.cancel_batch(uuid,uuid) is 'POST /batches/{id}/cancel: the batch goes canceling; every line not started ends canceled, uncharged; lines in flight are canceled as a generation''s cancel would (reservation released, provider call aborted); once all have ended it is canceled (kiln_private.finish_batch). Outcome canceled (also when already canceling), conflict (it had ended) or missing.';
+comment on function kiln.cancel_batch(uuid,uuid) is 'POST /batches/{id}/cancel: the batch goes canceling (no line is queued or started any more); the caller then ends its lines with kiln.end_batch_lines (the worker''s sweep does it too, after a crash in between). Outcome canceled (also when already canceling), conflict (it had ended) or missing.';

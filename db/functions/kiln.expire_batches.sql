@@ -2,38 +2,24 @@
 -- `--! include functions/kiln.expire_batches.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
 
 CREATE OR REPLACE FUNCTION kiln.expire_batches(p_limit integer)
- RETURNS integer
+ RETURNS SETOF uuid
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-declare
-  v_id uuid;
-  v_n int;
-  v_done int := 0;
 begin
-  for v_id in
+  -- Batches past their expiry are marked (no line of them is queued or started any more)…
+  update kiln_private.batches b set expired = true, updated_at = now()
+    where b.id in (select x.id from kiln_private.batches x
+                   where x.status = 'in_progress' and x.expires_at <= now() and not x.expired
+                   order by x.expires_at limit p_limit for update skip locked);
+  -- …and every batch whose lines are left to end is returned, for kiln.end_batch_lines (a batch
+  -- canceled or expired whose lines a crash left, too).
+  return query
     select b.id from kiln_private.batches b
-    where b.status = 'in_progress' and b.expires_at <= now() and not b.expired
-    order by b.expires_at
-    limit p_limit
-    for update skip locked
-  loop
-    -- Lines not started by the expiry end expired, uncharged; lines in flight finish.
-    perform set_config('kiln.batch_bulk', 'on', true);
-    with gone as (
-      update kiln_private.generations g
-        set status = 'failed', error = 'expired: the batch expired before this line started; nothing was charged', waiting = false,
-            finished_at = now(), updated_at = now()
-        where g.batch_id = v_id and g.status = 'pending' and g.started_at is null
-        returning g.id)
-    select count(*) into v_n from gone;
-    perform set_config('kiln.batch_bulk', 'off', true);
-    update kiln_private.batches set failed = failed + v_n, expired = true, in_queue = 0, updated_at = now() where id = v_id;
-    perform kiln_private.finish_batch(v_id);
-    v_done := v_done + 1;
-  end loop;
-  return v_done;
+    where (b.status = 'canceling' or (b.status = 'in_progress' and b.expired))
+    order by b.updated_at
+    limit p_limit;
 end;
 $function$;
-comment on function kiln.expire_batches(integer) is 'The worker''s sweep: up to p_limit batches past their expiresAt end their lines not yet started as failed (expired, uncharged); the batch is expired once its lines in flight end. Returns how many batches it expired.';
+comment on function kiln.expire_batches(integer) is 'The worker''s sweep: marks up to p_limit batches past their expiresAt as expired, and returns the batches (at most p_limit) whose lines kiln.end_batch_lines has to end: expired ones and canceling ones.';

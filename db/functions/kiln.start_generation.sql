@@ -77,6 +77,13 @@ begin
         return json_build_object('outcome', 'done', 'status', 'failed');
       end if;
     end if;
+    -- A line of a batch canceled or expired meanwhile never starts (docs/api.md, "Batches").
+    if v_gen.batch_id is not null and exists (select 1 from kiln_private.batches b
+        where b.id = v_gen.batch_id and (b.status <> 'in_progress' or b.expired)) then
+      perform kiln_private.end_generation(p_id, case when exists (select 1 from kiln_private.batches b where b.id = v_gen.batch_id and b.status <> 'in_progress')
+        then 'canceled' else 'expired: the batch expired before this line started; nothing was charged' end);
+      return json_build_object('outcome', 'done', 'status', 'failed', 'settled', true, 'type', v_gen.type, 'model_id', v_gen.model_id);
+    end if;
     -- pending: take one of the account's parallel slots, or wait for one. Serialised per account.
     perform pg_advisory_xact_lock(hashtextextended('kiln.slots:' || v_gen.account_id::text, 0));
     select * into v_account from kiln_private.accounts where id = v_gen.account_id;

@@ -21,7 +21,7 @@ begin
     select b.* into v_b
       from kiln_private.batches b
       left join kiln_private.batch_turns t on t.scope_id = b.scope_id
-      where b.status = 'in_progress' and b.next_line < b.total and b.expires_at > now()
+      where b.status = 'in_progress' and not b.expired and b.next_line < b.total and b.expires_at > now()
         and not (b.account_id = any (v_full))
       order by t.turn nulls first, b.created_at, b.id
       limit 1

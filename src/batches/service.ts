@@ -3,7 +3,7 @@
 
 import type { Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
-import { batchResults, cancelBatch as cancelBatchSql, getBatch as getBatchSql, listBatches, type BatchJson } from '../db/sql/batches.ts';
+import { batchResults, cancelBatch as cancelBatchSql, endBatchLines, getBatch as getBatchSql, listBatches, type BatchJson } from '../db/sql/batches.ts';
 import { errors } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../generations/list.ts';
 import { renderGeneration } from '../generations/service.ts';
@@ -28,11 +28,16 @@ export async function listBatchesOf(ctx: Context, caller: Caller, q: { limit: nu
   return { data: page.map((r) => r.body), nextCursor: rows.length > q.limit && last ? await encodeCursor(ctx, { at: last.at, id: last.id }) : null };
 }
 
+/**
+ * Cancels a batch: canceling at once (no line is queued or started any more), then its lines end
+ * in a transaction of their own (the worker's sweep finishes that after a crash in between).
+ */
 export async function cancelBatch(ctx: Context, caller: Caller, id: string): Promise<BatchJson> {
   const [{ r }] = await cancelBatchSql(ctx.sql, caller.accountId, id);
   if (r.outcome === 'missing') throw errors.notFound('Batch');
   if (r.outcome === 'conflict') throw errors.conflict(`The batch has already ended (${r.batch!.status}); only a batch in progress can be canceled.`);
-  return r.batch!;
+  await endBatchLines(ctx.sql, id);
+  return (await getBatchSql(ctx.sql, caller.accountId, id))[0]?.b ?? r.batch!;
 }
 
 /** A line's error code, from its generation's error (docs/api.md, "Batches"). */

@@ -5,7 +5,7 @@
 import type { Context } from '../context.ts';
 import type { Queryable } from '../db/pool.ts';
 import { rollAccountSpend } from '../db/sql/admin.ts';
-import { dispatchBatches, expireBatches } from '../db/sql/batches.ts';
+import { dispatchBatches, endBatchLines, expireBatches } from '../db/sql/batches.ts';
 import { purgeAuditLog } from '../db/sql/audit.ts';
 import { recordKeyExpiries } from '../db/sql/keys.ts';
 import { purgeEvents } from '../db/sql/purge_events.ts';
@@ -82,6 +82,6 @@ export async function rollSpendPeriods(conn: Queryable): Promise<void> {
  * otherwise queued when their batch is created and as its lines end).
  */
 export async function tendBatches(conn: Queryable): Promise<void> {
-  await expireBatches(conn, 10);
+  for (const { id } of await expireBatches(conn, 10)) await endBatchLines(conn, id);
   await dispatchBatches(conn, 200);
 }

@@ -74,7 +74,9 @@ create trigger tg_generations__batch after update of status on kiln_private.gene
 --! include functions/kiln.get_batch.sql
 --! include functions/kiln.list_batches.sql
 --! include functions/kiln.cancel_batch.sql
+drop function if exists kiln.expire_batches(integer);
 --! include functions/kiln.expire_batches.sql
+--! include functions/kiln.end_batch_lines.sql
 --! include functions/kiln.batch_results.sql
 --! include functions/kiln.list_batch_generations.sql
 --! include functions/kiln_private.generation_body.sql

@@ -78,6 +78,12 @@ export function dispatchBatches(sql: Queryable, limit: number) {
   return sql<Array<{ n: number }>>`select kiln.dispatch_batches(${limit}::int) as n`;
 }
 
+/** Marks batches past their expiry; returns the batches whose lines are left to end (expired or canceling). */
 export function expireBatches(sql: Queryable, limit: number) {
-  return sql<Array<{ n: number }>>`select kiln.expire_batches(${limit}::int) as n`;
+  return sql<Array<{ id: string }>>`select id from kiln.expire_batches(${limit}::int) as id`;
+}
+
+/** Ends the lines of a canceling or expired batch (its own transaction: lines are locked before the batch). */
+export function endBatchLines(sql: Queryable, id: string) {
+  return sql<Array<{ n: number }>>`select kiln.end_batch_lines(${id}::uuid) as n`;
 }
