@@ -15,6 +15,7 @@
 // Called by test/bench/run.ts (`KILN_BENCH_ONLY=streaming npm run bench` runs this section alone).
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -187,6 +188,8 @@ export async function benchStreaming(ctx: BenchContext) {
 
   // The peer: each request names its generation's tag in the prompt; a streamed reply records
   // when each chunk was written.
+  // The peer's pauses all listen on one abort signal (its close): one per stream in flight.
+  setMaxListeners(GENERATIONS * 2);
   const peer: OpenAIPeer = await startOpenAIPeer({ strict: false });
   const written = new Map<string, number[]>();
   let chunks = CHUNKS;
