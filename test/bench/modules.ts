@@ -6,6 +6,7 @@ import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchScale } from './scale.ts';
 import { benchSoak } from './soak.ts';
+import { benchStreaming } from './streaming.ts';
 import { benchTelemetry } from './telemetry.ts';
 import { benchWait } from './wait.ts';
 import { benchWebhooks } from './webhooks.ts';
@@ -20,6 +21,7 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   scale: async (ctx) => ctx.report('scale', { ...(await benchScale(ctx)) }),
   admin: async (ctx) => ctx.report('admin', { ...(await benchAdmin(ctx)) }),
   telemetry: async (ctx) => ctx.report('telemetry', { ...(await benchTelemetry(ctx)) }),
+  streaming: async (ctx) => ctx.report('streaming', { ...(await benchStreaming(ctx)) }),
   // Not in a full run unless named: 2 × KILN_SOAK_SECONDS (5 min each by default).
   ...(process.env.KILN_BENCH_ONLY?.split(',').map((x) => x.trim()).includes('soak')
     ? { soak: async (ctx: BenchContext) => ctx.report('soak', { ...(await benchSoak(ctx)) }) }
