@@ -7,7 +7,8 @@
 
 import sharp from 'sharp';
 import type { Context } from '../context.ts';
-import { cutGenerationStream, streamGeneration, type StreamFlush } from '../db/sql/stream_generation.ts';
+import { perOwner } from '../db/batch.ts';
+import { cutGenerationStream, streamGeneration, streamGenerations, type StreamFlush } from '../db/sql/stream_generation.ts';
 import { charCount } from '../live/text.ts';
 import { errorFields } from '../log.ts';
 import type { OutputSink } from '../providers/types.ts';
@@ -20,6 +21,23 @@ export const FLUSH_MS = 100;
 const RETRY_MS = 1_000;
 /** Progress messages are upstream free text: kept short. */
 const MAX_MESSAGE = 200;
+
+/**
+ * The flushes of every generation this process streams go out together: writers flush on a
+ * shared FLUSH_MS grid, and the flushes that fall due at one tick leave as one
+ * kiln.stream_generations call (one round trip whatever the number of streams; BENCH.md,
+ * "Streaming"). Previews go one by one (each with its object, in a transaction).
+ */
+const flusher = perOwner<Context, StreamFlush, number>(1000, (ctx) => async (items) => {
+  const byWorker = new Map<string, number[]>();
+  items.forEach((f, i) => byWorker.set(f.workerId, [...(byWorker.get(f.workerId) ?? []), i]));
+  const out = new Array<{ ok: number }>(items.length);
+  for (const [workerId, idx] of byWorker) {
+    const [{ sessions }] = await streamGenerations(ctx.sql, workerId, idx.map((i) => items[i]!));
+    idx.forEach((i, k) => (out[i] = { ok: sessions[k]! }));
+  }
+  return out;
+}, { maxInFlight: 1 });
 
 const FORMATS: Record<string, ImageFormat> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp' };
 
@@ -126,7 +144,11 @@ export class StreamWriter implements OutputSink {
 
   private schedule(): void {
     if (this.timer || this.writing || this.closed) return;
-    const wait = Math.max(0, this.last + this.flushMs - Date.now());
+    const now = Date.now();
+    // After a quiet spell: at once. Otherwise at the first tick of the shared grid at least
+    // flushMs after the last write, with every other stream due then (one call for them all).
+    const due = this.last + this.flushMs;
+    const wait = due <= now ? 0 : Math.ceil(due / this.flushMs) * this.flushMs - now;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.write();
@@ -134,9 +156,10 @@ export class StreamWriter implements OutputSink {
   }
 
   private write(): Promise<void> {
+    // The grid slot this write belongs to: the next one goes at the next slot (at most one a slot).
+    this.last = Math.floor(Date.now() / this.flushMs) * this.flushMs;
     const w = this.writeOnce().finally(() => {
       this.writing = null;
-      this.last = Date.now();
       if (!this.closed && this.dirty()) this.schedule();
     });
     this.writing = w;
@@ -165,12 +188,12 @@ export class StreamWriter implements OutputSink {
         text: begin ? this.written + text : text,
         preview: stored?.preview ?? null, progress,
       };
-      const [{ session }] = stored
-        ? await this.ctx.sql.begin(async (tx) => {
+      const session = stored
+        ? (await this.ctx.sql.begin(async (tx) => {
           await commitObject(tx, stored.staged);
           return streamGeneration(tx, flush);
-        })
-        : await streamGeneration(this.ctx.sql, flush);
+        }))[0]!.session
+        : await flusher(this.ctx).add(flush);
       countStreamFlush();
       if (session === 0) {
         // Not processing under this worker any more: nothing more is written.

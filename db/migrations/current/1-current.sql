@@ -83,3 +83,4 @@ drop function if exists kiln.expire_batches(integer);
 --! include functions/kiln_private.nudge_waiting_generation.sql
 --! include functions/kiln.defer_generation.sql
 --! include functions/kiln.start_generation.sql
+--! include functions/kiln.stream_generations.sql

@@ -25,3 +25,11 @@ export function streamGeneration(sql: Queryable, f: StreamFlush) {
 export function cutGenerationStream(sql: Queryable, id: string, workerId: string) {
   return sql`select kiln.cut_generation_stream(${id}::uuid, ${workerId})`;
 }
+
+/** kiln.stream_generations: the text and progress flushes of many generations in one call; each one's session, in order. */
+export function streamGenerations(sql: Queryable, workerId: string, flushes: StreamFlush[]) {
+  return sql<Array<{ sessions: number[] }>>`
+    select kiln.stream_generations(${flushes.map((f) => f.id)}::uuid[], ${workerId}, ${flushes.map((f) => f.session)}::int[],
+      ${flushes.map((f) => f.offset)}::int[], ${flushes.map((f) => f.text)}::text[],
+      ${flushes.map((f) => (f.progress ? JSON.stringify(f.progress) : null))}::text[]::jsonb[]) as sessions`;
+}
