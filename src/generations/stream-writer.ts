@@ -1,8 +1,9 @@
 // What a running generation writes while its provider call streams (docs/api.md, "Streaming"):
-// the adapter's text, partial images and progress, coalesced into at most one write a
-// FLUSH_MS (kiln.stream_generation: one UPDATE of an unlogged row and its NOTIFYs), whatever
-// the provider's chunk rate. The first chunk after a quiet spell goes at once; the rest wait for
-// the next slot. Writes are serialized, so offsets arrive in order. Nothing here is the record:
+// the adapter's text, partial images and progress, coalesced into at most one write per slot of
+// a FLUSH_MS grid (kiln.stream_generation: one UPDATE of an unlogged row and its NOTIFYs),
+// whatever the provider's chunk rate; the writes of every stream of the process due in one slot
+// leave as one call. The first chunk after a quiet spell goes at once; the rest wait for the
+// next slot. Writes are serialized, so offsets arrive in order. Nothing here is the record:
 // a failed write is retried with the next one, and never fails the generation.
 
 import sharp from 'sharp';
@@ -15,8 +16,11 @@ import type { OutputSink } from '../providers/types.ts';
 import { commitObject, isValidPath, stageObject, type ImageFormat } from '../storage/store.ts';
 import { countStreamFlush } from '../telemetry/metrics.ts';
 
-/** At most one write per generation this often: about ten a second. */
-export const FLUSH_MS = 100;
+/**
+ * At most one write per generation per slot of this grid: fewer than ten a second (the first
+ * write after a quiet spell and the last one count too, so the slot is a little over 100 ms).
+ */
+export const FLUSH_MS = 110;
 /** A failed write waits this long before the next try. */
 const RETRY_MS = 1_000;
 /** Progress messages are upstream free text: kept short. */
