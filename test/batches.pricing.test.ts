@@ -6,6 +6,8 @@
 // entry's validation (kiln model upsert, kiln.upsert_model).
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { before, test } from 'node:test';
 import postgres from 'postgres';
 import { invalidateCatalog } from '../src/billing/catalog.ts';
@@ -15,6 +17,15 @@ import { startTestWorker, until } from './_generations.ts';
 import { api, createAccount, createKey, onCleanup, startServer, type TestServer } from './_setup.ts';
 
 let srv: TestServer;
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+/** An example query of db/examples/analyst.sql by its `-- name:`. */
+function example(name: string): string {
+  const text = fs.readFileSync(path.join(ROOT, 'db', 'examples', 'analyst.sql'), 'utf8');
+  const chunk = text.split(/^-- name: /m).find((c) => c.startsWith(`${name}\n`));
+  assert.ok(chunk, name);
+  return chunk.slice(chunk.indexOf('\n') + 1);
+}
 
 const MODELS = [
   // An image entry with a dearer fallback: both have a batch price.
@@ -208,6 +219,17 @@ test('GET /usage/daily, kiln.daily_spend and kiln.daily_generations show batch s
     from kiln_private.charges where account_id = ${accountId} group by 1, 2, 3 order by 1, 2, 3`;
   assert.deepEqual([...view], [...fromLedger]);
   assert.ok(view.some((r) => r.batch_spend_micros > 0 && r.spend_micros > r.batch_spend_micros), 'a group with both lanes');
+  // docs/usage.md's check of the view against the ledger finds no difference.
+  const usageDoc = fs.readFileSync(path.join(ROOT, 'docs', 'usage.md'), 'utf8');
+  const check = /```sql\n(select \* from kiln\.daily_spend\nexcept[\s\S]*?);[^\n]*\n```/.exec(usageDoc);
+  assert.ok(check, 'the check is in docs/usage.md');
+  assert.deepEqual([...await srv.db.sql.unsafe(check[1]!)], []);
+  // The example batch-share: batch and interactive spend of the day add up to the day's.
+  const share = await srv.db.sql.unsafe(example('batch-share'));
+  const [tot] = await srv.db.sql`select coalesce(sum(settled_micros), 0)::int as spend, coalesce(sum(settled_micros) filter (where batch_id is not null), 0)::int as batch
+    from kiln_private.charges where created_at >= current_date - 30`;
+  assert.equal(share.reduce((n, r) => n + Math.round(Number(r.batch_usd) * 1e6), 0), tot!.batch);
+  assert.equal(share.reduce((n, r) => n + Math.round((Number(r.batch_usd) + Number(r.interactive_usd)) * 1e6), 0), tot!.spend);
 
   // Both finish; the rollup the triggers kept equals one rebuilt from the whole ledger.
   await ended(key, running.id);
@@ -280,6 +302,11 @@ test('an analyst reads kiln.batches: one row per batch with counts, times and sp
   assert.equal(Number(second.charges), ledger!.n);
   assert.ok(ledger!.n < 30, 'lines never started reserved nothing');
   assert.equal(Number(second.spend_micros), ledger!.spend);
+  // The example batches-this-week, as the analyst runs it.
+  const week = await analyst.unsafe(example('batches-this-week'));
+  const listed = week.find((r) => r.id === b.id);
+  assert.equal(Number(listed?.spend_usd), 3500 / 1e6);
+  assert.equal(listed?.status, 'completed');
   // Only the view: not the tables behind it.
   await assert.rejects(analyst`select * from kiln_private.batches limit 1`, (e: any) => e.code === '42501');
 });
