@@ -7,7 +7,7 @@ import { before, test } from 'node:test';
 import postgres from 'postgres';
 import { createAccount, createKey, createTestDb, onCleanup, type TestDb } from './_setup.ts';
 
-const VIEWS = ['audit_log', 'daily_spend', 'daily_generations', 'daily_workflow_runs', 'generation_latency', 'generation_timings', 'models', 'provider_health'];
+const VIEWS = ['audit_log', 'batches', 'daily_spend', 'daily_generations', 'daily_workflow_runs', 'generation_latency', 'generation_timings', 'models', 'provider_health'];
 
 let db: TestDb;
 let alice: postgres.Sql;

@@ -10,7 +10,7 @@ import type { Caller } from '../src/generations/service.ts';
 import { createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 const EXAMPLES = path.resolve(import.meta.dirname, '..', 'db', 'examples', 'analyst.sql');
-const VIEWS = ['daily_spend', 'daily_generations', 'generation_latency', 'generation_timings'];
+const VIEWS = ['daily_spend', 'daily_generations', 'generation_latency', 'generation_timings', 'batches'];
 
 let srv: TestServer;
 const queries = new Map<string, string>();
@@ -82,7 +82,7 @@ test('every analyst view exists in kiln and carries a comment', async () => {
 
 test('the example file has every query the README shows', () => {
   assert.deepEqual([...queries.keys()], [
-    'spend-per-day', 'top-accounts-this-month', 'spend-by-key', 'spend-by-workspace', 'model-mix',
+    'spend-per-day', 'top-accounts-this-month', 'spend-by-key', 'spend-by-workspace', 'batch-share', 'batches-this-week', 'model-mix',
     'origin-share', 'latency-per-day', 'latency-last-7-days', 'slowest-generations', 'upstream-health',
   ]);
 });
@@ -120,6 +120,16 @@ test('spend-by-workspace shows the Team pool only', async () => {
   assert.equal(rows[0]!.workspace_id, ws);
   assert.equal(Number(rows[0]!.spend_usd), 2000 / 1e6);
   assert.equal(Number(rows[0]!.members_spending), 1);
+});
+
+test('batch-share and batches-this-week: without batches, everything is interactive and no batch is listed', async () => {
+  // With batches: test/batches.pricing.test.ts runs both against real batch lines.
+  const [day] = await run('batch-share');
+  assert.equal(Number(day!.batch_usd), 0);
+  assert.equal(Number(day!.interactive_usd), (10 + 20 + 30 + 1000 + 2000) / 1e6);
+  assert.equal(Number(day!.batch_outputs), 0);
+  assert.equal(Number(day!.interactive_outputs), 6);
+  assert.deepEqual([...await run('batches-this-week')], []);
 });
 
 test('model-mix and origin-share count generations by outcome', async () => {

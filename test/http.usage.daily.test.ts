@@ -88,7 +88,12 @@ test('a personal key: the current period\'s days add up to used_micros, reservat
   // Released charges (failed jobs) count nothing; settled and in-flight ones count one each.
   assert.equal(sum(daily.body.days, 'charges'), 11 - 2);
   assert.deepEqual(daily.body.days.map((d: any) => d.model_id).sort(), ['local/coder', 'local/sketch', 'local/vector']);
-  for (const d of daily.body.days) assert.deepEqual(Object.keys(d).sort(), ['charges', 'day', 'held_micros', 'model_id', 'spend_micros']);
+  for (const d of daily.body.days) assert.deepEqual(Object.keys(d).sort(), ['batch', 'charges', 'day', 'held_micros', 'interactive', 'model_id', 'spend_micros']);
+  // No batch here: everything is interactive (test/batches.pricing.test.ts covers batch lines).
+  for (const d of daily.body.days) {
+    assert.deepEqual(d.batch, { spend_micros: 0, charges: 0, held_micros: 0 });
+    assert.deepEqual(d.interactive, { spend_micros: d.spend_micros, charges: d.charges, held_micros: d.held_micros });
+  }
   assert.ok(daily.body.days.every((d: any) => d.day === today()));
 
   // Explicit ranges: today alone, from alone (through today), and a range before any charge.
@@ -246,7 +251,7 @@ test('the rollup stays equal to the ledger under concurrent settlements from oth
   }
 });
 
-test('kiln.daily_spend keeps its columns, and its values are the ledger\'s', async () => {
+test('kiln.daily_spend keeps its columns (batch_* added after them), and its values are the ledger\'s', async () => {
   const cols = await srv.db.sql`
     select column_name, data_type from information_schema.columns
     where table_schema = 'kiln' and table_name = 'daily_spend' order by ordinal_position`;
@@ -254,6 +259,9 @@ test('kiln.daily_spend keeps its columns, and its values are the ledger\'s', asy
     'day date', 'account_id uuid', 'workspace_id uuid', 'key_id uuid', 'model_id text', 'origin text',
     'charges bigint', 'settled_charges bigint', 'released_charges bigint', 'open_reservations bigint',
     'spend_micros bigint', 'held_micros bigint',
+    // The batch part of each (issue 41), additive.
+    'batch_charges bigint', 'batch_settled_charges bigint', 'batch_released_charges bigint', 'batch_open_reservations bigint',
+    'batch_spend_micros bigint', 'batch_held_micros bigint',
   ]);
   const rows = await viewDailySpend();
   assert.ok(rows.length > 5);

@@ -51,6 +51,29 @@ where workspace_id is not null
 group by day, workspace_id
 order by day, spend_usd desc;
 
+-- name: batch-share
+-- Batch lines (POST /batches) against everything else, per day over the last 30 days: spend and
+-- outputs of each lane (the two add up to the day's totals).
+select day,
+       round(sum(batch_spend_micros) / 1e6, 6) as batch_usd,
+       round(sum(spend_micros - batch_spend_micros) / 1e6, 6) as interactive_usd,
+       sum(batch_settled_charges) as batch_outputs,
+       sum(settled_charges - batch_settled_charges) as interactive_outputs
+from kiln.daily_spend
+where day >= current_date - 30
+group by day
+order by day;
+
+-- name: batches-this-week
+-- The batches of the last 7 days, largest spend first: progress and what each cost so far.
+select id, account_id, status, total, completed, failed, canceled, unfinished,
+       round(spend_micros / 1e6, 6) as spend_usd,
+       round(held_micros / 1e6, 6) as still_reserved_usd,
+       created_at, completed_at
+from kiln.batches
+where created_at >= now() - interval '7 days'
+order by spend_micros desc, created_at desc;
+
 -- name: model-mix
 -- Generations per model and type over the last 7 days: volume, failure rate and average cost.
 select model_id, type,

@@ -43,16 +43,24 @@ begin
   end if;
   select coalesce(json_agg(json_build_object(
            'day', to_char(x.day, 'YYYY-MM-DD'), 'model_id', x.model_id,
-           'spend_micros', x.spend, 'charges', x.charges, 'held_micros', x.held) order by x.day, x.model_id), '[]')
+           'spend_micros', x.spend, 'charges', x.charges, 'held_micros', x.held,
+           -- The same, split by lane: batch lines and everything else; the parts add up to the totals.
+           'batch', json_build_object('spend_micros', x.b_spend, 'charges', x.b_charges, 'held_micros', x.b_held),
+           'interactive', json_build_object('spend_micros', x.spend - x.b_spend, 'charges', x.charges - x.b_charges,
+                                            'held_micros', x.held - x.b_held)) order by x.day, x.model_id), '[]')
     into v_days
-    from (select d.day, d.model_id, sum(d.spend)::bigint as spend, sum(d.charges)::bigint as charges, sum(d.held)::bigint as held
+    from (select d.day, d.model_id, sum(d.spend)::bigint as spend, sum(d.charges)::bigint as charges, sum(d.held)::bigint as held,
+                 sum(d.b_spend)::bigint as b_spend, sum(d.b_charges)::bigint as b_charges, sum(d.b_held)::bigint as b_held
           from (-- Ended charges from the rollup (a released one counts nothing).
-                select r.day, r.model_id, r.spend_micros as spend, r.settled_charges as charges, 0::bigint as held
+                select r.day, r.model_id, r.spend_micros as spend, r.settled_charges as charges, 0::bigint as held,
+                       r.batch_spend_micros as b_spend, r.batch_settled_charges as b_charges, 0::bigint as b_held
                 from kiln_private.charge_days r
                 where v_visible and r.pool_id = v_pool and r.day between v_from and v_to
                 union all
                 -- Reservations still open, at their reserved amount (charges_open_idx).
-                select (c.created_at at time zone 'UTC')::date, c.model_id, c.reserved_micros, 1, c.reserved_micros
+                select (c.created_at at time zone 'UTC')::date, c.model_id, c.reserved_micros, 1, c.reserved_micros,
+                       case when c.batch_id is not null then c.reserved_micros else 0 end, (c.batch_id is not null)::int,
+                       case when c.batch_id is not null then c.reserved_micros else 0 end
                 from kiln_private.charges c
                 where v_visible and c.status = 'reserved' and c.pool_id = v_pool
                   and c.created_at >= (v_from::timestamp at time zone 'UTC')
@@ -67,4 +75,4 @@ begin
     'days', v_days);
 end;
 $function$;
-comment on function kiln.get_daily_usage(uuid,uuid,date,date) is 'The GET /usage/daily body: per UTC day and model, what the caller''s billing scope (the personal pool, or a workspace-bound caller''s Team pool) used — settled charges at their settled amount (kiln_private.charge_days) plus reservations still open at their reserved amount (charges_open_idx), on the day each charge was created. Without p_from: the current period; without p_to: through today. Null when the account (or workspace) does not exist; no days for a workspace the caller is no longer a member of. KI001 for from > to or more than 366 days.';
+comment on function kiln.get_daily_usage(uuid,uuid,date,date) is 'The GET /usage/daily body: per UTC day and model, what the caller''s billing scope (the personal pool, or a workspace-bound caller''s Team pool) used — settled charges at their settled amount (kiln_private.charge_days) plus reservations still open at their reserved amount (charges_open_idx), on the day each charge was created, with the batch and interactive parts of each (batch: charges of batch lines). Without p_from: the current period; without p_to: through today. Null when the account (or workspace) does not exist; no days for a workspace the caller is no longer a member of. KI001 for from > to or more than 366 days.';

@@ -22,10 +22,14 @@ begin
   -- Raises KQ001 / KP001 when the budget cannot cover the worst case.
   v_charge := kiln.reserve_budget(v_gen.account_id, v_gen.workspace_id, v_gen.key_id, v_gen.model_id, v_gen.origin,
                                   p_amount_micros, v_gen.id, v_gen.run_id, v_gen.output_node_id);
+  if v_gen.batch_id is not null then
+    -- A batch line's charge names its batch: usage and the analysts' views show batch spend apart.
+    update kiln_private.charges set batch_id = v_gen.batch_id where id = v_charge.id;
+  end if;
   update kiln_private.generations
     set charge_id = v_charge.id, reserved_micros = v_charge.reserved_micros, updated_at = now()
     where id = p_id;
   return json_build_object('ok', true, 'reserved_micros', v_charge.reserved_micros);
 end;
 $function$;
-comment on function kiln.reserve_generation(uuid,bigint) is 'Reserves the worst-case cost of a processing generation created without a reservation (a run output, priced once its inputs are known) on its budget pool, once (idempotent). Raises KQ001 or KP001 when the budget cannot cover it.';
+comment on function kiln.reserve_generation(uuid,bigint) is 'Reserves the worst-case cost of a processing generation created without a reservation (a run output, priced once its inputs are known; a batch line, whose charge gets its batch_id) on its budget pool, once (idempotent). Raises KQ001 or KP001 when the budget cannot cover it.';

@@ -12,7 +12,7 @@ declare
 begin
   insert into kiln_private.models as m
     (id, name, description, category, provider, upstream, supports_image_input, input_modalities,
-     output_modalities, cost, max_output_tokens, markup, enabled, sort_order, fallbacks)
+     output_modalities, cost, max_output_tokens, markup, enabled, sort_order, fallbacks, batch_markup)
   values (
     p_model->>'id', p_model->>'name', p_model->>'description', p_model->>'category', p_model->>'provider',
     p_model->'upstream',
@@ -24,7 +24,8 @@ begin
     (p_model->>'markup')::numeric,
     coalesce((p_model->>'enabled')::boolean, true),
     coalesce((p_model->>'sort_order')::int, 100),
-    coalesce(array(select jsonb_array_elements_text(p_model->'fallbacks')), '{}'))
+    coalesce(array(select jsonb_array_elements_text(p_model->'fallbacks')), '{}'),
+    (p_model->>'batchMarkup')::numeric)
   on conflict (id) do update set
     name = excluded.name, description = excluded.description, category = excluded.category,
     provider = excluded.provider, upstream = excluded.upstream,
@@ -32,6 +33,7 @@ begin
     output_modalities = excluded.output_modalities, cost = excluded.cost,
     max_output_tokens = excluded.max_output_tokens, markup = excluded.markup,
     enabled = excluded.enabled, sort_order = excluded.sort_order, fallbacks = excluded.fallbacks,
+    batch_markup = excluded.batch_markup,
     updated_at = now()
   returning * into v_model;
   return v_model;

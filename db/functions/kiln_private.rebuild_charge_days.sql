@@ -14,10 +14,15 @@ begin
   delete from kiln_private.charge_days;
   insert into kiln_private.charge_days
     (pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
-     charges, settled_charges, released_charges, spend_micros)
+     charges, settled_charges, released_charges, spend_micros,
+     batch_charges, batch_settled_charges, batch_released_charges, batch_spend_micros)
   select pool_id, period_start, (created_at at time zone 'UTC')::date, account_id, workspace_id, key_id, model_id, origin,
          count(*), count(*) filter (where status = 'settled'), count(*) filter (where status = 'released'),
-         coalesce(sum(settled_micros), 0)::bigint
+         coalesce(sum(settled_micros), 0)::bigint,
+         count(*) filter (where batch_id is not null),
+         count(*) filter (where batch_id is not null and status = 'settled'),
+         count(*) filter (where batch_id is not null and status = 'released'),
+         coalesce(sum(settled_micros) filter (where batch_id is not null), 0)::bigint
   from kiln_private.charges
   where status <> 'reserved'
   group by pool_id, period_start, (created_at at time zone 'UTC')::date, account_id, workspace_id, key_id, model_id, origin;

@@ -7,10 +7,11 @@ CREATE OR REPLACE FUNCTION kiln_private.roll_up_charges(p_added kiln_private.cha
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
   -- Each ended charge row contributes its counts to its group (an open reservation contributes
-  -- nothing); a change is its new row minus its old one.
+  -- nothing), and a batch line's (batch_id set) to the group's batch part too; a change is its
+  -- new row minus its old one.
   with delta as (
     select c.pool_id, c.period_start, (c.created_at at time zone 'UTC')::date as day, c.account_id, c.workspace_id,
-           c.key_id, c.model_id, c.origin, c.sign,
+           c.key_id, c.model_id, c.origin, c.sign, (c.batch_id is not null)::int as batch,
            (c.status = 'settled')::int as settled, (c.status = 'released')::int as released,
            coalesce(c.settled_micros, 0) as spend
     from (select a.*, 1 as sign from unnest(p_added) a
@@ -20,23 +21,31 @@ AS $function$
   ), summed as (
     select pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
            sum(sign)::bigint as charges, sum(sign * settled)::bigint as settled, sum(sign * released)::bigint as released,
-           sum(sign * spend)::bigint as spend
+           sum(sign * spend)::bigint as spend,
+           sum(sign * batch)::bigint as b_charges, sum(sign * batch * settled)::bigint as b_settled,
+           sum(sign * batch * released)::bigint as b_released, sum(sign * batch * spend)::bigint as b_spend
     from delta
     group by pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin
   )
   insert into kiln_private.charge_days as t
     (pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
-     charges, settled_charges, released_charges, spend_micros)
+     charges, settled_charges, released_charges, spend_micros,
+     batch_charges, batch_settled_charges, batch_released_charges, batch_spend_micros)
   select pool_id, period_start, day, account_id, workspace_id, key_id, model_id, origin,
-         charges, settled, released, spend
+         charges, settled, released, spend, b_charges, b_settled, b_released, b_spend
   from summed
   where charges <> 0 or settled <> 0 or released <> 0 or spend <> 0
+     or b_charges <> 0 or b_settled <> 0 or b_released <> 0 or b_spend <> 0
   -- Rows locked in key order, as budgets are: concurrent writers cannot deadlock here.
   order by pool_id, day, account_id, model_id, origin, key_id, period_start
   on conflict (pool_id, day, account_id, model_id, origin, key_id, period_start) do update
     set charges = t.charges + excluded.charges,
         settled_charges = t.settled_charges + excluded.settled_charges,
         released_charges = t.released_charges + excluded.released_charges,
-        spend_micros = t.spend_micros + excluded.spend_micros;
+        spend_micros = t.spend_micros + excluded.spend_micros,
+        batch_charges = t.batch_charges + excluded.batch_charges,
+        batch_settled_charges = t.batch_settled_charges + excluded.batch_settled_charges,
+        batch_released_charges = t.batch_released_charges + excluded.batch_released_charges,
+        batch_spend_micros = t.batch_spend_micros + excluded.batch_spend_micros;
 $function$;
-comment on function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]) is 'Adds the contribution of the ended (settled or released) rows of p_added to kiln_private.charge_days and subtracts that of p_removed (the old versions of changed rows), one upsert per group, groups in key order. Open reservations contribute nothing.';
+comment on function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]) is 'Adds the contribution of the ended (settled or released) rows of p_added to kiln_private.charge_days and subtracts that of p_removed (the old versions of changed rows), with the part of batch lines (batch_id set) in the batch_* columns, one upsert per group, groups in key order. Open reservations contribute nothing.';

@@ -17,6 +17,7 @@ create or replace view kiln.models as
     enabled,
     sort_order,
     updated_at,
-    fallbacks
+    fallbacks,
+    batch_markup
    FROM kiln_private.models;
-comment on view kiln.models is 'The model catalog (upstream cost; billed price = cost × markup).';
+comment on view kiln.models is 'The model catalog (upstream cost; billed price = cost × markup; batch lines bill at batch_markup when set).';

@@ -6,7 +6,8 @@ import type { Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
 import { createBatch as createBatchSql, type BatchJson } from '../db/sql/batches.ts';
 import { ApiError, errors, type ErrorDetail } from '../errors.ts';
-import { prepareGeneration, type PreparedGeneration } from '../generations/prepare.ts';
+import { batchPriced } from '../billing/catalog.ts';
+import { prepareGeneration, priceRequest, type PreparedGeneration } from '../generations/prepare.ts';
 import { unstorableValue } from '../http/storable.ts';
 import { fingerprint } from '../idempotency.ts';
 import { BATCH_LINE_URL, MAX_BATCH_LINES } from './schemas.ts';
@@ -16,6 +17,19 @@ export interface PreparedBatch {
   lines: Array<{ customId: string; prepared: PreparedGeneration }>;
   /** SHA-256 of the body (for an Idempotency-Key): the same file replays, another conflicts. */
   fingerprint: Buffer;
+}
+
+/**
+ * A line as a batch bills it: its model and fallbacks at their batch markup (docs/providers.md,
+ * "Model catalog"), and its worst case priced again from them. The stored request carries these
+ * entries, so the reservation when the line starts and its settled charge both use them.
+ */
+function batchPricedLine(p: PreparedGeneration): PreparedGeneration {
+  const model = batchPriced(p.request.model);
+  const fallbacks = p.request.fallbacks?.map(batchPriced);
+  if (model === p.request.model && (fallbacks ?? []).every((m, i) => m === p.request.fallbacks![i])) return p;
+  const request = { ...p.request, model, ...(fallbacks ? { fallbacks } : {}) };
+  return { ...p, request, reserveMicros: priceRequest(request) };
 }
 
 /** "images.0.url: not a usable image" → ["/images/0/url", "not a usable image"]. */
@@ -75,7 +89,7 @@ export async function prepareBatch(ctx: Context, raw: Buffer): Promise<PreparedB
     if (l.url !== BATCH_LINE_URL) at('/url', `must be "${BATCH_LINE_URL}"`);
     let prepared: PreparedGeneration | null = null;
     try {
-      prepared = await prepareGeneration(ctx, l.body);
+      prepared = batchPricedLine(await prepareGeneration(ctx, l.body));
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       const [p, message] = pointerOf(e.message);

@@ -1,5 +1,6 @@
 // Model catalog entries as stored in kiln_private.models and as read by providers.
-// `cost` is what the upstream charges; callers are billed cost × markup, rounded up per charge.
+// `cost` is what the upstream charges; callers are billed cost × markup, rounded up per charge
+// (batch lines: cost × batchMarkup when the entry sets one; docs/providers.md, "Model catalog").
 // Two per-process caches: the priced entries that generations are priced from (re-read every
 // minute), and the public catalog that GET /models and MCP show (every five minutes).
 
@@ -15,6 +16,7 @@ import { rootOf } from '../root.ts';
 
 /** A catalog row as read from kiln.models, normalised for providers and billing. */
 export function rowToModel(row: ModelRow, defaultMarkup: number): CatalogModel {
+  const markup = row.markup == null ? defaultMarkup : Number(row.markup);
   return {
     id: row.id,
     name: row.name,
@@ -27,7 +29,9 @@ export function rowToModel(row: ModelRow, defaultMarkup: number): CatalogModel {
     output_modalities: row.output_modalities,
     cost: row.cost ?? null,
     maxOutputTokens: row.max_output_tokens ?? null,
-    markup: row.markup == null ? defaultMarkup : Number(row.markup),
+    markup,
+    // Never above the markup (an entry without its own markup bills at KILN_DEFAULT_MARKUP).
+    batchMarkup: row.batch_markup == null ? null : Math.min(Number(row.batch_markup), markup),
     enabled: row.enabled,
     fallbacks: row.fallbacks ?? [],
   };
@@ -55,26 +59,41 @@ export async function getModel(sql: Sql, id: string, defaultMarkup: number): Pro
   return row ? rowToModel(row, defaultMarkup) : null;
 }
 
+/**
+ * The entry as a batch line bills it: `markup` replaced by its batch markup (itself when it has
+ * none). A batch line's stored request carries its model and fallbacks priced so, and both its
+ * reservation and its settled charge are computed from them (docs/api.md, "Batches").
+ */
+export function batchPriced(model: CatalogModel): CatalogModel {
+  return model.batchMarkup == null || model.batchMarkup === model.markup ? model : { ...model, markup: model.batchMarkup };
+}
+
 /** Multiplies by the markup exactly enough for display (6 decimals). */
 function marked(n: unknown, markup: number): number | undefined {
   if (typeof n !== 'number' || !Number.isFinite(n)) return undefined;
   return Math.round(n * markup * 1e6) / 1e6;
 }
 
-/** The billed (marked-up) price shown by GET /models; null when the cost is unknown. */
-export function pricingOf(model: CatalogModel): Record<string, number> | null {
+/** The billed (marked-up) price shown by GET /models; null when the cost is unknown. `markup`: another markup (the batch price). */
+export function pricingOf(model: CatalogModel, markup = model.markup): Record<string, number> | null {
   const c = model.cost;
   if (!c) return null;
   const out: Record<string, number> = {};
   for (const k of ['micros_per_image', 'micros_per_second', 'input_micros_per_token', 'output_micros_per_token'] as const) {
-    const m = marked(c[k], model.markup);
+    const m = marked(c[k], markup);
     if (m !== undefined) out[k] = m;
   }
   return Object.keys(out).length ? out : null;
 }
 
+/** The price batch lines are billed at, when the entry sets a batch markup (else absent). */
+export function batchPricingOf(model: CatalogModel): Record<string, number> | null | undefined {
+  return model.batchMarkup == null ? undefined : pricingOf(model, model.batchMarkup);
+}
+
 /** The public shape of a model (the OpenAPI `Model` schema). */
 export function publicModel(model: CatalogModel) {
+  const batchPrice = batchPricingOf(model);
   return {
     id: model.id,
     name: model.name,
@@ -84,6 +103,7 @@ export function publicModel(model: CatalogModel) {
     input_modalities: model.input_modalities,
     output_modalities: model.output_modalities,
     pricing: pricingOf(model),
+    ...(batchPrice !== undefined ? { batchPrice } : {}),
   };
 }
 
@@ -162,6 +182,10 @@ export const Model = v.object({
     v.nullable(v.record(v.string(), v.number())),
     v.description('Marked-up price billed to the caller, in microdollars (per image, per second of upstream run time, or per input/output token); null when unknown.'),
   ),
+  batchPrice: v.optional(v.pipe(
+    v.nullable(v.record(v.string(), v.number())),
+    v.description('Present when the entry has a batch price: what lines of `POST /batches` are billed instead of `pricing`, in the same units (never above it); null when the cost is unknown.'),
+  )),
 });
 export const ModelList = v.object({ data: v.array(Model) });
 registerSchemas({ Model, ModelList });

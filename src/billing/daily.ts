@@ -22,12 +22,21 @@ export const DailyUsageQuery = {
   to: v.pipe(v.string(), v.isoDate('must be a date as YYYY-MM-DD'), v.description(`Last UTC day, \`YYYY-MM-DD\`, at most ${MAX_DAILY_RANGE_DAYS} days after \`from\` counting both. Default: the last day of the current period when \`from\` is not given either, else today.`)),
 };
 
+/** The part of a day's figures one lane made (docs/usage.md, "Daily usage"). */
+const DailyUsagePart = (lane: string) => v.pipe(v.object({
+  spend_micros: micros(`The part of \`spend_micros\` ${lane}.`),
+  charges: micros(`The part of \`charges\` ${lane}.`),
+  held_micros: micros(`The part of \`held_micros\` ${lane}.`),
+}), v.description(`The day's figures ${lane}; \`batch\` and \`interactive\` add up exactly to them.`));
+
 export const DailyUsageDay = v.object({
   day: day('UTC day the charges were made on.'),
   model_id: v.pipe(v.string(), v.description('The catalog entry billed (the one that produced the output).')),
   spend_micros: micros('What the day\'s charges of this model count against the budget: settled charges at their cost plus reservations still in flight at their reserved amount (as `used_micros` counts them).'),
   charges: micros('Charges counted: settled ones and reservations still in flight (released reservations cost nothing and are left out).'),
   held_micros: micros('The part of `spend_micros` still reserved by generations in flight; it becomes their actual cost (never more) when they settle.'),
+  batch: DailyUsagePart('made by lines of batches (`POST /batches`), billed at their batch price'),
+  interactive: DailyUsagePart('made by everything else (`POST /generations`, workflow runs, MCP)'),
 });
 
 export const DailyUsage = v.object({

@@ -32,6 +32,12 @@ export interface CatalogModel {
   cost: Partial<TokenCost & ImageCost & TimeCost> | null;
   maxOutputTokens: number | null;
   markup: number;
+  /**
+   * What batch lines bill at instead of `markup` (docs/providers.md, "Model catalog"), never above
+   * it; null or absent = `markup`. A batch line's stored request carries the entry with `markup`
+   * already set to it (batchPriced in ./catalog.ts).
+   */
+  batchMarkup?: number | null;
   enabled: boolean;
   description?: string | null;
   /** Catalog ids tried in order when this entry's upstream is down (same category). */

@@ -293,7 +293,7 @@ export const commands: Record<string, Command> = {
       const id = (raw as { id?: unknown } | null)?.id;
       return withDb(config, (sql) => sql.begin(async (tx) => {
         const [stored] = typeof id === 'string' ? await modelForUpdate(tx, id) : [];
-        const res = resolveEntry(raw, stored ?? null);
+        const res = resolveEntry(raw, stored ?? null, config.defaultMarkup);
         if (!res.ok) {
           const n = res.problems.length;
           throw new UsageError(`invalid model entry (${n} problem${n === 1 ? '' : 's'}):\n  - ${res.problems.join('\n  - ')}`);

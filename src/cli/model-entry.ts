@@ -50,6 +50,7 @@ export const ModelEntry = v.pipe(v.strictObject({
   ),
   maxOutputTokens: v.optional(v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)))),
   markup: v.optional(v.nullable(v.pipe(v.number(), v.minValue(1), v.maxValue(100)))),
+  batchMarkup: v.optional(v.nullable(v.pipe(v.number(), v.minValue(1), v.maxValue(100)))),
   enabled: v.optional(v.boolean(), true),
   sort_order: v.optional(v.pipe(v.number(), v.integer())),
   fallbacks: v.optional(v.pipe(
@@ -69,6 +70,7 @@ export const ModelEntry = v.pipe(v.strictObject({
   v.check((m) => m.provider !== 'anthropic' || m.category !== 'image', 'anthropic models serve text and svg only (the Messages API makes no images)'),
   v.check((m) => m.provider !== 'replicate' || !!(m.upstream?.model || m.upstream?.version), 'upstream.model or upstream.version is required for replicate models'),
   v.check((m) => !(m.fallbacks ?? []).includes(m.id), 'fallbacks: an entry cannot fall back to itself'),
+  v.check((m) => m.batchMarkup == null || m.markup == null || m.batchMarkup <= m.markup, 'batchMarkup: must not be above markup (batch lines never bill more than interactive requests)'),
 );
 
 /** The keys an entry file may hold (and `kiln model list` prints, with `updated_at`). */
@@ -92,6 +94,7 @@ export function modelEntryJson(r: ModelRow) {
     cost: r.cost,
     maxOutputTokens: r.max_output_tokens,
     markup: r.markup == null ? null : Number(r.markup),
+    batchMarkup: r.batch_markup == null ? null : Number(r.batch_markup),
     enabled: r.enabled,
     sort_order: r.sort_order,
     fallbacks: r.fallbacks,
@@ -112,9 +115,10 @@ const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
 /**
  * Checks an entry file against the entry stored under its id (null for a new entry): a key the file
  * leaves out keeps its stored value. Resolves with the entry to store, or every problem found
- * (all the unknown keys, then each invalid field).
+ * (all the unknown keys, then each invalid field). `defaultMarkup` (KILN_DEFAULT_MARKUP) is the
+ * markup a `batchMarkup` must not exceed when the entry sets no markup of its own.
  */
-export function resolveEntry(file: unknown, stored: ModelRow | null):
+export function resolveEntry(file: unknown, stored: ModelRow | null, defaultMarkup?: number):
   { ok: true; entry: v.InferOutput<typeof ModelEntry> } | { ok: false; problems: string[] } {
   if (!isObject(file)) return { ok: false, problems: ['the file must hold one JSON object (one catalog entry)'] };
   const given = Object.fromEntries(Object.entries(file).filter(([k]) => !READ_ONLY_KEYS.includes(k)));
@@ -126,6 +130,9 @@ export function resolveEntry(file: unknown, stored: ModelRow | null):
     merged = { ...kept, ...given };
   }
   const parsed = v.safeParse(ModelEntry, merged);
+  if (parsed.success && parsed.output.markup == null && parsed.output.batchMarkup != null && defaultMarkup !== undefined && parsed.output.batchMarkup > defaultMarkup) {
+    problems.push(`batchMarkup: must not be above markup (the entry sets none, so KILN_DEFAULT_MARKUP, ${defaultMarkup})`);
+  }
   if (parsed.success && !problems.length) return { ok: true, entry: parsed.output };
   for (const issue of parsed.issues ?? []) {
     if (issue.kind === 'schema' && issue.expected === 'never') continue; // an unknown key: listed above

@@ -1171,6 +1171,10 @@ export interface components {
             pricing: {
                 [key: string]: number;
             } | null;
+            /** @description Present when the entry has a batch price: what lines of `POST /batches` are billed instead of `pricing`, in the same units (never above it); null when the cost is unknown. */
+            batchPrice?: {
+                [key: string]: number;
+            } | null;
         };
         ModelList: {
             data: components["schemas"]["Model"][];
@@ -1655,6 +1659,24 @@ export interface components {
             charges: number;
             /** @description The part of `spend_micros` still reserved by generations in flight; it becomes their actual cost (never more) when they settle. */
             held_micros: number;
+            /** @description The day's figures made by lines of batches (`POST /batches`), billed at their batch price; `batch` and `interactive` add up exactly to them. */
+            batch: {
+                /** @description The part of `spend_micros` made by lines of batches (`POST /batches`), billed at their batch price. */
+                spend_micros: number;
+                /** @description The part of `charges` made by lines of batches (`POST /batches`), billed at their batch price. */
+                charges: number;
+                /** @description The part of `held_micros` made by lines of batches (`POST /batches`), billed at their batch price. */
+                held_micros: number;
+            };
+            /** @description The day's figures made by everything else (`POST /generations`, workflow runs, MCP); `batch` and `interactive` add up exactly to them. */
+            interactive: {
+                /** @description The part of `spend_micros` made by everything else (`POST /generations`, workflow runs, MCP). */
+                spend_micros: number;
+                /** @description The part of `charges` made by everything else (`POST /generations`, workflow runs, MCP). */
+                charges: number;
+                /** @description The part of `held_micros` made by everything else (`POST /generations`, workflow runs, MCP). */
+                held_micros: number;
+            };
         };
         WebhookEndpoint: {
             /** Format: uuid */

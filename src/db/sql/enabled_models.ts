@@ -41,6 +41,8 @@ export interface ModelRow {
   cost: { micros_per_image?: number; micros_per_second?: number; input_micros_per_token?: number; output_micros_per_token?: number } | null;
   max_output_tokens: number | null;
   markup: number | string | null;
+  /** What batch lines bill at instead of markup; null = markup. */
+  batch_markup: number | string | null;
   enabled: boolean;
   sort_order: number;
   updated_at: Date | string;

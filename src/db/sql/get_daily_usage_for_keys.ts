@@ -10,8 +10,14 @@ export interface DailyUsageJson {
   workspace_id: string | null;
   from: string;
   to: string;
-  days: Array<{ day: string; model_id: string; spend_micros: number; charges: number; held_micros: number }>;
+  days: Array<{
+    day: string; model_id: string; spend_micros: number; charges: number; held_micros: number;
+    /** The parts of the three figures from batch lines and from everything else; they add up to them. */
+    batch: DailyUsagePart; interactive: DailyUsagePart;
+  }>;
 }
+
+export interface DailyUsagePart { spend_micros: number; charges: number; held_micros: number }
 
 export interface GetDailyUsageForKeysRow extends AuthColumns {
   body: DailyUsageJson | null;

@@ -16,6 +16,7 @@ export interface ModelRow {
   cost: unknown;
   max_output_tokens: number | null;
   markup: string | null;
+  batch_markup: string | null;
   enabled: boolean;
   sort_order: number;
   updated_at: Date;
