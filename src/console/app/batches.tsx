@@ -292,7 +292,7 @@ function Lines({ client, batchId, tick }: { client: KilnClient; batchId: string;
     return p;
   }, [client, batchId]);
   const [more, setMore] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
-  // At most one refresh in flight, and one every second: a fast batch sends many events.
+  // At most one refresh in flight, and two a second: a fast batch sends many events.
   const refreshing = useRef(false);
   const wanted = useRef(false);
   const refresh = async () => {
@@ -309,7 +309,7 @@ function Lines({ client, batchId, tick }: { client: KilnClient; batchId: string;
           const byId = new Map(fresh.items.map((g) => [g.id, g]));
           setPages((ps) => (ps.length ? ps.map((p, i) => ({ ...(i === 0 ? { ...p, nextCursor: fresh.nextCursor } : p), items: p.items.map((g) => byId.get(g.id) ?? g) })) : [fresh]));
         }
-        await new Promise((r) => setTimeout(r, 1000));
+        await new Promise((r) => setTimeout(r, 500));
       } while (wanted.current);
     } finally {
       refreshing.current = false;
