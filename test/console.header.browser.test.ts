@@ -1,5 +1,5 @@
 // The console's header in Chromium (playwright-core), as a person sees it: at 1280 px it is one
-// line with everything an admin signed in by SSO has in it (eight sections, the workspace
+// line with everything an admin signed in by SSO has in it (nine sections, the workspace
 // switcher, API docs, Sign out), as tall as a key's header without the switcher; narrower, it
 // drops the icons, then puts the sections on a row of their own, never scrolling sideways.
 // Signed in through a real OpenID provider on loopback (test/_oidc.ts). Screenshots go to
@@ -99,7 +99,7 @@ after(async () => {
   await browser?.close();
 });
 
-test('at 1280 px an admin\'s SSO header (8 sections, the workspace switcher, API docs, Sign out) is one line, as tall as a key\'s header without them', async () => {
+test('at 1280 px an admin\'s SSO header (9 sections, the workspace switcher, API docs, Sign out) is one line, as tall as a key\'s header without them', async () => {
   const nav = sso.getByRole('navigation', { name: 'Sections' });
   await nav.getByRole('link', { name: 'Admin', exact: true }).waitFor();
   const switcher = sso.getByRole('combobox', { name: 'Workspace' });
@@ -109,7 +109,7 @@ test('at 1280 px an admin\'s SSO header (8 sections, the workspace switcher, API
   await sso.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   await sso.waitForLoadState('networkidle');
   const wide = await headerBoxes(sso);
-  assert.equal(wide.links.length, 8, wide.links.map((l) => l.name).join(', '));
+  assert.equal(wide.links.length, 9, wide.links.map((l) => l.name).join(', '));
   assert.equal(wide.ends.length, 3, 'API docs, the switcher and Sign out');
   assertOneLine(wide, '1280 px, SSO');
   await sso.locator('.topbar').screenshot({ path: path.join(SHOTS, '01-sso-1280-header.png') });

@@ -4,6 +4,7 @@ import { render, type ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { errorText, makeClient, storedKey, storeKey, type KilnClient } from './api.ts';
 import { Admin } from './admin.tsx';
+import { Batches } from './batches.tsx';
 import { Generations } from './generations.tsx';
 import { Keys } from './keys.tsx';
 import { Models } from './models.tsx';
@@ -17,6 +18,7 @@ import { defaultRoute, go, isAdmin, useMe, useRoute } from './ui.tsx';
 const SECTIONS = [
   { path: 'overview', name: 'Overview', icon: 'M3 13h4v8H3zM10 3h4v18h-4zM17 9h4v12h-4z' },
   { path: 'generations', name: 'Generations', icon: 'M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM13 13h7v7h-7z' },
+  { path: 'batches', name: 'Batches', icon: 'M12 3l9 4.5-9 4.5-9-4.5zM3 12l9 4.5 9-4.5M3 16.5l9 4.5 9-4.5' },
   { path: 'playground', name: 'Playground', icon: 'M12 3l2.6 5.8L21 9.6l-4.8 4.3 1.3 6.3L12 17l-5.5 3.2 1.3-6.3L3 9.6l6.4-.8z' },
   { path: 'workflows', name: 'Workflows', icon: 'M5 5a2 2 0 1 0 0 .1M19 12a2 2 0 1 0 0 .1M5 19a2 2 0 1 0 0 .1M7 5h4l4 7M7 19h4l4-7' },
   { path: 'webhooks', name: 'Webhooks', icon: 'M9 15a4 4 0 1 1 3-6.6M15 9a4 4 0 1 1-3 6.6M9 15h6' },
@@ -166,6 +168,7 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
       <main id="main" ref={mainRef} class="content">
         {section.path === 'overview' && <Overview client={client} />}
         {section.path === 'generations' && <Generations client={client} id={route[1]} />}
+        {section.path === 'batches' && <Batches client={client} id={route[1]} />}
         {section.path === 'playground' && <Playground client={client} />}
         {section.path === 'workflows' && <Workflows client={client} workflowId={route[1]} runId={route[2] === 'runs' ? route[3] : undefined} edit={route[2] === 'edit'} />}
         {section.path === 'webhooks' && <Webhooks client={client} />}

@@ -74,10 +74,10 @@ let dialogs = 0;
 
 /**
  * A modal question in the console's style (a native `<dialog>`: focus stays in it, Escape is
- * Cancel). Cancel has the focus first, as the choice that changes nothing.
+ * Cancel). Cancel (or what `dismiss` names it) has the focus first, as the choice that changes nothing.
  */
-export function ConfirmDialog({ title, children, confirm, danger, busy, onConfirm, onCancel }: {
-  title: string; children: ComponentChildren; confirm: string; danger?: boolean; busy?: boolean; onConfirm: () => void; onCancel: () => void;
+export function ConfirmDialog({ title, children, confirm, dismiss = 'Cancel', danger, busy, onConfirm, onCancel }: {
+  title: string; children: ComponentChildren; confirm: string; dismiss?: string; danger?: boolean; busy?: boolean; onConfirm: () => void; onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [n] = useState(() => ++dialogs);
@@ -92,7 +92,7 @@ export function ConfirmDialog({ title, children, confirm, danger, busy, onConfir
       <h2 id={`confirm-title-${n}`} class="confirm-title">{title}</h2>
       <div id={`confirm-body-${n}`} class="confirm-body">{children}</div>
       <div class="row confirm-actions">
-        <button type="button" class="btn ghost" autoFocus disabled={busy} onClick={onCancel}>Cancel</button>
+        <button type="button" class="btn ghost" autoFocus disabled={busy} onClick={onCancel}>{dismiss}</button>
         <button type="button" class={`btn ${danger ? 'danger' : 'primary'}`} disabled={busy} onClick={onConfirm}>{confirm}</button>
       </div>
     </dialog>
