@@ -80,7 +80,7 @@ test('a mixed batch completes: every custom_id once in the results, charged exac
   assert.equal(listed.body.data.length, 2);
   const next = await api(srv.base, key, `/generations?batchId=${res.body.id}&cursor=${listed.body.nextCursor}`);
   assert.equal(next.body.data.length, 2);
-  assert.deepEqual(new Set([...listed.body.data, ...next.body.data].map((g: { customId: string }) => g.customId)), new Set(['code-1', 'code-2', 'img-1', 'img-2']));
+  assert.deepEqual([...listed.body.data, ...next.body.data].map((g: { customId: string }) => g.customId), ['img-2', 'code-2', 'code-1', 'img-1'], 'last line first');
   await ev.ended;
   assert.equal(ev.events.at(-1)!.event, 'status');
   assert.equal(JSON.parse(ev.events.at(-1)!.data).status, 'completed');

@@ -44,7 +44,7 @@ alter table kiln_private.generations
   add column if not exists batch_line integer,
   add column if not exists custom_id text;
 create unique index if not exists generations_batch_line_key on kiln_private.generations (batch_id, batch_line) where batch_id is not null;
-create index if not exists generations_batch_list_idx on kiln_private.generations (batch_id, created_at, id) where batch_id is not null;
+create index if not exists generations_batch_list_idx on kiln_private.generations (batch_id, created_at, batch_line) where batch_id is not null;
 -- Slot-waiting generations, found without walking a batch's pending lines.
 create index if not exists generations_waiting_idx on kiln_private.generations (account_id, created_at) where waiting and status = 'pending';
 
