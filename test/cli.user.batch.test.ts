@@ -17,8 +17,9 @@ let env: Record<string, string>;
 
 before(async () => {
   srv = await startServer();
+  // A line of it takes 3 s: a batch of them is still running when the test cancels it, even on a loaded machine.
   await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json({
-    id: 'local/slowish', name: 'slowish', category: 'text', provider: 'local', upstream: { delayMs: 300, stream: false },
+    id: 'local/slow', name: 'slow', category: 'text', provider: 'local', upstream: { delayMs: 3000, stream: false },
     cost: { input_micros_per_token: 1, output_micros_per_token: 1 }, maxOutputTokens: 100, markup: 1,
   })})`;
   await startTestWorker(srv);
@@ -140,7 +141,7 @@ test('a refused file: every problem on stderr with its pointer, exit 2, nothing 
 });
 
 test('Ctrl-C stops watching, not the batch; get --watch follows it again; cancel: it ends canceled (exit 5); a second cancel is a 409 (exit 1)', async () => {
-  const file = jsonlFile(Array.from({ length: 30 }, (_, i) => line(`s${i}`, { type: 'code', prompt: `slow ${i}`, model: 'local/slowish' })));
+  const file = jsonlFile(Array.from({ length: 30 }, (_, i) => line(`s${i}`, { type: 'code', prompt: `slow ${i}`, model: 'local/slow' })));
   const first = startCli(['batch', 'create', file, '--watch'], env, { timeoutMs: 90_000 });
   const created = await first.line((l) => l.event === 'created');
   await first.line((l) => l.event === 'progress');

@@ -14,8 +14,9 @@ let key: string;
 
 before(async () => {
   srv = await startServer();
+  // A line of it takes 3 s: a batch of them is still running when the test cancels it, even on a loaded machine.
   await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json({
-    id: 'local/slowish', name: 'slowish', category: 'text', provider: 'local', upstream: { delayMs: 300, stream: false },
+    id: 'local/slow', name: 'slow', category: 'text', provider: 'local', upstream: { delayMs: 3000, stream: false },
     cost: { input_micros_per_token: 1, output_micros_per_token: 1 }, maxOutputTokens: 100, markup: 1,
   })})`;
   await startTestWorker(srv);
@@ -175,7 +176,7 @@ test('results: each line is yielded as it arrives — the first one while the re
 
 test('cancel: the batch goes canceling then canceled (watch ends on it); 409 once ended; 404 for another account; 401', async () => {
   const kiln = client();
-  const batch = await kiln.batches.create(Array.from({ length: 30 }, (_, i) => line(`s${i}`, { type: 'code', prompt: `slow ${i}`, model: 'local/slowish' })));
+  const batch = await kiln.batches.create(Array.from({ length: 30 }, (_, i) => line(`s${i}`, { type: 'code', prompt: `slow ${i}`, model: 'local/slow' })));
   const canceled = await kiln.batches.cancel(batch.id);
   assert.ok(['canceling', 'canceled'].includes(canceled.status), canceled.status);
   const events = await collect(kiln.batches.watch(batch.id, { signal: bound() }));
@@ -204,4 +205,29 @@ test('cancel: the batch goes canceling then canceled (watch ends on it); 409 onc
   const nobody = client({ apiKey: 'kiln_live_nobody' });
   const e = await collect(nobody.batches.results(batch.id)).then(() => null, (err) => err);
   assert.ok(e instanceof KilnError && e.status === 401, String(e));
+});
+
+test('retries resend the whole file with the same Idempotency-Key: a 503, then an answer lost after the server accepted — one batch', async () => {
+  const attempts: Array<{ key: string | null; bytes: number }> = [];
+  const kiln = client({
+    retry: { baseDelayMs: 5 },
+    fetch: async (r) => {
+      if (r.method !== 'POST') return fetch(r);
+      const n = attempts.push({ key: r.headers.get('idempotency-key'), bytes: (await r.clone().arrayBuffer()).byteLength });
+      if (n === 1) return new Response(JSON.stringify({ error: { type: 'server_error', message: 'Briefly unavailable.' } }), { status: 503, headers: { 'content-type': 'application/json' } });
+      const res = await fetch(r);
+      if (n === 2) {
+        await res.arrayBuffer();
+        throw new TypeError('fetch failed (the answer was lost)');
+      }
+      return res;
+    },
+  });
+  const file = new Blob([Array.from({ length: 5 }, (_, i) => JSON.stringify(line(`retry-${i}`, { type: 'code', prompt: `retry ${i}` }))).join('\n')]);
+  const b = await kiln.batches.create(file);
+  assert.equal(attempts.length, 3);
+  assert.ok(attempts.every((a) => a.key === attempts[0]!.key && a.bytes === file.size), JSON.stringify(attempts));
+  assert.equal(b.requestCounts.total, 5);
+  const [{ n }] = await srv.db.sql`select count(*)::int as n from kiln_private.generations where custom_id like 'retry-%'`;
+  assert.equal(n, 5, 'one batch of 5 lines, not two');
 });
