@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import type { Batch, KilnClient } from '../../client/index.ts';
 import { intFlag, parseArgs, UsageError } from '../args.ts';
-import { clientFromEnv, describe, EXIT, interruptible } from './exit.ts';
+import { clientFromEnv, describe, EXIT, exitCodeOf, interruptible } from './exit.ts';
 import { targetPath, writeLinesAtomically } from './files.ts';
 import { dim, dollars, elapsed, green, interactive, jsonLine, LiveBlock, red } from './live.ts';
 
@@ -120,15 +120,17 @@ async function watch(client: KilnClient, created: Batch, tty: boolean, first: 'c
       if (block) {
         final = `${dim('■')} ${summary(current)} · ${hint}`;
         block.close();
-      } else jsonLine(process.stdout, { event: 'detached', ...current, ...at() });
-      if (!block) process.stderr.write(`kiln batch: ${hint}\n`);
+      } else {
+        jsonLine(process.stdout, { event: 'detached', ...current, ...at() });
+        process.stderr.write(`kiln batch: ${hint}\n`);
+      }
       return EXIT.interrupted;
     }
-    if (block) {
-      final = `${red('✖')} ${describe(e)}`;
-      block.close();
-    }
-    throw e;
+    // On a terminal the block's last line says what failed; elsewhere stderr does (runUserCommand).
+    if (!block) throw e;
+    final = `${red('✖')} ${describe(e)}`;
+    block.close();
+    return exitCodeOf(e);
   } finally {
     stop.dispose();
   }
