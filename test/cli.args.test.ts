@@ -134,7 +134,7 @@ test('every command, subcommand and group answers --help and -h with its usage o
     cases.push({ args: name.split(' '), expect: (out) => out.includes(`usage: kiln ${name}${/^[-[<]/.test(text) ? ' ' : '\n  '}${text}\n`) });
   }
   // The user commands, and their subcommands (each answers with its command's usage, which names them).
-  const userSubcommands: Record<string, string[]> = { generate: ['image', 'code'], workflow: ['save', 'get', 'rm'], keys: ['list', 'create', 'rotate', 'revoke'] };
+  const userSubcommands: Record<string, string[]> = { generate: ['image', 'code'], workflow: ['save', 'get', 'rm'], keys: ['list', 'create', 'rotate', 'revoke'], batch: ['create', 'ls', 'get', 'results', 'cancel'] };
   for (const name of Object.keys(userCommands)) {
     const usage = `usage: kiln ${name} ${userCommands[name]!.help}\n`;
     cases.push({ args: [name], expect: (out) => out.startsWith(usage) });

@@ -22,7 +22,8 @@ function help(operator: Record<string, Command>): string {
     ...Object.keys(operator).sort().map((n) => line(n, operator[n]!.help)),
     '',
     'Exit codes of the user commands: 0 ok, 2 bad arguments, 3 auth (401/403), 4 quota or payment,',
-    '5 the job failed, 6 service unavailable after retries, 130 interrupted (the job is canceled).',
+    '5 the job failed (a watched batch canceled or expired), 6 service unavailable after retries,',
+    '130 interrupted (the job is canceled; a batch goes on).',
     '',
   ].join('\n');
 }

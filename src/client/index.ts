@@ -5,6 +5,7 @@
 import createClient from 'openapi-fetch';
 import { KilnError } from './errors.ts';
 import { follow, type SseMessage, type WatchOptions } from './events.ts';
+import { jsonlBody, readJsonLines } from './jsonl.ts';
 import { retryingFetch, retryOptions, type RetryOptions } from './retry.ts';
 import type { components, operations, paths } from './schema.ts';
 
@@ -80,6 +81,14 @@ export type AdminModel = Schemas['AdminModel'];
 export type AdminHealth = Schemas['AdminHealth'];
 export type AdminPageQuery = WithLimit<NonNullable<operations['adminListAccounts']['parameters']['query']>>;
 export type AdminUpdateAccountRequest = NonNullable<operations['adminUpdateAccount']['requestBody']>['content']['application/json'];
+/** A batch (`POST /batches`): its status, `requestCounts`, times and what its completed lines were charged. */
+export type Batch = Schemas['Batch'];
+export type BatchList = Schemas['BatchList'];
+/** One line of a batch's input (OpenAI's batch input format, with a `POST /generations` body). */
+export type BatchInputLine = Schemas['BatchInputLine'];
+/** One line of `GET /batches/{id}/results`: `response` for a completed line, `error` for the rest. */
+export type BatchResultLine = Schemas['BatchResultLine'];
+export type BatchListQuery = NonNullable<operations['listBatches']['parameters']['query']>;
 
 export interface KilnClientOptions {
   /** The service's URL, e.g. `http://127.0.0.1:8787`; a trailing `/api/v1` is accepted too. */
@@ -170,6 +179,28 @@ export type RunEvent =
   | { id: string; event: 'progress'; data: RunProgress; terminal: false };
 
 /**
+ * An event of `batches.watch`: `progress` (`data` = the batch) when the stream opens and as lines
+ * end; last, `status` with the batch once it has ended (`completed`, `canceled` or `expired`) and
+ * `terminal: true`. Event ids count the lines ended (the terminal one's is total + 1).
+ */
+export type BatchEvent =
+  | { id: string; event: 'progress'; data: Batch; terminal: false }
+  | { id: string; event: 'status'; data: Batch; terminal: true };
+
+/**
+ * What `batches.create` takes: line objects (sent as JSON Lines, one per line), or a JSON Lines
+ * file as it is — text, a Blob (a `File` from an `<input>`) or bytes.
+ */
+export type BatchInput = readonly BatchInputLine[] | string | Blob | Uint8Array | ArrayBuffer;
+
+export interface BatchCreateOptions extends CallOptions {
+  /** Defaults to a fresh UUID per call, the same across that call's retries (the same file replays the same batch). */
+  idempotencyKey?: string;
+  /** The body's media type: `application/jsonl` (default) or `application/x-ndjson`. */
+  contentType?: 'application/jsonl' | 'application/x-ndjson';
+}
+
+/**
  * An event of `events.watch`: `event` is its type, `data` the message a webhook receives
  * (`{ type, timestamp, data }`), `id` what `lastEventId` resumes after. The watch never ends by
  * itself.
@@ -183,6 +214,7 @@ export interface ScopeEvent {
 }
 
 const API_PREFIX = '/api/v1';
+const BATCH_ENDED = new Set(['completed', 'canceled', 'expired']);
 const SETTLED = new Set(['completed', 'failed']);
 const GENERATION_STREAM_EVENTS = new Set(['status', 'delta', 'preview', 'progress', 'reset']);
 const RUN_STREAM_EVENTS = new Set(['status', 'output', 'progress', 'output.progress', 'delta', 'preview', 'reset']);
@@ -232,11 +264,11 @@ export function createKilnClient(options: KilnClientOptions) {
   }
   const prefer = (wait?: number) => (wait ? { Prefer: `wait=${Math.round(wait)}` } : {});
   const ifMatch = (version?: number) => (version === undefined ? {} : { 'If-Match': `"${version}"` });
-  /** The body of an event-stream answer, or a KilnError built from the error answer. */
-  async function stream(call: Promise<{ data?: ReadableStream<Uint8Array> | unknown; error?: unknown; response: Response }>) {
+  /** The body of a streamed answer (events, JSON Lines), or a KilnError built from the error answer. */
+  async function stream(call: Promise<{ data?: ReadableStream<Uint8Array> | unknown; error?: unknown; response: Response }>, what = 'event stream') {
     const { data, error, response } = await call;
     if (!response.ok) throw KilnError.from(response, error);
-    if (!(data instanceof ReadableStream)) throw new KilnError({ status: response.status, type: 'server_error', message: 'The event stream answer had no body.', requestId: response.headers.get('x-request-id') });
+    if (!(data instanceof ReadableStream)) throw new KilnError({ status: response.status, type: 'server_error', message: `The ${what} answer had no body.`, requestId: response.headers.get('x-request-id') });
     return data;
   }
   const resume = (lastEventId: string | null) => (lastEventId === null ? {} : { 'Last-Event-ID': lastEventId });
@@ -445,6 +477,81 @@ export function createKilnClient(options: KilnClientOptions) {
     },
   };
 
+  const batches = {
+    /**
+     * POST /batches: line objects (sent as JSON Lines, the Nth element as line N of the error
+     * pointers), or a JSON Lines file as it is (a string, a Blob, bytes). Resolves with the
+     * accepted batch; a refused one is a KilnError 400 whose `details` hold every problem
+     * (`/lines/N/…`). Carries an automatic Idempotency-Key, so a retry never makes a second batch.
+     */
+    create(input: BatchInput, opts: BatchCreateOptions = {}): Promise<Batch> {
+      return unwrap(raw.POST('/batches', {
+        // The body is JSON Lines already: openapi-fetch must send it as it is.
+        body: jsonlBody(input) as never,
+        bodySerializer: (body: unknown) => body as never,
+        headers: { 'content-type': opts.contentType ?? 'application/jsonl' },
+        params: { header: { 'Idempotency-Key': opts.idempotencyKey ?? newKey() } },
+        signal: opts.signal,
+      }));
+    },
+    /** GET /batches: one page, newest first (`nextCursor` → the next one). */
+    list(query: BatchListQuery = {}, opts: CallOptions = {}): Promise<BatchList> {
+      return unwrap(raw.GET('/batches', { params: { query }, signal: opts.signal }));
+    },
+    /** Every batch of the account, newest first, reading page after page as the loop asks. */
+    async *all(query: Omit<BatchListQuery, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<Batch, void, undefined> {
+      let cursor: string | null | undefined;
+      do {
+        const page: BatchList = await batches.list({ ...query, ...(cursor ? { cursor } : {}) }, opts);
+        yield* page.data;
+        cursor = page.nextCursor;
+      } while (cursor);
+    },
+    get(id: string, opts: CallOptions = {}): Promise<Batch> {
+      return unwrap(raw.GET('/batches/{id}', { params: { path: { id } }, signal: opts.signal }));
+    },
+    /** POST /batches/{id}/cancel: the batch, `canceling` (or `canceled`); KilnError 409 once it has ended. */
+    cancel(id: string, opts: CallOptions = {}): Promise<Batch> {
+      return unwrap(raw.POST('/batches/{id}/cancel', { params: { path: { id } }, signal: opts.signal }));
+    },
+    /**
+     * GET /batches/{id}/results as an async iterator of parsed lines (`BatchResultLine`), each
+     * yielded as soon as it arrives: the body is read as it streams, never held whole. While the
+     * batch runs it holds the lines ended so far; once it has ended, every line. Breaking out of
+     * the loop or aborting `signal` closes the connection.
+     */
+    async *results(id: string, opts: CallOptions = {}): AsyncGenerator<BatchResultLine, void, undefined> {
+      const body = await stream(raw.GET('/batches/{id}/results', {
+        params: { path: { id } }, headers: { accept: 'application/jsonl' }, parseAs: 'stream', signal: opts.signal,
+      }), 'results');
+      yield* readJsonLines<BatchResultLine>(body, { what: `the results of batch ${id}`, signal: opts.signal });
+    },
+    /**
+     * The batch's events (GET /batches/{id}/events) as an async iterator: `progress` with the
+     * batch when the stream opens and as lines end, then the terminal `status` (`terminal: true`),
+     * after which the iterator ends. A dropped connection is reopened with Last-Event-ID (no
+     * repeat, no gap). Breaking out of the loop or aborting `signal` closes the stream; neither
+     * cancels the batch.
+     */
+    watch(id: string, opts: WatchOptions = {}): AsyncGenerator<BatchEvent, void, undefined> {
+      return follow<BatchEvent>({
+        retry,
+        options: opts,
+        open: (last, signal) => stream(raw.GET('/batches/{id}/events', {
+          params: { path: { id }, header: resume(last) }, headers: eventStreamHeaders, parseAs: 'stream', signal,
+        })),
+        toEvent(m: SseMessage): BatchEvent | null {
+          if (m.id === null) return null;
+          if (m.event === 'progress') return { id: m.id, event: 'progress', data: JSON.parse(m.data) as Batch, terminal: false };
+          if (m.event !== 'status') return null;
+          const data = JSON.parse(m.data) as Batch;
+          if (!BATCH_ENDED.has(data.status)) throw new Error(`a status event with a batch ${data.status}`);
+          return { id: m.id, event: 'status', data, terminal: true };
+        },
+      });
+    },
+  };
+
   const webhooks = {
     /** POST /webhooks: the endpoint with its `secret` (shown only here and by rotateSecret). */
     create: (body: CreateWebhookRequest, opts: CallOptions = {}) => unwrap(raw.POST('/webhooks', { body, signal: opts.signal })),
@@ -533,6 +640,7 @@ export function createKilnClient(options: KilnClientOptions) {
   return {
     generations,
     runs,
+    batches,
     webhooks,
     keys,
     audit,

@@ -1,5 +1,5 @@
 // Writing results: a temporary file in the target directory renamed over the target once it is
-// complete, so a command that fails or is interrupted leaves no partial file behind.
+// complete (all at once, or streamed piece by piece), so a command that fails or is interrupted leaves no partial file behind.
 
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -15,6 +15,36 @@ export async function writeAtomically(file: string, data: string | Uint8Array): 
     await fs.writeFile(temp, data, { flag: 'wx' });
     await fs.rename(temp, target);
   } catch (e) {
+    await fs.rm(temp, { force: true }).catch(() => {});
+    throw e;
+  }
+  return target;
+}
+
+/**
+ * Writes text as it comes (a stream of JSON Lines, say) to a temporary file beside `file`, renamed
+ * over it once the last piece is written; on any error nothing is left behind. Returns the path.
+ */
+export async function writeLinesAtomically(file: string, pieces: AsyncIterable<string>): Promise<string> {
+  const target = path.resolve(file);
+  const temp = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(4).toString('hex')}.part`);
+  let handle: fs.FileHandle | null = null;
+  try {
+    handle = await fs.open(temp, 'wx');
+    let pending = '';
+    for await (const piece of pieces) {
+      pending += piece;
+      if (pending.length >= 64 * 1024) {
+        await handle.writeFile(pending);
+        pending = '';
+      }
+    }
+    if (pending) await handle.writeFile(pending);
+    await handle.close();
+    handle = null;
+    await fs.rename(temp, target);
+  } catch (e) {
+    await handle?.close().catch(() => {});
     await fs.rm(temp, { force: true }).catch(() => {});
     throw e;
   }

@@ -2,6 +2,7 @@
 // through the typed client, and exit with a code that says what went wrong (exit.ts).
 
 import { UsageError } from '../args.ts';
+import { batch, BATCH_HELP } from './batch.ts';
 import { describe, exitCodeOf } from './exit.ts';
 import { generate, GENERATE_HELP } from './generate.ts';
 import { ls, LS_HELP, usage, USAGE_HELP } from './history.ts';
@@ -20,6 +21,7 @@ export interface UserCommand {
 export const userCommands: Record<string, UserCommand> = {
   generate: { help: GENERATE_HELP, run: generate },
   run: { help: RUN_HELP, run },
+  batch: { help: BATCH_HELP, run: batch },
   workflow: { help: WORKFLOW_HELP, run: workflow },
   transform: { help: TRANSFORM_HELP, run: transform },
   models: { help: MODELS_HELP, run: models },
