@@ -35,6 +35,12 @@ before(async () => {
   const hook = await api(srv.base, key, '/webhooks', { body: { url: 'http://127.0.0.1:9/hook' } });
   assert.equal(hook.status, 201, JSON.stringify(hook.body));
   ids.webhooks = hook.body.id;
+  const batch = await fetch(`${srv.base}/batches`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/jsonl' },
+    body: `${JSON.stringify({ custom_id: 'one', method: 'POST', url: '/api/v1/generations', body: { type: 'code', prompt: 'hello' } })}\n`,
+  });
+  assert.equal(batch.status, 202);
+  ids.batches = ((await batch.json()) as { id: string }).id;
 });
 
 interface Exchange {
