@@ -178,8 +178,8 @@ test('a batch past its expiry: lines not started end expired, uncharged; the bat
   const res = await post(key, jsonl(Array.from({ length: 30 }, (_, i) => line(`e${i}`, { type: 'code', prompt: `expire ${i}`, model: 'local/slowish' }))));
   assert.equal(res.status, 202);
   await srv.db.sql`update kiln_private.batches set expires_at = now() where id = ${res.body.id}`;
-  const due = await srv.db.sql`select id from kiln.expire_batches(10) as id`;
-  assert.deepEqual(due.map((r) => r.id), [res.body.id]);
+  // What the worker's sweep does every heartbeat (it may have done it already).
+  await srv.db.sql`select kiln.expire_batches(10)`;
   await srv.db.sql`select kiln.end_batch_lines(${res.body.id}::uuid)`;
   const done = await settled(key, res.body.id);
   assert.equal(done.status, 'expired');
