@@ -46,3 +46,5 @@ drop function if exists kiln.create_key(uuid, uuid, text[], bytea, text, text, t
 --! include functions/kiln.create_key.sql
 --! include functions/kiln_private.key_json.sql
 --! include functions/kiln_private.tg_api_keys__audit.sql
+-- Analysts read attribution per generation (docs/analysts.md); new columns go last, grants stay.
+--! include views/kiln.generation_timings.sql
