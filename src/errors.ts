@@ -91,6 +91,7 @@ export const errors = {
 /** Kiln's SQLSTATEs (db/ERROR_CODES.md) → API errors. The SQL message is written for clients. */
 const SQLSTATE: Record<string, ErrorType> = {
   KI001: 'invalid_request',
+  KI002: 'invalid_request',
   KQ001: 'insufficient_quota',
   KP001: 'payment_required',
   KN001: 'not_found',
@@ -135,11 +136,23 @@ export function fromDatabaseError(e: any): ApiError | null {
   const code: string | undefined = e?.code;
   if (typeof code !== 'string') return null;
   const type = SQLSTATE[code];
+  if (code === 'KI002') return endUserRequired(String(e.message ?? END_USER_REQUIRED));
   if (type) return new ApiError(type, String(e.message ?? 'Request failed.'));
   if (isUnavailable(e)) return errors.unavailable();
   // Postgres's own text names columns and values: never sent.
   if (isDataError(e)) return errors.invalid(UNSTORABLE_MESSAGE);
   return null;
+}
+
+/** KI002's message (docs/api.md, "Attribution"). */
+export const END_USER_REQUIRED = 'endUser: is required: this API key requires an end user (requireEndUser)';
+
+/**
+ * A request that spends without `endUser` by a key made with requireEndUser (KI002): a 400 whose
+ * details point at `/endUser` under `at` (a batch line's `/lines/N/body`).
+ */
+export function endUserRequired(message = END_USER_REQUIRED, at = ''): ApiError {
+  return errors.invalidBody(message, [{ path: `${at}/endUser`, message: message.replace(/^endUser: /, '') }]);
 }
 
 /** Seconds a client is told to wait while the object store is down. */

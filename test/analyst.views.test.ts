@@ -62,9 +62,10 @@ before(async () => {
   const code = { type: 'code', prompt: 'p', targetLanguage: 'json' };
   const image = { type: 'image', prompt: 'p' };
   // alice: 3 completed code (cost 10, 20, 30), 1 failed image, 1 MCP image (1000), 1 still pending.
-  await seed(api(alice, aliceKey), code, { cost: 10, queuedMs: 5, processingMs: 100 });
-  await seed(api(alice, aliceKey), code, { cost: 20, queuedMs: 7, processingMs: 200 });
-  await seed(api(alice, aliceKey), code, { cost: 30, queuedMs: 9, processingMs: 300 });
+  // Two of them for the app's end user cust-a, one for cust-b (docs/api.md, "Attribution").
+  await seed(api(alice, aliceKey), { ...code, endUser: 'cust-a', metadata: { project: 'alpha' } }, { cost: 10, queuedMs: 5, processingMs: 100 });
+  await seed(api(alice, aliceKey), { ...code, endUser: 'cust-a' }, { cost: 20, queuedMs: 7, processingMs: 200 });
+  await seed(api(alice, aliceKey), { ...code, endUser: 'cust-b' }, { cost: 30, queuedMs: 9, processingMs: 300 });
   await seed(api(alice, aliceKey), image, { fail: true, queuedMs: 3, processingMs: 50 });
   await seed({ accountId: alice, keyId: null, workspaceId: null, origin: 'mcp' }, image, { cost: 1000, queuedMs: 4, processingMs: 400 });
   await seed(api(alice, aliceKey), image, null);
@@ -82,7 +83,7 @@ test('every analyst view exists in kiln and carries a comment', async () => {
 
 test('the example file has every query the README shows', () => {
   assert.deepEqual([...queries.keys()], [
-    'spend-per-day', 'top-accounts-this-month', 'spend-by-key', 'spend-by-workspace', 'batch-share', 'batches-this-week', 'model-mix',
+    'spend-per-day', 'top-accounts-this-month', 'spend-by-key', 'top-end-users-this-month', 'spend-by-workspace', 'batch-share', 'batches-this-week', 'model-mix',
     'origin-share', 'latency-per-day', 'latency-last-7-days', 'slowest-generations', 'upstream-health',
   ]);
 });
@@ -112,6 +113,16 @@ test('top-accounts-this-month and spend-by-key split spend by account, origin an
   const k = byKey.find((r) => r.key_id === aliceKey && r.origin === 'api')!;
   assert.equal(Number(k.spend_usd), 60 / 1e6);
   assert.ok(byKey.some((r) => r.key_id === null && r.origin === 'mcp'));
+});
+
+test('top-end-users-this-month: billed spend per end user, from generation_timings\' attribution columns', async () => {
+  const rows = await run('top-end-users-this-month');
+  assert.deepEqual(rows.map((r) => [r.account_id, r.end_user, Number(r.spend_usd), Number(r.completed)]), [
+    [alice, 'cust-a', 30 / 1e6, 2],
+    [alice, 'cust-b', 30 / 1e6, 1],
+  ]);
+  const [t] = await srv.db.sql`select end_user, metadata from kiln.generation_timings where account_id = ${alice} and cost_micros = 10`;
+  assert.deepEqual({ ...t }, { end_user: 'cust-a', metadata: { project: 'alpha' } });
 });
 
 test('spend-by-workspace shows the Team pool only', async () => {

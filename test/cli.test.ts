@@ -90,6 +90,19 @@ test('users, keys, workspaces, plans and usage through the CLI', async () => {
   assert.ok(keysOnly.json.data.length >= 1 && keysOnly.json.data.every((e: any) => e.action === 'key.revoked'));
 });
 
+test('key create --require-end-user makes a key whose spending requests must name an end user', async () => {
+  const user = await kiln(['user', 'create', '--email', 'app@example.com', '--tier', 'pro']);
+  const plain = await kiln(['key', 'create', '--user', user.json.id]);
+  assert.equal(plain.json.require_end_user, false);
+  const k = await kiln(['key', 'create', '--user', user.json.id, '--require-end-user']);
+  assert.equal(k.code, 0, k.stderr);
+  assert.equal(k.json.require_end_user, true);
+  const [row] = await db.sql`select require_end_user from kiln_private.api_keys where id = ${k.json.id}`;
+  assert.equal(row!.require_end_user, true);
+  const [audit] = await db.sql`select details from kiln_private.audit_log where target_id = ${k.json.id} and action = 'key.created'`;
+  assert.equal(audit!.details.requireEndUser, true);
+});
+
 test('model upsert validates the file and the entry shows up in model list', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-cli-'));
   const file = path.join(dir, 'model.json');

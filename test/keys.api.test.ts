@@ -24,7 +24,8 @@ test('create: 201 with the entry and the secret once; the list shows it without 
   assert.equal(created.status, 201);
   assert.equal(created.headers.get('cache-control'), 'no-store');
   assert.match(created.body.key, /^kiln_live_[0-9A-Za-z]{40}$/);
-  assert.deepEqual(Object.keys(created.body).sort(), ['budgetMicros', 'createdAt', 'expiresAt', 'graceEndsAt', 'id', 'key', 'lastUsedAt', 'liveSecrets', 'name', 'prefix', 'revokedAt', 'rpm', 'scopes', 'usedMicros', 'workspaceId']);
+  assert.deepEqual(Object.keys(created.body).sort(), ['budgetMicros', 'createdAt', 'expiresAt', 'graceEndsAt', 'id', 'key', 'lastUsedAt', 'liveSecrets', 'name', 'prefix', 'requireEndUser', 'revokedAt', 'rpm', 'scopes', 'usedMicros', 'workspaceId']);
+  assert.equal(created.body.requireEndUser, false);
   assert.equal(created.body.liveSecrets, 1);
   assert.equal(created.body.graceEndsAt, null);
   assert.equal(created.body.prefix, created.body.key.slice(0, 14));

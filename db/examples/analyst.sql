@@ -41,6 +41,20 @@ where day >= current_date - 7
 group by key_id, origin
 order by spend_usd desc;
 
+-- name: top-end-users-this-month
+-- The ten end users (the endUser your app sent: docs/api.md, "Attribution") with the most billed
+-- spend this calendar month, per account.
+select account_id,
+       end_user,
+       round(sum(cost_micros) / 1e6, 6) as spend_usd,
+       count(*) filter (where status = 'completed') as completed,
+       count(*) as generations
+from kiln.generation_timings
+where end_user is not null and created_at >= date_trunc('month', now())
+group by account_id, end_user
+order by sum(cost_micros) desc nulls last, end_user
+limit 10;
+
 -- name: spend-by-workspace
 -- Team pools: spend per workspace and day (workspace_id null = personal budgets).
 select day, workspace_id,

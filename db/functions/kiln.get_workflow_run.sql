@@ -17,6 +17,8 @@ AS $function$
     'createdAt', to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'completedAt', to_char(r.completed_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'retryOf', r.retry_of,
+    'endUser', r.end_user,
+    'metadata', r.metadata,
     -- Past its window with outputs never started: the reader runs the window check first.
     'expired', r.status in ('pending', 'running') and now() > r.deadline and exists (
       select 1 from kiln_private.workflow_run_outputs o
@@ -42,4 +44,4 @@ AS $function$
   from kiln_private.workflow_runs r
   where r.id = p_run_id and r.account_id = p_account_id and r.workflow_id = p_workflow_id;
 $function$;
-comment on function kiln.get_workflow_run(uuid,uuid,uuid) is 'A run''s state (with the run it retried, if any) and its settled results (in settling order, with expiredAt once retention removed an image) for its owner, when it belongs to that workflow; null otherwise.';
+comment on function kiln.get_workflow_run(uuid,uuid,uuid) is 'A run''s state (with the run it retried, if any, and its attribution: endUser, metadata) and its settled results (in settling order, with expiredAt once retention removed an image) for its owner, when it belongs to that workflow; null otherwise.';

@@ -1,7 +1,7 @@
 -- functions/kiln.list_batch_generations.sql: the current definition. Edit it here, and ship the change with
 -- `--! include functions/kiln.list_batch_generations.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
 
-CREATE OR REPLACE FUNCTION kiln.list_batch_generations(p_account_id uuid, p_batch_id uuid, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid, p_statuses text[], p_types text[], p_model_id text, p_since timestamp with time zone)
+CREATE OR REPLACE FUNCTION kiln.list_batch_generations(p_account_id uuid, p_batch_id uuid, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid, p_statuses text[], p_types text[], p_model_id text, p_since timestamp with time zone, p_end_user text DEFAULT NULL::text, p_metadata jsonb DEFAULT NULL::jsonb)
  RETURNS json
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
@@ -33,6 +33,8 @@ begin
           and (p_types is null or g.type = any (p_types))
           and (p_model_id is null or g.model_id = p_model_id)
           and (p_since is null or g.created_at >= p_since)
+          and (p_end_user is null or g.end_user = p_end_user)
+          and (p_metadata is null or g.metadata @> p_metadata)
         order by g.created_at desc, g.batch_line desc
         limit v_limit + 1) h;
   v_ids := coalesce(v_ids, '{}');
@@ -46,4 +48,4 @@ begin
   return json_build_object('data', v_data, 'next', v_next);
 end;
 $function$;
-comment on function kiln.list_batch_generations(uuid,uuid,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone) is 'GET /generations?batchId=: a page of the lines of the account''s batch, last line first (keyset on created_at and the cursor''s line), with GET /generations'' other filters: {data: [kiln_private.generation_body], next}.';
+comment on function kiln.list_batch_generations(uuid,uuid,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone,text,jsonb) is 'GET /generations?batchId=: a page of the lines of the account''s batch, last line first (keyset on created_at and the cursor''s line), with GET /generations'' other filters (end user and metadata included): {data: [kiln_private.generation_body], next}.';

@@ -1,7 +1,7 @@
 -- functions/kiln.list_generations.sql: the current definition. Edit it here, and ship the change with
 -- `--! include functions/kiln.list_generations.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
 
-CREATE OR REPLACE FUNCTION kiln.list_generations(p_account_id uuid, p_workspace_id uuid, p_origin text, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid, p_statuses text[], p_types text[], p_model_id text, p_since timestamp with time zone)
+CREATE OR REPLACE FUNCTION kiln.list_generations(p_account_id uuid, p_workspace_id uuid, p_origin text, p_limit integer, p_before_at timestamp with time zone, p_before_id uuid, p_statuses text[], p_types text[], p_model_id text, p_since timestamp with time zone, p_end_user text DEFAULT NULL::text, p_metadata jsonb DEFAULT NULL::jsonb)
  RETURNS json
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
@@ -20,7 +20,34 @@ declare
   v_next json;
   v_data json;
 begin
-  if p_model_id is null then
+  if p_end_user is not null then
+    -- One end user's: generations_end_user_list_idx, a keyset probe per (type, status).
+    select array_agg(h.id order by h.created_at desc, h.id desc) into v_ids
+    from (select h.created_at, h.id
+          from unnest(v_types) t(type) cross join unnest(v_statuses) s(status)
+          cross join lateral (
+            select g.created_at, g.id from kiln_private.generations g
+            where g.account_id = p_account_id and coalesce(g.workspace_id, g.account_id) = v_pool
+              and g.origin = p_origin and g.end_user = p_end_user and g.type = t.type and g.status = s.status
+              and (g.created_at, g.id) < (v_at, v_id) and g.created_at >= v_since
+              and (p_model_id is null or g.model_id = p_model_id)
+              and (p_metadata is null or g.metadata @> p_metadata)
+            order by g.created_at desc, g.id desc
+            limit v_limit + 1) h
+          order by h.created_at desc, h.id desc
+          limit v_limit + 1) h;
+  elsif p_metadata is not null then
+    -- Tagged ones: containment through generations_metadata_idx.
+    select array_agg(h.id order by h.created_at desc, h.id desc) into v_ids
+    from (select g.created_at, g.id from kiln_private.generations g
+          where g.metadata @> p_metadata
+            and g.account_id = p_account_id and coalesce(g.workspace_id, g.account_id) = v_pool
+            and g.origin = p_origin and g.type = any (v_types) and g.status = any (v_statuses)
+            and (g.created_at, g.id) < (v_at, v_id) and g.created_at >= v_since
+            and (p_model_id is null or g.model_id = p_model_id)
+          order by g.created_at desc, g.id desc
+          limit v_limit + 1) h;
+  elsif p_model_id is null then
     select array_agg(h.id order by h.created_at desc, h.id desc) into v_ids
     from (select h.created_at, h.id
           from unnest(v_types) t(type) cross join unnest(v_statuses) s(status)
@@ -59,4 +86,4 @@ begin
   return json_build_object('data', v_data, 'next', v_next);
 end;
 $function$;
-comment on function kiln.list_generations(uuid,uuid,text,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone) is 'A page of an account''s generations in one billing scope (p_workspace_id null = the personal budget) created through p_origin, newest first, before (p_before_at, p_before_id) (keyset), filtered by statuses, types, model and created at or after p_since (null = any): {data: [kiln_private.generation_body], next: {at: epoch microseconds, id} | null}. At most 2 × 4 index probes of a page each.';
+comment on function kiln.list_generations(uuid,uuid,text,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone,text,jsonb) is 'A page of an account''s generations in one billing scope (p_workspace_id null = the personal budget) created through p_origin, newest first, before (p_before_at, p_before_id) (keyset), filtered by statuses, types, model, created at or after p_since, end user (p_end_user) and metadata containing every pair of p_metadata (null = any): {data: [kiln_private.generation_body], next: {at: epoch microseconds, id} | null}. At most 2 × 4 index probes of a page each.';

@@ -29,7 +29,11 @@ begin
   update kiln_private.generations
     set charge_id = v_charge.id, reserved_micros = v_charge.reserved_micros, updated_at = now()
     where id = p_id;
+  -- The charge carries the generation's attribution (docs/api.md, "Attribution").
+  if v_gen.end_user is not null or v_gen.metadata is not null then
+    update kiln_private.charges set end_user = v_gen.end_user, metadata = v_gen.metadata where id = v_charge.id;
+  end if;
   return json_build_object('ok', true, 'reserved_micros', v_charge.reserved_micros);
 end;
 $function$;
-comment on function kiln.reserve_generation(uuid,bigint) is 'Reserves the worst-case cost of a processing generation created without a reservation (a run output, priced once its inputs are known; a batch line, whose charge gets its batch_id) on its budget pool, once (idempotent). Raises KQ001 or KP001 when the budget cannot cover it.';
+comment on function kiln.reserve_generation(uuid,bigint) is 'Reserves the worst-case cost of a processing generation created without a reservation (a run output, priced once its inputs are known; a batch line, whose charge gets its batch_id) on its budget pool, once (idempotent); the charge carries the generation''s end_user and metadata. Raises KQ001 or KP001 when the budget cannot cover it.';

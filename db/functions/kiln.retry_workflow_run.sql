@@ -34,6 +34,9 @@ begin
   if found then
     raise exception 'this run was already retried by run %', v_retry using errcode = 'KT001';
   end if;
+  if v_old.end_user is null and exists (select 1 from kiln_private.api_keys k where k.id = p_key_id and k.require_end_user) then
+    raise exception 'endUser: is required: this API key requires an end user (requireEndUser), and the run it retries has none' using errcode = 'KI002';
+  end if;
   perform kiln_private.check_run_budget(p_account_id, p_workspace_id);
 
   -- Outputs of the failed run still in flight would be run (and charged) twice: cancel them
@@ -47,10 +50,11 @@ begin
   end loop;
 
   insert into kiln_private.workflow_runs
-    (id, workflow_id, account_id, key_id, workspace_id, origin, snapshot, total, deadline, window_seconds, max_attempts, retry_of)
+    (id, workflow_id, account_id, key_id, workspace_id, origin, snapshot, total, deadline, window_seconds, max_attempts, retry_of,
+     end_user, metadata)
   values
     (v_id, v_old.workflow_id, p_account_id, p_key_id, p_workspace_id, p_origin, v_old.snapshot, v_old.total,
-     v_deadline, p_window_seconds, p_max_attempts, p_run_id);
+     v_deadline, p_window_seconds, p_max_attempts, p_run_id, v_old.end_user, v_old.metadata);
 
   -- Completed (and skipped) outputs are reused: their results copied, nothing run or charged
   -- again. Every other output gets a new generation and waits for those of its inputs that run.
@@ -63,9 +67,9 @@ begin
     from old o
   ), gens as (
     insert into kiln_private.generations
-      (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, max_attempts, run_id, output_node_id)
+      (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, max_attempts, run_id, output_node_id, end_user, metadata)
     select p.gen_id, p_account_id, p_key_id, p_workspace_id, 'workflow', coalesce(p.spec->'model'->>'id', ''),
-           case when p.type = 'image' then 'image' else 'code' end, p.spec, 0, p_max_attempts, v_id, p.output_node_id
+           case when p.type = 'image' then 'image' else 'code' end, p.spec, 0, p_max_attempts, v_id, p.output_node_id, v_old.end_user, v_old.metadata
     from plan p where p.gen_id is not null
     returning id
   )
@@ -91,4 +95,4 @@ begin
   return v_id;
 end;
 $function$;
-comment on function kiln.retry_workflow_run(uuid,uuid,uuid,text,uuid,uuid,integer,integer) is 'Retries a failed run of the account''s workflow as a new run (retry_of = it) on the same snapshot, billed to the caller: completed and skipped outputs are reused (results copied, cost 0, never run or charged again), outputs of the old run still in flight are canceled, and every other output runs again once the inputs it reads are settled. KN001 unknown run or deleted workflow, KT001 not failed or already retried, KQ001 / KP001 budget.';
+comment on function kiln.retry_workflow_run(uuid,uuid,uuid,text,uuid,uuid,integer,integer) is 'Retries a failed run of the account''s workflow as a new run (retry_of = it) on the same snapshot, billed to the caller: completed and skipped outputs are reused (results copied, cost 0, never run or charged again), outputs of the old run still in flight are canceled, and every other output runs again once the inputs it reads are settled; the new run and its outputs keep the old run''s attribution (end_user, metadata). KN001 unknown run or deleted workflow, KT001 not failed or already retried, KQ001 / KP001 budget, KI002 a key made with requireEndUser retrying a run without an end user.';

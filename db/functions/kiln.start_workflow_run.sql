@@ -1,7 +1,7 @@
 -- functions/kiln.start_workflow_run.sql: the current definition. Edit it here, and ship the change with
 -- `--! include functions/kiln.start_workflow_run.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
 
-CREATE OR REPLACE FUNCTION kiln.start_workflow_run(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_workflow_id uuid, p_snapshot jsonb, p_outputs jsonb, p_window_seconds integer, p_max_attempts integer)
+CREATE OR REPLACE FUNCTION kiln.start_workflow_run(p_account_id uuid, p_key_id uuid, p_workspace_id uuid, p_origin text, p_workflow_id uuid, p_snapshot jsonb, p_outputs jsonb, p_window_seconds integer, p_max_attempts integer, p_end_user text DEFAULT NULL::text, p_metadata jsonb DEFAULT NULL::jsonb)
  RETURNS uuid
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -19,23 +19,27 @@ begin
   if not found then
     raise exception 'workflow not found' using errcode = 'KN001';
   end if;
+  -- A key made with requireEndUser spends only for a named end user.
+  if p_end_user is null and exists (select 1 from kiln_private.api_keys k where k.id = p_key_id and k.require_end_user) then
+    raise exception 'endUser: is required: this API key requires an end user (requireEndUser)' using errcode = 'KI002';
+  end if;
   -- Refuse a run that could not charge a single output (every output reserves as it starts).
   perform kiln_private.check_run_budget(p_account_id, p_workspace_id);
 
   insert into kiln_private.workflow_runs
-    (id, workflow_id, account_id, key_id, workspace_id, origin, snapshot, total, deadline, window_seconds, max_attempts)
+    (id, workflow_id, account_id, key_id, workspace_id, origin, snapshot, total, deadline, window_seconds, max_attempts, end_user, metadata)
   values
     (v_id, p_workflow_id, p_account_id, p_key_id, p_workspace_id, p_origin, p_snapshot,
-     jsonb_array_length(p_outputs), v_deadline, p_window_seconds, p_max_attempts);
+     jsonb_array_length(p_outputs), v_deadline, p_window_seconds, p_max_attempts, p_end_user, p_metadata);
 
   with units as (
     select u.*, case when u.type = 'video' then null else kiln_private.uuid_v7() end as gen_id
     from jsonb_to_recordset(p_outputs) as u(output text, prompt text, ordinal int, type text, spec jsonb, refs text[], deps int, dependents text[])
   ), gens as (
     insert into kiln_private.generations
-      (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, max_attempts, run_id, output_node_id)
+      (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, max_attempts, run_id, output_node_id, end_user, metadata)
     select u.gen_id, p_account_id, p_key_id, p_workspace_id, 'workflow', coalesce(u.spec->'model'->>'id', ''),
-           case when u.type = 'image' then 'image' else 'code' end, u.spec, 0, p_max_attempts, v_id, u.output
+           case when u.type = 'image' then 'image' else 'code' end, u.spec, 0, p_max_attempts, v_id, u.output, p_end_user, p_metadata
     from units u where u.gen_id is not null
     returning id
   )
@@ -61,4 +65,4 @@ exception
     raise exception 'invalid run plan' using errcode = 'KI001';
 end;
 $function$;
-comment on function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer) is 'Starts a run in one transaction: checks that the workflow is the caller''s billing scope''s and not deleted, and that the caller can be charged (KN001, KQ001, KP001), stores the snapshot, the outputs with their dependency counts and one generation (origin workflow) per output, and queues the ready ones plus the run-window check.';
+comment on function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer,text,jsonb) is 'Starts a run in one transaction: checks that the workflow is the caller''s billing scope''s and not deleted, that the caller can be charged (KN001, KQ001, KP001) and that a key made with requireEndUser names an end user (KI002), stores the run''s attribution (p_end_user, p_metadata: its outputs inherit them), stores the snapshot, the outputs with their dependency counts and one generation (origin workflow) per output, and queues the ready ones plus the run-window check.';

@@ -3,11 +3,14 @@
 
 CREATE OR REPLACE FUNCTION kiln_private.generation_body(g kiln_private.generations)
  RETURNS json
- LANGUAGE sql
+ LANGUAGE plpgsql
  IMMUTABLE
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
-  select json_build_object(
+begin
+  -- plpgsql, not sql: its columns are resolved when it runs, so an earlier migration may define
+  -- it before a later one adds a column it reads (end_user, metadata).
+  return json_build_object(
     'id', g.id,
     'status', g.status,
     'type', g.type,
@@ -16,6 +19,9 @@ AS $function$
     'cost_micros', g.cost_micros,
     'prompt', g.request->>'prompt',
     'batch_id', g.batch_id,
-    'custom_id', g.custom_id);
+    'custom_id', g.custom_id,
+    'end_user', g.end_user,
+    'metadata', g.metadata);
+end;
 $function$;
-comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed), billed cost, the request''s prompt, and for a batch line its batch_id and custom_id.';
+comment on function kiln_private.generation_body(kiln_private.generations) is 'A generation as the API reads it: id, status, type, result (completed), error (failed), billed cost, the request''s prompt, for a batch line its batch_id and custom_id, and its attribution (end_user, metadata; null when not given).';

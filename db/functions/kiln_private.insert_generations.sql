@@ -38,6 +38,8 @@ begin
                when p_model_versions[s.i] is not null
                     and p_model_versions[s.i] <> (extract(epoch from m.updated_at) * 1000000)::bigint then 'KS001'
                when (p_types[s.i] = 'image') <> (m.category = 'image') then 'KI001'
+               -- A key made with requireEndUser spends only for a named end user.
+               when k.require_end_user and p_requests[s.i]->>'endUser' is null then 'KI002'
              end as err,
              case
                when p_types[s.i] is null or p_types[s.i] not in ('image', 'code') then 'type must be image or code'
@@ -45,9 +47,11 @@ begin
                when p_model_versions[s.i] is not null
                     and p_model_versions[s.i] <> (extract(epoch from m.updated_at) * 1000000)::bigint then 'the catalog entry changed; price again'
                when (p_types[s.i] = 'image') <> (m.category = 'image') then format('model "%s" cannot produce %s output', m.id, p_types[s.i])
+               when k.require_end_user and p_requests[s.i]->>'endUser' is null then 'endUser: is required: this API key requires an end user (requireEndUser)'
              end as msg
       from generate_subscripts(p_account_ids, 1) as s(i)
       left join kiln_private.models m on m.id = p_model_ids[s.i] and m.enabled
+      left join kiln_private.api_keys k on k.id = p_key_ids[s.i]
     ) x;
   c_charge := array_fill(null::uuid, array[cardinality(p_account_ids)]);
 
@@ -99,15 +103,25 @@ begin
     -- 3. The generations that got their reservation, and their jobs.
     with gens as (
       insert into kiln_private.generations
-        (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, charge_id, max_attempts)
+        (id, account_id, key_id, workspace_id, origin, model_id, type, request, reserved_micros, charge_id, max_attempts, end_user, metadata)
       select c_gid[s.i], p_account_ids[s.i], p_key_ids[s.i], p_workspace_ids[s.i], p_origins[s.i], p_model_ids[s.i],
-             p_types[s.i], p_requests[s.i], p_reserves[s.i], c_charge[s.i], p_max_attempts
+             p_types[s.i], p_requests[s.i], p_reserves[s.i], c_charge[s.i], p_max_attempts,
+             p_requests[s.i]->>'endUser', nullif(p_requests[s.i]->'metadata', 'null'::jsonb)
       from generate_subscripts(p_account_ids, 1) as s(i)
       where c_charge[s.i] is not null
       returning id, created_at
     )
     select array_agg(g.id order by g.created_at) into v_created from gens g;
     perform kiln_private.enqueue_new_generations(v_created, p_max_attempts);
+    -- The charges reserve_budgets made carry their generation's attribution (docs/api.md,
+    -- "Attribution"); requests without any touch no charge.
+    if exists (select 1 from generate_subscripts(p_account_ids, 1) as s(i)
+               where c_charge[s.i] is not null and (p_requests[s.i] ? 'endUser' or p_requests[s.i] ? 'metadata')) then
+      update kiln_private.charges c
+        set end_user = p_requests[s.i]->>'endUser', metadata = nullif(p_requests[s.i]->'metadata', 'null'::jsonb)
+        from generate_subscripts(p_account_ids, 1) as s(i)
+        where c.id = c_charge[s.i] and (p_requests[s.i] ? 'endUser' or p_requests[s.i] ? 'metadata');
+    end if;
   end if;
 
   -- 4. A refused claimant keeps nothing: its retry may succeed later (one primary-key delete each).
@@ -134,4 +148,4 @@ begin
     order by s.i;
 end;
 $function$;
-comment on function kiln_private.insert_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer,text[],bytea[],integer) is 'The generation primitive: claims the requests'' idempotency keys (kiln_private.claim_idempotency_keys; a replay answers the stored id, another body KD001), checks each request''s type and model (KI001) and its catalog price version (KS001), reserves the worst case (kiln_private.reserve_budgets), inserts the generations and queues their generation__run jobs, for a whole set at once. Each row carries the new (or replayed) id or the request''s own refusal; the others still go in.';
+comment on function kiln_private.insert_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer,text[],bytea[],integer) is 'The generation primitive: claims the requests'' idempotency keys (kiln_private.claim_idempotency_keys; a replay answers the stored id, another body KD001), checks each request''s type and model (KI001), its catalog price version (KS001) and, for a key made with requireEndUser, its endUser (KI002), reserves the worst case (kiln_private.reserve_budgets), inserts the generations with their attribution (the request''s endUser and metadata, copied onto their charges too) and queues their generation__run jobs, for a whole set at once. Each row carries the new (or replayed) id or the request''s own refusal; the others still go in.';

@@ -16,6 +16,7 @@ AS $function$
     'lastUsedAt', to_char(k.last_used_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
     'expiresAt', to_char(k.expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
     'revokedAt', to_char(k.revoked_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'requireEndUser', k.require_end_user,
     'liveSecrets', case when g.live then 1 + g.n else 0 end,
     'graceEndsAt', case when g.live and g.n > 0 then
       to_char((date_trunc('second', g.until) + case when g.until > date_trunc('second', g.until) then interval '1 second' else interval '0' end)
@@ -24,4 +25,4 @@ AS $function$
                count(x.key_hash)::int as n, max(x.expires_at) as until
         from kiln_private.api_key_grace x where x.key_id = k.id and x.expires_at > now()) g;
 $function$;
-comment on function kiln_private.key_json(kiln_private.api_keys,bigint) is 'A key as GET /keys lists it (never its hash or a secret), with liveSecrets (the current secret and older ones in their grace; 0 once revoked or expired) and graceEndsAt (when the last older secret stops working; null when none).';
+comment on function kiln_private.key_json(kiln_private.api_keys,bigint) is 'A key as GET /keys lists it (never its hash or a secret), with requireEndUser, liveSecrets (the current secret and older ones in their grace; 0 once revoked or expired) and graceEndsAt (when the last older secret stops working; null when none).';

@@ -18,7 +18,8 @@ begin
     end if;
     perform kiln_private.audit(v_scope, v_noun || '.created', v_noun, new.id::text,
       case when new.kind = 'key' then jsonb_build_object('name', new.name, 'prefix', new.display_prefix, 'scopes', new.scopes,
-             'rpm', new.rpm, 'budgetMicros', new.budget_micros, 'expiresAt', new.expires_at, 'workspaceId', new.workspace_id)
+             'rpm', new.rpm, 'budgetMicros', new.budget_micros, 'expiresAt', new.expires_at, 'workspaceId', new.workspace_id,
+             'requireEndUser', new.require_end_user)
            else jsonb_build_object('workspaceId', new.workspace_id, 'expiresAt', new.expires_at) end);
     return null;
   end if;
@@ -31,11 +32,11 @@ begin
       jsonb_build_object('prefix', new.display_prefix, 'previousPrefix', old.display_prefix,
         'previousValidUntil', (select max(g.expires_at) from kiln_private.api_key_grace g where g.key_id = new.id and g.key_hash = old.key_hash)));
   end if;
-  if new.kind = 'key' and (old.scopes, old.rpm, old.budget_micros, old.expires_at, old.name, old.workspace_id)
-       is distinct from (new.scopes, new.rpm, new.budget_micros, new.expires_at, new.name, new.workspace_id) then
+  if new.kind = 'key' and (old.scopes, old.rpm, old.budget_micros, old.expires_at, old.name, old.workspace_id, old.require_end_user)
+       is distinct from (new.scopes, new.rpm, new.budget_micros, new.expires_at, new.name, new.workspace_id, new.require_end_user) then
     perform kiln_private.audit(v_scope, 'key.updated', 'key', new.id::text, jsonb_build_object(
       'scopes', new.scopes, 'rpm', new.rpm, 'budgetMicros', new.budget_micros, 'expiresAt', new.expires_at, 'name', new.name,
-      'workspaceId', new.workspace_id));
+      'workspaceId', new.workspace_id, 'requireEndUser', new.require_end_user));
   end if;
   return null;
 end;

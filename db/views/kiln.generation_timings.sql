@@ -20,6 +20,8 @@ create or replace view kiln.generation_timings as
     crashes,
     crash_streak,
     last_error,
-    error
+    error,
+    end_user,
+    metadata
    FROM kiln_private.generations g;
-comment on view kiln.generation_timings is 'One row per generation with its queued (created → first started) and processing (started → finished) times in whole milliseconds, for percentiles over any window (null while not yet started or finished), and what its executions went through: attempts (executions that ran to an end, of max_attempts), crashes (executions cut off by a dead worker and taken over; crash_streak in a row), the last transient error and the final error.';
+comment on view kiln.generation_timings is 'One row per generation with its queued (created → first started) and processing (started → finished) times in whole milliseconds, for percentiles over any window (null while not yet started or finished), and what its executions went through: attempts (executions that ran to an end, of max_attempts), crashes (executions cut off by a dead worker and taken over; crash_streak in a row), the last transient error and the final error; end_user and metadata: the request''s attribution (null when not given).';

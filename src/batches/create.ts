@@ -5,7 +5,7 @@
 import type { Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
 import { createBatch as createBatchSql, type BatchJson } from '../db/sql/batches.ts';
-import { ApiError, errors, type ErrorDetail } from '../errors.ts';
+import { ApiError, endUserRequired, errors, type ErrorDetail } from '../errors.ts';
 import { batchPriced } from '../billing/catalog.ts';
 import { prepareGeneration, priceRequest, type PreparedGeneration } from '../generations/prepare.ts';
 import { unstorableValue } from '../http/storable.ts';
@@ -14,7 +14,7 @@ import { BATCH_LINE_URL, MAX_BATCH_LINES } from './schemas.ts';
 
 /** A validated batch: its lines, in order, each with its custom_id and prepared request. */
 export interface PreparedBatch {
-  lines: Array<{ customId: string; prepared: PreparedGeneration }>;
+  lines: Array<{ customId: string; prepared: PreparedGeneration; line: number }>;
   /** SHA-256 of the body (for an Idempotency-Key): the same file replays, another conflicts. */
   fingerprint: Buffer;
 }
@@ -92,10 +92,15 @@ export async function prepareBatch(ctx: Context, raw: Buffer): Promise<PreparedB
       prepared = batchPricedLine(await prepareGeneration(ctx, l.body));
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
-      const [p, message] = pointerOf(e.message);
-      at(`/body${p}`, message);
+      if (e.details) {
+        // Problems listed with pointers (attribution): each under the line's body.
+        for (const d of e.details) at(`/body${d.path}`, d.message);
+      } else {
+        const [p, message] = pointerOf(e.message);
+        at(`/body${p}`, message);
+      }
     }
-    if (customId !== null && prepared) lines.push({ customId, prepared });
+    if (customId !== null && prepared) lines.push({ customId, prepared, line: n });
   }
   if (count === 0) throw errors.invalidBody('The batch has no lines.', [{ path: '/lines', message: 'at least one line is required' }]);
   if (details.length) {
@@ -119,6 +124,13 @@ export async function createBatch(ctx: Context, caller: Caller, batch: PreparedB
     maxAttempts: ctx.config.generationMaxAttempts,
     idemKey, fingerprint: idemKey ? batch.fingerprint : null, idemTtlSeconds: ctx.config.idempotencyTtlSeconds,
   });
+  if (r.outcome === 'end_user_required') {
+    // The key was made with requireEndUser: every line without an endUser, by its pointer.
+    const missing = (r.lines ?? []).map((i) => `/lines/${batch.lines[i - 1]!.line}/body`);
+    const details = missing.map((p) => endUserRequired(undefined, p).details![0]!);
+    const first = details.slice(0, 3).map((d) => d.path).join(', ');
+    throw errors.invalidBody(`This API key requires an end user (requireEndUser): ${details.length} line${details.length === 1 ? ' lacks' : 's lack'} endUser (${first}${details.length > 3 ? ', …' : ''}). Nothing was created.`, details);
+  }
   if (r.outcome === 'conflict') throw new ApiError('idempotency_conflict', 'This Idempotency-Key was already used with a different batch; use a new key for a new batch.');
   if (r.outcome === 'pending') throw new ApiError('conflict', 'A batch with this Idempotency-Key is still being created; retry.', { headers: { 'retry-after': '1' } });
   return { batch: r.batch!, replayed: r.outcome === 'replayed' };

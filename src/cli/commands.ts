@@ -147,12 +147,12 @@ export const commands: Record<string, Command> = {
   },
 
   'key create': {
-    help: '--user ID [--scopes read,write,keys,admin] [--rpm N] [--workspace ID] [--name N] [--budget-micros N] [--expires-at ISO-8601]',
+    help: '--user ID [--scopes read,write,keys,admin] [--rpm N] [--workspace ID] [--name N] [--budget-micros N] [--expires-at ISO-8601] [--require-end-user]',
     async run(argv, config) {
       const f = parseArgs(argv, {
         options: {
           user: { type: 'string' }, scopes: { type: 'string' }, rpm: { type: 'string' }, workspace: { type: 'string' }, name: { type: 'string', allowEmpty: true },
-          'budget-micros': { type: 'string' }, 'expires-at': { type: 'string' },
+          'budget-micros': { type: 'string' }, 'expires-at': { type: 'string' }, 'require-end-user': { type: 'boolean' },
         },
       }).values;
       const user = uuidFlag(f, 'user')!;
@@ -178,11 +178,11 @@ export const commands: Record<string, Command> = {
       return withDb(config, async (sql) => {
         // The operator may give any scope; `admin` counts only while the user is an admin.
         const [row] = await createKey(sql, user, workspace ?? null, [...KEY_SCOPES], hash, displayPrefix, f.name ?? null, [...new Set(scopes)], rpm,
-          budget == null ? null : budget.toString(), expiresAt);
+          budget == null ? null : budget.toString(), expiresAt, f['require-end-user'] === true);
         const k = row!.k;
         return {
           id: k.id, key, prefix: k.prefix, user, scopes: k.scopes, rpm: k.rpm, workspace: k.workspaceId,
-          budget_micros: k.budgetMicros, expires_at: k.expiresAt, created_at: k.createdAt,
+          budget_micros: k.budgetMicros, expires_at: k.expiresAt, require_end_user: k.requireEndUser, created_at: k.createdAt,
         };
       });
     },

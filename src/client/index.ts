@@ -61,6 +61,7 @@ export type CreateWebhookRequest = NonNullable<operations['createWebhook']['requ
 export type UpdateWebhookRequest = NonNullable<operations['updateWebhook']['requestBody']>['content']['application/json'];
 export type DeliveryListQuery = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>;
 export type RunListQuery = NonNullable<operations['listWorkflowRuns']['parameters']['query']>;
+export type RunRequest = components['schemas']['RunRequest'];
 export type GenerationListQuery = NonNullable<operations['listGenerations']['parameters']['query']>;
 export type DailyUsageQuery = NonNullable<operations['getDailyUsage']['parameters']['query']>;
 export type Key = Schemas['Key'];
@@ -401,10 +402,18 @@ export function createKilnClient(options: KilnClientOptions) {
   };
 
   const runs = {
-    /** POST /workflows/{id}/runs with an automatic Idempotency-Key: the 202 body. */
-    start(workflowId: string, opts: CallOptions & { idempotencyKey?: string } = {}) {
+    /**
+     * POST /workflows/{id}/runs with an automatic Idempotency-Key: the 202 body. `endUser` and
+     * `metadata` attribute the run and its outputs (sent as the body only when given).
+     */
+    start(workflowId: string, opts: CallOptions & { idempotencyKey?: string } & RunRequest = {}) {
+      const body: RunRequest = {
+        ...(opts.endUser !== undefined ? { endUser: opts.endUser } : {}),
+        ...(opts.metadata !== undefined ? { metadata: opts.metadata } : {}),
+      };
       return unwrap(raw.POST('/workflows/{id}/runs', {
         params: { path: { id: workflowId }, header: { 'Idempotency-Key': opts.idempotencyKey ?? newKey() } },
+        ...(Object.keys(body).length ? { body } : {}),
         signal: opts.signal,
       }));
     },

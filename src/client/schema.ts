@@ -71,7 +71,7 @@ export interface paths {
         };
         /**
          * List generations
-         * @description The key's account's generations created through the API, in the key's billing scope (the personal budget for a key without a workspace, the workspace for a workspace-bound key; other members' jobs are not listed), newest first. Each item is exactly the `GET /generations/{id}` body. Pages follow `nextCursor` (keyset: no gaps or repeats while new jobs arrive). Generations made over MCP, by the application or as workflow outputs are not listed.
+         * @description The key's account's generations created through the API, in the key's billing scope (the personal budget for a key without a workspace, the workspace for a workspace-bound key; other members' jobs are not listed), newest first. Each item is exactly the `GET /generations/{id}` body. Pages follow `nextCursor` (keyset: no gaps or repeats while new jobs arrive). Generations made over MCP, by the application or as workflow outputs are not listed. `endUser` and `metadata[key]=value` (several pairs: all must match) filter by attribution, combined with the other filters.
          */
         get: operations["listGenerations"];
         put?: never;
@@ -337,7 +337,7 @@ export interface paths {
         put?: never;
         /**
          * Run a saved workflow server-side
-         * @description Takes an immutable snapshot of the graph (later edits change neither what runs nor what is charged), then runs every prompt node in dependency order, independent ones in parallel (bounded by the plan's parallel slots), feeding each output into the prompts it connects to. Each output is one generation on the caller's budget. Outputs not started within the run window (about 5 minutes) fail the run. No request body. Only a workflow of the key's billing scope that is not deleted runs (404 otherwise). With an `Idempotency-Key`, a retry (same key, same workflow, any key of the account) answers the same run id with `idempotent-replayed: true` and starts nothing; concurrent duplicates start one run.
+         * @description Takes an immutable snapshot of the graph (later edits change neither what runs nor what is charged), then runs every prompt node in dependency order, independent ones in parallel (bounded by the plan's parallel slots), feeding each output into the prompts it connects to. Each output is one generation on the caller's budget. Outputs not started within the run window (about 5 minutes) fail the run. The body is optional: none (or `{}`) starts the run unattributed; `endUser` and `metadata` attribute it (docs: Attribution), and every output inherits them. Only a workflow of the key's billing scope that is not deleted runs (404 otherwise). With an `Idempotency-Key`, a retry (same key, same workflow, same body, any key of the account) answers the same run id with `idempotent-replayed: true` and starts nothing; concurrent duplicates start one run.
          */
         post: operations["runWorkflow"];
         delete?: never;
@@ -973,6 +973,12 @@ export interface components {
                 }[];
             };
         };
+        /** @description Optional. An opaque id of your own user this request is for: 1 to 128 printable characters (no control characters). Stored with the generation and its charge, returned in its bodies and events, never changed; `GET /generations?endUser=` filters by it. Required when the API key was made with `requireEndUser`. */
+        EndUser: string;
+        /** @description Optional. Your own tags: at most 16 pairs; keys match `^[A-Za-z0-9_.:-]{1,64}$`, values are strings of at most 512 characters. Stored with the generation and its charge, returned in its bodies and events, never changed; `GET /generations?metadata[key]=value` filters by them. */
+        Metadata: {
+            [key: string]: string;
+        };
         GenerationRequest: {
             /**
              * @description Must be compatible with the model's category.
@@ -997,6 +1003,8 @@ export interface components {
             targetLanguage?: "text" | "tsx" | "jsx" | "css" | "svg" | "json" | "typescript" | "javascript" | "mdx" | "markdown" | "glsl";
             /** @description For code. Render a full HTML screen. Default false. */
             screenHtml?: boolean;
+            endUser?: components["schemas"]["EndUser"];
+            metadata?: components["schemas"]["Metadata"];
         };
         ImageInput: {
             /** @description An `https://` URL or a `data:` URI. */
@@ -1066,6 +1074,12 @@ export interface components {
             batchId?: string;
             /** @description A batch line: its `custom_id`. */
             customId?: string;
+            /** @description The request's `endUser` (a run output: its run's), when it had one (docs: Attribution). */
+            endUser?: string;
+            /** @description The request's `metadata` (a run output: its run's), when it had any. */
+            metadata?: {
+                [key: string]: string;
+            };
             /** @description `GET /generations/{id}` while `processing`, once the provider has written something: what it has written so far. Working data, not the result: it may start over after a retry, and it is gone once the generation ends. */
             partial?: {
                 /** @description Code outputs: the text written so far, as the provider wrote it (code fences included). */
@@ -1291,6 +1305,11 @@ export interface components {
         WorkflowList: {
             data: components["schemas"]["WorkflowSummary"][];
         };
+        /** @description Optional body of `POST /workflows/{id}/runs`: the run's attribution (docs: Attribution), which every output inherits. */
+        RunRequest: {
+            endUser?: components["schemas"]["EndUser"];
+            metadata?: components["schemas"]["Metadata"];
+        };
         RunAccepted: {
             /**
              * Format: uuid
@@ -1326,6 +1345,12 @@ export interface components {
             completedAt: string | null;
             /** @description The failed run this run retried (`POST /workflows/{id}/runs/{runId}/retry`), or null. */
             retryOf: string | null;
+            /** @description The run's `endUser`, when it was started with one (a retry keeps its run's); its outputs carry it too. */
+            endUser?: string;
+            /** @description The run's `metadata`, when it was started with any (a retry keeps its run's). */
+            metadata?: {
+                [key: string]: string;
+            };
         };
         WorkflowRunResult: {
             promptNodeId: string;
@@ -1782,6 +1807,8 @@ export interface components {
             lastUsedAt: string | null;
             expiresAt: string | null;
             revokedAt: string | null;
+            /** @description Its requests that spend must name an `endUser` (`POST /keys` `requireEndUser`). */
+            requireEndUser: boolean;
             /** @description How many secrets of the key work now: the current one (while the key is neither revoked nor expired) plus the one the last rotation replaced while its grace lasts. 0 once revoked or expired. */
             liveSecrets: number;
             /** @description When the older secret a rotation replaced stops working (rounded up to the second); null when no older secret works. */
@@ -1810,6 +1837,8 @@ export interface components {
             lastUsedAt: string | null;
             expiresAt: string | null;
             revokedAt: string | null;
+            /** @description Its requests that spend must name an `endUser` (`POST /keys` `requireEndUser`). */
+            requireEndUser: boolean;
             /** @description How many secrets of the key work now: the current one (while the key is neither revoked nor expired) plus the one the last rotation replaced while its grace lasts. 0 once revoked or expired. */
             liveSecrets: number;
             /** @description When the older secret a rotation replaced stops working (rounded up to the second); null when no older secret works. */
@@ -2321,6 +2350,10 @@ export interface operations {
                 model?: string;
                 since?: string;
                 batchId?: string;
+                endUser?: string;
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -4149,7 +4182,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunRequest"];
+            };
+        };
         responses: {
             /** @description Accepted; the run is pending (or, replayed, was accepted earlier with this Idempotency-Key). */
             202: {
@@ -4210,6 +4247,26 @@ export interface operations {
             };
             /** @description Not found, or not owned by the caller. */
             404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json` (`invalid_request`). */
+            415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
@@ -5847,6 +5904,8 @@ export interface operations {
                     rpm?: number | null;
                     budgetMicros?: number | null;
                     expiresAt?: string | null;
+                    /** @description Every request of this key that spends (`POST /generations`, runs, batch lines) must name an `endUser`, else 400 `invalid_request` (docs: Attribution). Default false. */
+                    requireEndUser?: boolean;
                 };
             };
         };

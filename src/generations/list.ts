@@ -14,6 +14,7 @@ import { listBatchGenerations } from '../db/sql/batches.ts';
 import { isUuid } from '../schemas.ts';
 import { signingKey } from '../internal/signing.ts';
 import { registerSchemas } from '../schemas.ts';
+import type { AttributionFilter } from './attribution.ts';
 import { GenerationStatus, type GenerationStatusBody } from './schemas.ts';
 import { generationStats, renderGeneration } from './service.ts';
 
@@ -31,6 +32,11 @@ export const ListGenerationsQuery = {
   model: v.pipe(v.string(), v.description('Only generations requested with this model id.')),
   since: v.pipe(v.string(), v.description('Only generations created at or after this time: an RFC 3339 date-time (`2026-11-01T00:00:00Z`) or a UTC date (`2026-11-01`).')),
   batchId: v.pipe(v.string(), v.description('Only the lines of this batch (`POST /batches`); another account\'s batch lists nothing.')),
+  endUser: v.pipe(v.string(), v.description('Only generations requested for this `endUser` (docs: Attribution).')),
+  metadata: v.pipe(
+    v.record(v.string(), v.string()),
+    v.description('Only generations whose `metadata` has every pair given, as `metadata[key]=value` (for example `metadata[project]=alpha&metadata[env]=prod`).'),
+  ),
 };
 
 export const GenerationList = v.object({
@@ -52,9 +58,13 @@ export interface ListQuery {
   since: string | null;
   /** Only the lines of this batch. */
   batchId: string | null;
+  /** Only this end user's (docs/api.md, "Attribution"). */
+  endUser: string | null;
+  /** Only those whose metadata has every one of these pairs. */
+  metadata: Record<string, string> | null;
 }
 
-type Raw = Partial<Record<keyof typeof ListGenerationsQuery, string | undefined>>;
+type Raw = Partial<Record<Exclude<keyof typeof ListGenerationsQuery, 'endUser' | 'metadata'>, string | undefined>>;
 
 // ---------------------------------------------------------------- cursor
 
@@ -118,7 +128,7 @@ export function parseInstant(raw: string): string | null {
 }
 
 /** Reads and checks GET /generations' query; invalid_request names the first bad parameter. */
-export async function parseListQuery(ctx: Context, raw: Raw): Promise<ListQuery> {
+export async function parseListQuery(ctx: Context, raw: Raw, filter: AttributionFilter = { endUser: null, metadata: null }): Promise<ListQuery> {
   let limit = DEFAULT_LIST_LIMIT;
   if (raw.limit !== undefined) {
     limit = /^\d{1,3}$/.test(raw.limit) ? Number(raw.limit) : NaN;
@@ -143,6 +153,8 @@ export async function parseListQuery(ctx: Context, raw: Raw): Promise<ListQuery>
     types: raw.type !== undefined ? list('type', raw.type, TYPES) : null,
     model,
     since,
+    endUser: filter.endUser,
+    metadata: filter.metadata,
   };
 }
 
@@ -160,7 +172,7 @@ export const listGenerationsCall: AuthorizedCall<ListQuery, { body: GenerationPa
   return listGenerationsForKeys(
     ctx.sql, items.map((i) => i.hash), ctx.config.readRpm, 'api', q.map((x) => x.limit),
     q.map((x) => x.before?.at ?? null), q.map((x) => x.before?.id ?? null), q.map((x) => x.statuses),
-    q.map((x) => x.types), q.map((x) => x.model), q.map((x) => x.since),
+    q.map((x) => x.types), q.map((x) => x.model), q.map((x) => x.since), q.map((x) => x.endUser), q.map((x) => x.metadata),
   );
 });
 
@@ -172,7 +184,7 @@ export const listGenerationsReplica: CallerRead<ListQuery, { body: GenerationPag
   return listGenerationsForCallers(
     sql, items.map((i) => i.caller.accountId), items.map((i) => i.caller.workspaceId), 'api', q.map((x) => x.limit),
     q.map((x) => x.before?.at ?? null), q.map((x) => x.before?.id ?? null), q.map((x) => x.statuses),
-    q.map((x) => x.types), q.map((x) => x.model), q.map((x) => x.since),
+    q.map((x) => x.types), q.map((x) => x.model), q.map((x) => x.since), q.map((x) => x.endUser), q.map((x) => x.metadata),
   );
 });
 
@@ -191,7 +203,7 @@ export async function listGenerationsOf(ctx: Context, caller: Caller, q: ListQue
   // Tolerates the replica's bounded lag, as GET /generations does.
   const [row] = await readTolerant(ctx, (sql) => listGenerations(
     sql, caller.accountId, caller.workspaceId, caller.origin, q.limit, q.before?.at ?? null, q.before?.id ?? null,
-    q.statuses, q.types, q.model, q.since,
+    q.statuses, q.types, q.model, q.since, q.endUser, q.metadata,
   ));
   return renderPage(ctx, row?.body ?? { data: [], next: null });
 }
@@ -200,6 +212,7 @@ export async function listGenerationsOf(ctx: Context, caller: Caller, q: ListQue
 export async function listBatchLines(ctx: Context, caller: Caller, q: ListQuery): Promise<GenerationListBody> {
   const [row] = await listBatchGenerations(
     ctx.sql, caller.accountId, q.batchId!, q.limit, q.before, q.statuses?.split(',') ?? null, q.types?.split(',') ?? null, q.model, q.since,
+    q.endUser, q.metadata,
   );
   return renderPage(ctx, row?.page ?? { data: [], next: null });
 }

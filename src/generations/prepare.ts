@@ -14,6 +14,7 @@ import { isPublicAddress } from '../internal/address.ts';
 import { decodeDataUri, DEFAULT_MAX_IMAGE_BYTES, InputError, sniffImage } from '../providers/inputs.ts';
 import { maxTokensFor, reserveMicros, type StoredRequest, type TargetLanguage, type TextInput } from '../providers/index.ts';
 import { issueMessage } from '../schemas.ts';
+import { attributionOf, checkAttribution } from './attribution.ts';
 import { GenerationRequest } from './schemas.ts';
 
 /** A request validated and priced: what creating the generation takes. */
@@ -58,6 +59,8 @@ export function validationMessage(issues: readonly v.BaseIssue<unknown>[]): stri
  */
 export async function prepareGeneration(ctx: Context, input: unknown): Promise<PreparedGeneration> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw errors.invalid('The request body must be a JSON object.');
+  // Attribution first: its problems are listed with pointers (`details`), nothing stored or charged.
+  checkAttribution(input as Record<string, unknown>);
   const parsed = v.safeParse(GenerationRequest, input);
   if (!parsed.success) throw errors.invalid(validationMessage(parsed.issues));
   const body = parsed.output;
@@ -98,6 +101,7 @@ export async function prepareGeneration(ctx: Context, input: unknown): Promise<P
     screenHtml,
     maxTokens,
     model,
+    ...attributionOf(body),
   };
   const traceparent = traceparentOf(ctx.span);
   if (traceparent) request.traceparent = traceparent;

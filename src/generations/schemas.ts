@@ -4,6 +4,7 @@
 import * as v from 'valibot';
 import { ASPECT_RATIOS, MAX_IMAGES, TARGET_LANGUAGES } from '../providers/types.ts';
 import { registerSchemas, Uuid } from '../schemas.ts';
+import { EndUser, Metadata } from './attribution.ts';
 
 export const MAX_PROMPT_CHARS = 50_000;
 export const MAX_TEXT_INPUTS = 10;
@@ -86,6 +87,8 @@ export const GenerationRequest = v.object({
     ),
   ),
   screenHtml: v.optional(v.pipe(v.boolean('must be a boolean'), v.description('For code. Render a full HTML screen. Default false.'))),
+  endUser: v.optional(EndUser),
+  metadata: v.optional(Metadata),
 }, 'The request body must be a JSON object.');
 export type GenerationRequestInput = v.InferInput<typeof GenerationRequest>;
 export type GenerationRequestValue = v.InferOutput<typeof GenerationRequest>;
@@ -133,6 +136,8 @@ export const GenerationStatus = v.object({
   ),
   batchId: v.optional(v.pipe(v.string(), v.description('A batch line: the batch it belongs to (`POST /batches`).'))),
   customId: v.optional(v.pipe(v.string(), v.description('A batch line: its `custom_id`.'))),
+  endUser: v.optional(v.pipe(v.string(), v.description('The request\'s `endUser` (a run output: its run\'s), when it had one (docs: Attribution).'))),
+  metadata: v.optional(v.pipe(v.record(v.string(), v.string()), v.description('The request\'s `metadata` (a run output: its run\'s), when it had any.'))),
   partial: v.optional(v.pipe(
     v.object({
       text: v.optional(v.pipe(v.string(), v.description('Code outputs: the text written so far, as the provider wrote it (code fences included).'))),
@@ -143,4 +148,4 @@ export const GenerationStatus = v.object({
 });
 export type GenerationStatusBody = v.InferOutput<typeof GenerationStatus>;
 
-registerSchemas({ GenerationRequest, ImageInput, TextInput, GenerationAccepted, ImageResult, CodeResult, GenerationStatus });
+registerSchemas({ EndUser, Metadata, GenerationRequest, ImageInput, TextInput, GenerationAccepted, ImageResult, CodeResult, GenerationStatus });

@@ -57,6 +57,8 @@ export async function renderGeneration(ctx: Context, row: GenerationRow): Promis
     id: row.id, status: row.status, result, error: row.status === 'failed' ? row.error ?? 'generation failed' : null,
     ...(typeof row.prompt === 'string' ? { prompt: row.prompt } : {}),
     ...(row.batch_id ? { batchId: row.batch_id, customId: row.custom_id ?? '' } : {}),
+    ...(row.end_user != null ? { endUser: row.end_user } : {}),
+    ...(row.metadata != null ? { metadata: row.metadata } : {}),
   };
 }
 

@@ -74,7 +74,10 @@ export function buildOpenApi(routes: RouteDef[], serverUrl = API_PREFIX) {
       parameters.push({ name, in: 'path', required: true, schema: convert(s) });
     }
     for (const [name, s] of Object.entries(r.query ?? {})) {
-      parameters.push({ name, in: 'query', required: false, schema: convert(s) });
+      const schema = convert(s);
+      // An object parameter is sent as `name[key]=value` pairs (GET /generations' metadata filter).
+      const deep = schema.type === 'object' ? { style: 'deepObject', explode: true } : {};
+      parameters.push({ name, in: 'query', required: false, ...deep, schema });
     }
     for (const [name, s] of Object.entries(r.headers ?? {})) {
       const schema = convert(s);

@@ -23,6 +23,7 @@ export const CreateKeyRequest = v.object({
     v.description('The key\'s own requests per minute on every endpoint; omitted = the endpoint limits only.')))),
   budgetMicros: v.optional(v.nullable(v.pipe(micros, v.description('The key\'s own budget per billing period of its scope, in microdollars: a generation needs room in both this and the pool. Omitted = the pool\'s alone.')))),
   expiresAt: v.optional(v.nullable(v.pipe(dateTime, v.description('After this time the key gets the same 401 as an unknown key. Omitted = never.')))),
+  requireEndUser: v.optional(v.pipe(v.boolean('must be true or false'), v.description('Every request of this key that spends (`POST /generations`, runs, batch lines) must name an `endUser`, else 400 `invalid_request` (docs: Attribution). Default false.'))),
 });
 
 export const RotateKeyRequest = v.object({
@@ -43,6 +44,7 @@ export const Key = v.object({
   lastUsedAt: v.pipe(v.nullable(dateTime), v.description('Last authenticated use, to the minute.')),
   expiresAt: v.nullable(dateTime),
   revokedAt: v.nullable(dateTime),
+  requireEndUser: v.pipe(v.boolean(), v.description('Its requests that spend must name an `endUser` (`POST /keys` `requireEndUser`).')),
   liveSecrets: v.pipe(v.number(), v.integer(), v.description('How many secrets of the key work now: the current one (while the key is neither revoked nor expired) plus the one the last rotation replaced while its grace lasts. 0 once revoked or expired.')),
   graceEndsAt: v.pipe(v.nullable(dateTime), v.description('When the older secret a rotation replaced stops working (rounded up to the second); null when no older secret works.')),
 });

@@ -38,7 +38,7 @@ export async function createKeyFor(ctx: Context, caller: Caller, input: unknown)
   }
   const { key, hash, displayPrefix } = generateKey();
   const [row] = await audited(ctx, caller, (tx) => createKey(tx, caller.accountId, caller.workspaceId, caller.scopes ?? [], hash, displayPrefix,
-    body.name, [...new Set(body.scopes)], body.rpm ?? null, body.budgetMicros ?? null, expiresAt));
+    body.name, [...new Set(body.scopes)], body.rpm ?? null, body.budgetMicros ?? null, expiresAt, body.requireEndUser ?? false));
   return { ...row!.k, key };
 }
 

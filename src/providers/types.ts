@@ -47,6 +47,9 @@ export interface StoredRequest {
   fallbacks?: CatalogModel[];
   /** W3C traceparent of the request that created it (tracing on only): its job's span joins that trace. */
   traceparent?: string;
+  /** The request's attribution (docs/api.md, "Attribution"): SQL copies them into the generation's and its charge's columns. */
+  endUser?: string;
+  metadata?: Record<string, string>;
 }
 
 /**

@@ -4,6 +4,7 @@
 
 import * as v from 'valibot';
 import { registerSchemas, Uuid } from '../schemas.ts';
+import { EndUser, Metadata } from '../generations/attribution.ts';
 import { Edge, Graph, ImageNode, Node, OUTPUT_TYPES, OutputNode, OutputResult, PLATFORMS, PromptNode, SavedGraph, TextNode } from './graph.ts';
 
 const dateTime = v.pipe(v.string(), v.isoTimestamp());
@@ -18,6 +19,14 @@ export const WorkflowList = v.object({ data: v.array(WorkflowSummary) });
 export const ListLimit = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100), v.description('Page size, 1 to 100. Default 50.'));
 export const ListOffset = v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Workflows to skip, at least 0. Default 0.'));
 export const RunListOffset = v.pipe(v.number(), v.integer(), v.minValue(0), v.description('Runs to skip, at least 0. Default 0.'));
+
+export const RunRequest = v.pipe(
+  v.object({
+    endUser: v.optional(EndUser),
+    metadata: v.optional(Metadata),
+  }, 'The request body must be a JSON object.'),
+  v.description('Optional body of `POST /workflows/{id}/runs`: the run\'s attribution (docs: Attribution), which every output inherits.'),
+);
 
 export const RunAccepted = v.object({
   id: v.pipe(Uuid, v.description('Run id.')),
@@ -55,6 +64,8 @@ export const WorkflowRun = v.object({
   createdAt: dateTime,
   completedAt: v.nullable(dateTime),
   retryOf: v.pipe(v.nullable(Uuid), v.description('The failed run this run retried (`POST /workflows/{id}/runs/{runId}/retry`), or null.')),
+  endUser: v.optional(v.pipe(v.string(), v.description('The run\'s `endUser`, when it was started with one (a retry keeps its run\'s); its outputs carry it too.'))),
+  metadata: v.optional(v.pipe(v.record(v.string(), v.string()), v.description('The run\'s `metadata`, when it was started with any (a retry keeps its run\'s).'))),
 });
 
 export const WorkflowRunSummary = v.object({
@@ -110,4 +121,4 @@ registerSchemas({
   Workflow, SaveWorkflowRequest, WorkflowGraph: Graph, WorkflowNode: Node, WorkflowTextNode: TextNode, WorkflowImageNode: ImageNode,
   WorkflowPromptNode: PromptNode, WorkflowOutputNode: OutputNode, WorkflowOutputResult: OutputResult, WorkflowEdge: Edge,
 });
-registerSchemas({ WorkflowSummary, WorkflowList, RunAccepted, WorkflowRun, WorkflowRunResult, WorkflowRunSummary, WorkflowRunList, WorkflowRunGraph });
+registerSchemas({ WorkflowSummary, WorkflowList, RunRequest, RunAccepted, WorkflowRun, WorkflowRunResult, WorkflowRunSummary, WorkflowRunList, WorkflowRunGraph });

@@ -25,7 +25,9 @@ import { startWorkflowRun } from '../db/sql/start_workflow_run.ts';
 import type { Context } from '../context.ts';
 import { errors, fromDatabaseError } from '../errors.ts';
 import type { Idempotency } from '../idempotency.ts';
-import { isUuid } from '../schemas.ts';
+import { isUuid, parseWith } from '../schemas.ts';
+import { attributionOf, checkAttribution, type Attribution } from '../generations/attribution.ts';
+import { RunRequest } from './schemas.ts';
 import { signedUrl } from '../storage/store.ts';
 import { checkGraph } from './check.ts';
 import { planRun } from './plan.ts';
@@ -85,12 +87,25 @@ export async function startRun(ctx: Context, caller: RunCaller, workflowId: stri
 }
 
 /**
+ * The optional body of a run start (`RunRequest`): its attribution, checked by the rules of a
+ * generation's (400 invalid_request with pointers in `details`). No body (undefined) is none.
+ */
+export function parseRunRequest(input: unknown): Attribution {
+  if (input === undefined) return {};
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw errors.invalid('The request body must be a JSON object.');
+  checkAttribution(input as Record<string, unknown>);
+  return attributionOf(parseWith(RunRequest, input));
+}
+
+/**
  * startRun with an Idempotency-Key (null: none), claimed first in the run's transaction: a repeat
  * with the same key (runs take no body: the workflow id is the operation) answers the stored run
  * id (`replayed`) and starts nothing, even if the workflow changed since; a refused start (404,
  * 400, 402, 429) rolls the claim back with everything else.
  */
-export async function startRunOnce(ctx: Context, caller: RunCaller, workflowId: string, idempotency: Idempotency | null): Promise<{ body: RunAccepted; replayed: boolean }> {
+export async function startRunOnce(
+  ctx: Context, caller: RunCaller, workflowId: string, idempotency: Idempotency | null, attribution: Attribution = {},
+): Promise<{ body: RunAccepted; replayed: boolean }> {
   if (!isUuid(workflowId)) throw errors.invalid('id: must be a uuid');
   workflowId = workflowId.toLowerCase();
   const operation = `POST /workflows/${workflowId}/runs`;
@@ -111,6 +126,7 @@ export async function startRunOnce(ctx: Context, caller: RunCaller, workflowId: 
         accountId: caller.accountId, keyId: caller.keyId, workspaceId: caller.workspaceId, origin: caller.origin,
         workflowId, snapshot: w.graph, outputs: units,
         windowSeconds: ctx.config.runWindowSeconds, maxAttempts: ctx.config.generationMaxAttempts,
+        endUser: attribution.endUser ?? null, metadata: attribution.metadata ?? null,
       });
       const body: RunAccepted = { id: r!.id, status: 'pending' };
       if (idempotency) await recordIdempotencyKey(tx, caller.accountId, operation, idempotency.key, 202, body);
@@ -166,6 +182,8 @@ export async function renderRun(ctx: Context, row: RunRow | null, reread: () => 
     createdAt: row.createdAt,
     completedAt: row.completedAt,
     retryOf: row.retryOf ?? null,
+    ...(row.endUser != null ? { endUser: row.endUser } : {}),
+    ...(row.metadata != null ? { metadata: row.metadata } : {}),
   };
 }
 

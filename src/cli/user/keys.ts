@@ -73,7 +73,7 @@ function printSecret(flags: { json?: boolean }, event: string, k: Key & { key: s
 
 async function create(argv: string[]): Promise<number> {
   const { values: flags, positionals } = parseArgs(argv, {
-    options: { scopes: { type: 'string' }, rpm: { type: 'string' }, 'budget-micros': { type: 'string' }, 'expires-at': { type: 'string' }, json: { type: 'boolean' } },
+    options: { scopes: { type: 'string' }, rpm: { type: 'string' }, 'budget-micros': { type: 'string' }, 'expires-at': { type: 'string' }, 'require-end-user': { type: 'boolean' }, json: { type: 'boolean' } },
     positionals: { min: 1, max: 1, names: 'NAME' },
   });
   const scopes = String(flags.scopes ?? 'read,write').split(',').map((s) => s.trim()).filter(Boolean);
@@ -85,6 +85,7 @@ async function create(argv: string[]): Promise<number> {
     ...(flags.rpm !== undefined && { rpm: intFlag(flags.rpm, 'rpm', 1, 1_000_000) }),
     ...(budget != null && { budgetMicros: Number(budget) }),
     ...(flags['expires-at'] !== undefined && { expiresAt: flags['expires-at'] }),
+    ...(flags['require-end-user'] === true && { requireEndUser: true }),
   };
   printSecret(flags, 'created', await clientFromEnv().keys.create(body));
   return EXIT.ok;

@@ -36,7 +36,7 @@ export interface CreateBatchColumns {
 }
 
 export function createBatch(sql: Queryable, c: CreateBatchColumns) {
-  return sql<Array<{ r: { outcome: 'created' | 'replayed' | 'conflict' | 'pending'; batch?: BatchJson } }>>`select kiln.create_batch(
+  return sql<Array<{ r: { outcome: 'created' | 'replayed' | 'conflict' | 'pending' | 'end_user_required'; batch?: BatchJson; lines?: number[] } }>>`select kiln.create_batch(
     ${c.accountId}::uuid, ${c.workspaceId}::uuid, ${c.keyId}::uuid, ${c.origin},
     ${sql.array(c.customIds, TEXT)}, ${sql.array(c.types, TEXT)}, ${sql.array(c.modelIds, TEXT)},
     ${sql.array(c.requests, TEXT)}::jsonb[], ${sql.array(c.reserves, INT8)}, ${c.maxAttempts}::int,
@@ -58,10 +58,12 @@ export function listBatches(sql: Queryable, accountId: string, before: { at: str
 export function listBatchGenerations(
   sql: Queryable, accountId: string, batchId: string, limit: number, before: { at: string; id: string } | null,
   statuses: string[] | null, types: string[] | null, model: string | null, since: string | null,
+  endUser: string | null = null, metadata: Record<string, string> | null = null,
 ) {
   return sql<Array<{ page: import('./list_generations_for_keys.ts').GenerationPage }>>`
     select kiln.list_batch_generations(${accountId}::uuid, ${batchId}::uuid, ${limit}::int, ${before?.at ?? null}::text::timestamptz,
-      ${before?.id ?? null}::uuid, ${statuses}::text[], ${types}::text[], ${model}, ${since}::text::timestamptz) as page`;
+      ${before?.id ?? null}::uuid, ${statuses}::text[], ${types}::text[], ${model}, ${since}::text::timestamptz,
+      ${endUser}::text, ${metadata ? JSON.stringify(metadata) : null}::text::jsonb) as page`;
 }
 
 export function cancelBatch(sql: Queryable, accountId: string, id: string) {

@@ -22,6 +22,9 @@ export interface GenerationBody {
   /** A batch line's batch and custom_id (docs/api.md, "Batches"). */
   batch_id?: string | null;
   custom_id?: string | null;
+  /** Attribution (docs/api.md, "Attribution"); absent from events stored before it. */
+  end_user?: string | null;
+  metadata?: Record<string, string> | null;
 }
 
 export function getGenerations(sql: Queryable, accountIds: string[], ids: string[], origins: string[]) {

@@ -14,6 +14,9 @@ export interface WorkflowRunJson {
   completedAt: string | null;
   /** The run this one retried, or null. */
   retryOf: string | null;
+  /** Attribution (docs/api.md, "Attribution"); absent from events stored before it. */
+  endUser?: string | null;
+  metadata?: Record<string, string> | null;
   expired: boolean;
   results: WorkflowRunResultJson[];
 }

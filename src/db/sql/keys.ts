@@ -18,6 +18,8 @@ export interface KeyJson {
   lastUsedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** Its requests that spend must name an endUser (docs/api.md, "Attribution"). */
+  requireEndUser: boolean;
   /** The current secret (while the key is live) and the older ones still in their grace. */
   liveSecrets: number;
   /** When the last older secret stops working; null when none does. */
@@ -29,10 +31,10 @@ export function listKeys(sql: Queryable, accountId: string, workspaceId: string 
 }
 
 export function createKey(sql: Queryable, accountId: string, workspaceId: string | null, callerScopes: string[], hash: Buffer, prefix: string,
-  name: string | null, scopes: string[], rpm: number | null, budgetMicros: number | string | null, expiresAt: string | null) {
+  name: string | null, scopes: string[], rpm: number | null, budgetMicros: number | string | null, expiresAt: string | null, requireEndUser = false) {
   return sql<Array<{ k: KeyJson }>>`select kiln.create_key(${accountId}::uuid, ${workspaceId}::uuid,
     ${pgArray(sql, callerScopes, ARRAY_OID.text)}, ${hash}::bytea, ${prefix}::text, ${name}::text,
-    ${pgArray(sql, scopes, ARRAY_OID.text)}, ${rpm}::int, ${budgetMicros}::bigint, ${expiresAt}::timestamptz) as k`;
+    ${pgArray(sql, scopes, ARRAY_OID.text)}, ${rpm}::int, ${budgetMicros}::bigint, ${expiresAt}::timestamptz, ${requireEndUser}::boolean) as k`;
 }
 
 export function getKey(sql: Queryable, accountId: string, workspaceId: string | null, callerScopes: string[], keyId: string) {

@@ -20,10 +20,12 @@ export function listGenerationsForKeys(
   sql: Queryable, keyHashes: Uint8Array[], readRpm: number, origin: string, limits: number[],
   beforeAts: Array<string | null>, beforeIds: Array<string | null>, statuses: Array<string | null>,
   types: Array<string | null>, modelIds: Array<string | null>, sinces: Array<string | null>,
+  endUsers: Array<string | null> = [], metadata: Array<Record<string, string> | null> = [],
 ) {
   return sql<ListGenerationsForKeysRow[]>`select * from kiln.list_generations_for_keys(
     ${pgArray(sql, keyHashes, ARRAY_OID.bytea)}, ${readRpm}::int, ${origin}, ${pgArray(sql, limits, ARRAY_OID.int4)},
     ${pgArray(sql, beforeAts, ARRAY_OID.text)}::timestamptz[], ${pgArray(sql, beforeIds, ARRAY_OID.uuid)},
     ${pgArray(sql, statuses, ARRAY_OID.text)}, ${pgArray(sql, types, ARRAY_OID.text)},
-    ${pgArray(sql, modelIds, ARRAY_OID.text)}, ${pgArray(sql, sinces, ARRAY_OID.text)}::timestamptz[])`;
+    ${pgArray(sql, modelIds, ARRAY_OID.text)}, ${pgArray(sql, sinces, ARRAY_OID.text)}::timestamptz[],
+    ${pgArray(sql, endUsers, ARRAY_OID.text)}, ${pgArray(sql, metadata.map((m) => (m ? JSON.stringify(m) : null)), ARRAY_OID.text)}::jsonb[])`;
 }

@@ -14,11 +14,15 @@ export interface StartWorkflowRunArgs {
   outputs: unknown;
   windowSeconds: number;
   maxAttempts: number;
+  /** The run's attribution (docs/api.md, "Attribution"); its outputs inherit it. */
+  endUser?: string | null;
+  metadata?: Record<string, string> | null;
 }
 
 export function startWorkflowRun(sql: Queryable, a: StartWorkflowRunArgs) {
   return sql<Array<{ id: string }>>`
     select kiln.start_workflow_run(${a.accountId}::uuid, ${a.keyId}::uuid, ${a.workspaceId}::uuid, ${a.origin},
       ${a.workflowId}::uuid, ${sql.json(a.snapshot as postgres.JSONValue)}::jsonb, ${sql.json(a.outputs as postgres.JSONValue)}::jsonb,
-      ${a.windowSeconds}::int, ${a.maxAttempts}::int) as id`;
+      ${a.windowSeconds}::int, ${a.maxAttempts}::int,
+      ${a.endUser ?? null}::text, ${a.metadata ? JSON.stringify(a.metadata) : null}::text::jsonb) as id`;
 }

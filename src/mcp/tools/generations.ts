@@ -5,6 +5,7 @@ import type { Context } from '../../context.ts';
 import { GenerationAccepted, GenerationRequest, GenerationStatus, type GenerationStatusBody } from '../../generations/schemas.ts';
 import { startGeneration } from '../../generations/create.ts';
 import { cancelGeneration, getGeneration, readGeneration, renderGeneration } from '../../generations/service.ts';
+import { parseAttributionFilter } from '../../generations/attribution.ts';
 import { DEFAULT_LIST_LIMIT, GenerationList, listGenerationsOf, parseListQuery, STATUSES, TYPES } from '../../generations/list.ts';
 import { idempotencyOf } from '../../idempotency.ts';
 import { Uuid } from '../../schemas.ts';
@@ -110,6 +111,8 @@ const ListArgs = v.object({
   type: v.optional(v.pipe(v.picklist(TYPES), v.description('Only image or only code generations.'))),
   model: v.optional(v.pipe(v.string(), v.description('Only generations requested with this model id (from list_models).'))),
   since: v.optional(v.pipe(v.string(), v.description('Only generations created at or after this time: an RFC 3339 date-time (2026-11-01T00:00:00Z) or a UTC date (2026-11-01).'))),
+  endUser: v.optional(v.pipe(v.string(), v.description('Only generations started for this endUser.'))),
+  metadata: v.optional(v.pipe(v.record(v.string(), v.string()), v.description('Only generations whose metadata has every one of these pairs.'))),
 });
 
 export function listGenerationsTool(ctx: Context): ToolDef {
@@ -118,7 +121,7 @@ export function listGenerationsTool(ctx: Context): ToolDef {
     title: 'List generations',
     description:
       'List the generations you started over MCP (generate_image, generate_code), newest first, each exactly as get_generation returns it: ' +
-      'status, output (signed image URL, or code), cost in microdollars or failure message. Filter by status, type, model or creation time; ' +
+      'status, output (signed image URL, or code), cost in microdollars or failure message. Filter by status, type, model, creation time, endUser or metadata pairs; ' +
       'page with limit and the returned nextCursor (no gaps or repeats while new jobs arrive). The GET /generations twin lists the REST API\'s jobs.',
     input: ListArgs,
     output: GenerationList,
@@ -133,7 +136,10 @@ export function listGenerationsTool(ctx: Context): ToolDef {
         type: args.type,
         model: args.model,
         since: args.since,
-      });
+      }, parseAttributionFilter(new URLSearchParams([
+        ...(args.endUser !== undefined ? [['endUser', args.endUser]] : []),
+        ...Object.entries(args.metadata ?? {}).map(([k, val]) => [`metadata[${k}]`, val]),
+      ])));
       const page = await listGenerationsOf(ctx, caller, q);
       const lines = page.data.map((g) => `${g.id} ${g.result?.type ?? ''} ${g.status}${g.result ? ` (${g.result.costMicros} microdollars)` : ''}`.replace(/  +/g, ' '));
       const text = page.data.length

@@ -10,11 +10,11 @@ import { hubOf, keyOf } from '../../live/hub.ts';
 import { waitForRun } from '../../live/runs.ts';
 import { WaitSeconds } from '../../live/schemas.ts';
 import { idempotencyOf } from '../../idempotency.ts';
-import { cancelRun, getRun, listWorkflows, readRun, renderRun, runIds, startRunOnce } from '../../workflows/service.ts';
+import { cancelRun, getRun, listWorkflows, parseRunRequest, readRun, renderRun, runIds, startRunOnce } from '../../workflows/service.ts';
 import { ApiError, errors, fromDatabaseError } from '../../errors.ts';
 import { createWorkflowFor, getWorkflowFor, replaceWorkflowFor } from '../../workflows/authoring.ts';
 import { SavedGraph } from '../../workflows/graph.ts';
-import { ListLimit, ListOffset, RunAccepted, SaveWorkflowRequest, Workflow, WorkflowList, WorkflowRun, type WorkflowBody, type WorkflowRunBody } from '../../workflows/schemas.ts';
+import { ListLimit, ListOffset, RunAccepted, RunRequest, SaveWorkflowRequest, Workflow, WorkflowList, WorkflowRun, type WorkflowBody, type WorkflowRunBody } from '../../workflows/schemas.ts';
 import type { ToolDef } from '../tool-server.ts';
 import { CANCELS, defineTool, IdempotencyKeyArg, READ_ONLY } from './common.ts';
 
@@ -127,7 +127,11 @@ function workflowText(w: WorkflowBody): string {
   return `workflow "${w.name}" (${w.id}), version ${w.version}: ${nodes} node${nodes === 1 ? '' : 's'}, ${edges} edge${edges === 1 ? '' : 's'}`;
 }
 
-const RunArgs = v.object({ workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')), idempotencyKey: IdempotencyKeyArg });
+const RunArgs = v.object({
+  workflowId: v.pipe(Uuid, v.description('Workflow id from list_workflows.')),
+  ...RunRequest.entries,
+  idempotencyKey: IdempotencyKeyArg,
+});
 
 export function runWorkflowTool(ctx: Context): ToolDef {
   return defineTool(ctx, {
@@ -136,14 +140,16 @@ export function runWorkflowTool(ctx: Context): ToolDef {
     description:
       'Start a headless run of one of your saved workflows: every generatable node runs server-side in dependency order, each output billed like a generation. ' +
       'The run uses a snapshot of the graph taken now. When it completes, its outputs are written back onto the workflow\'s output nodes, replacing earlier values. ' +
-      'Returns a pending run id at once; poll get_workflow_run.',
+      'Returns a pending run id at once; poll get_workflow_run. endUser and metadata attribute the run and every output (as on generate_image).',
     input: RunArgs,
     output: RunAccepted,
     // Spends budget, calls model providers, and overwrites the saved workflow's output nodes on completion.
     annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true, idempotentHint: false },
     bucket: null,
     async handler(caller, args: v.InferOutput<typeof RunArgs>, ctx) {
-      const started = await startRunOnce(ctx, caller, args.workflowId, idempotencyOf(args.idempotencyKey ?? null, null));
+      // The REST body's attribution, with its rules (and the same fingerprint).
+      const attribution = parseRunRequest({ ...(args.endUser !== undefined ? { endUser: args.endUser } : {}), ...(args.metadata !== undefined ? { metadata: args.metadata } : {}) });
+      const started = await startRunOnce(ctx, caller, args.workflowId, idempotencyOf(args.idempotencyKey ?? null, Object.keys(attribution).length ? attribution : null), attribution);
       const accepted = started.body;
       return {
         structuredContent: accepted,

@@ -3,6 +3,7 @@
 import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
 import type { GenerationPage } from '../../../db/sql/list_generations_for_keys.ts';
+import { parseAttributionFilter } from '../../../generations/attribution.ts';
 import { GenerationList, listBatchLines, ListGenerationsQuery, listGenerationsCall, listGenerationsReplica, parseListQuery, renderPage, type ListQuery } from '../../../generations/list.ts';
 
 export default defineRoute<ListQuery, { body: GenerationPage | null }>({
@@ -13,7 +14,8 @@ export default defineRoute<ListQuery, { body: GenerationPage | null }>({
   description:
     'The key\'s account\'s generations created through the API, in the key\'s billing scope (the personal budget for a key without a workspace, ' +
     'the workspace for a workspace-bound key; other members\' jobs are not listed), newest first. Each item is exactly the `GET /generations/{id}` body. ' +
-    'Pages follow `nextCursor` (keyset: no gaps or repeats while new jobs arrive). Generations made over MCP, by the application or as workflow outputs are not listed.',
+    'Pages follow `nextCursor` (keyset: no gaps or repeats while new jobs arrive). Generations made over MCP, by the application or as workflow outputs are not listed. ' +
+    '`endUser` and `metadata[key]=value` (several pairs: all must match) filter by attribution, combined with the other filters.',
   tag: 'Generations',
   scope: 'read',
   bucket: 'read',
@@ -26,7 +28,7 @@ export default defineRoute<ListQuery, { body: GenerationPage | null }>({
   replicaRead: listGenerationsReplica,
   prepare: (ctx, event) => parseListQuery(ctx, Object.fromEntries(
     (['limit', 'cursor', 'status', 'type', 'model', 'since', 'batchId'] as const).map((n) => [n, queryParam(event, n)]),
-  )),
+  ), parseAttributionFilter(event.url.searchParams)),
   async handler(ctx, event, { row, caller, payload }) {
     // A batch's lines are a page of their own (docs/api.md, "Batches").
     const page = payload?.batchId ? await listBatchLines(ctx, caller, payload) : await renderPage(ctx, row!.body ?? { data: [], next: null });
