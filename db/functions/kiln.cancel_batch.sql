@@ -12,9 +12,19 @@ declare
   v_n int;
   v_gen uuid;
 begin
-  select * into v_b from kiln_private.batches where id = p_id and account_id = p_account_id for update;
+  select * into v_b from kiln_private.batches where id = p_id and account_id = p_account_id;
   if not found then
     return json_build_object('outcome', 'missing');
+  end if;
+  if v_b.status = 'in_progress' then
+    -- Its lines before its row: a worker locks a line, then (kiln_private.tg_generations__batch)
+    -- the batch's row; taking them in the other order deadlocks with a line being started or
+    -- finished. One being started now is waited for, and then canceled as in flight.
+    perform 1 from kiln_private.generations g
+      where g.batch_id = p_id and g.status in ('pending', 'processing')
+      order by g.batch_line
+      for update;
+    select * into v_b from kiln_private.batches where id = p_id for update;
   end if;
   if v_b.status <> 'in_progress' then
     return json_build_object('outcome', case when v_b.status = 'canceling' then 'canceled' else 'conflict' end, 'batch', kiln_private.batch_body(v_b));

@@ -17,8 +17,18 @@ begin
     where b.status = 'in_progress' and b.expires_at <= now() and not b.expired
     order by b.expires_at
     limit p_limit
-    for update skip locked
   loop
+    -- Its lines before its row, as a worker takes them (a line, then through
+    -- kiln_private.tg_generations__batch its batch's row): the other order deadlocks with a line
+    -- being started. One being started now is waited for, and then goes on as in flight.
+    perform 1 from kiln_private.generations g
+      where g.batch_id = v_id and g.status = 'pending' and g.started_at is null
+      order by g.batch_line
+      for update;
+    perform 1 from kiln_private.batches b
+      where b.id = v_id and b.status = 'in_progress' and not b.expired
+      for update;
+    continue when not found;
     -- Lines not started by the expiry end expired, uncharged; lines in flight finish.
     perform set_config('kiln.batch_bulk', 'on', true);
     with gone as (
