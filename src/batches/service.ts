@@ -50,12 +50,11 @@ export function lineErrorCode(error: string | null): string {
 const PAGE = 1000;
 
 /**
- * GET /batches/{id}/results: one JSON line per ended line, read in pages of PAGE lines and
- * written as they are read (a slow reader holds back the reads, not memory).
+ * GET /batches/{id}/results: one JSON line per ended line of the batch's `total`, read PAGE lines
+ * at a time and written as they are read (a slow reader holds back the reads, not memory).
  */
-export async function* resultLines(ctx: Context, caller: Caller, id: string): AsyncGenerator<string> {
-  let after = 0;
-  for (;;) {
+export async function* resultLines(ctx: Context, caller: Caller, id: string, total: number): AsyncGenerator<string> {
+  for (let after = 0; after < total; after += PAGE) {
     const rows = await batchResults(ctx.sql, caller.accountId, id, after, PAGE);
     let out = '';
     for (const r of rows) {
@@ -66,7 +65,5 @@ export async function* resultLines(ctx: Context, caller: Caller, id: string): As
       out += `${JSON.stringify(line)}\n`;
     }
     if (out) yield out;
-    if (rows.length < PAGE) return;
-    after = rows.at(-1)!.line;
   }
 }

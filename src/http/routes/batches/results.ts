@@ -25,8 +25,8 @@ export default defineRoute<string, never>({
   prepare: (_ctx, event) => batchId(getRouterParam(event, 'id')),
   async handler(ctx, _event, { caller, payload }) {
     const id = payload!;
-    await getBatch(ctx, caller, id); // 404 before any byte
-    const lines = resultLines(ctx, caller, id);
+    const batch = await getBatch(ctx, caller, id); // 404 before any byte
+    const lines = resultLines(ctx, caller, id, batch.requestCounts.total);
     const encoder = new TextEncoder();
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
