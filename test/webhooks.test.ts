@@ -52,7 +52,7 @@ test('endpoints: create shows the secret once; list, get and patch never do; ano
   const e = await endpoint(a.key, rcv, { description: 'orders' });
   assert.match(e.secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
   assert.equal(Buffer.from(e.secret.slice(6), 'base64').length, 32);
-  assert.deepEqual(e.events, ['generation.completed', 'generation.failed', 'workflow_run.completed', 'workflow_run.failed', 'budget.threshold', 'webhook.test', 'workflow.saved', 'workflow.deleted']);
+  assert.deepEqual(e.events, ['generation.completed', 'generation.failed', 'workflow_run.completed', 'workflow_run.failed', 'budget.threshold', 'webhook.test', 'workflow.saved', 'workflow.deleted', 'batch.completed', 'batch.canceled', 'batch.expired']);
 
   const list = await api(srv.base, a.key, '/webhooks');
   assert.equal(list.status, 200);
