@@ -111,6 +111,7 @@ create table kiln_private.api_keys (
   idle_seconds integer,
   rotated_at timestamp with time zone,
   expiry_recorded boolean default false not null,
+  require_end_user boolean default false not null,
   constraint api_keys_pkey PRIMARY KEY (id),
   constraint api_keys_key_hash_key UNIQUE (key_hash),
   constraint api_keys_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
@@ -128,6 +129,7 @@ comment on column kiln_private.api_keys.kind is 'key: an API key; session: a con
 comment on column kiln_private.api_keys.last_used_at is 'Last authenticated use, to the minute (written at most once a minute per key).';
 comment on column kiln_private.api_keys.budget_micros is 'The key''s own budget per billing period of its scope (null = only the pool''s); kept in kiln_private.key_budget_periods.';
 comment on column kiln_private.api_keys.expiry_recorded is 'key.expired has been written to the audit log.';
+comment on column kiln_private.api_keys.require_end_user is 'Requests that spend with this key must name an endUser (KI002 otherwise).';
 CREATE INDEX api_keys_account_idx ON kiln_private.api_keys USING btree (account_id);
 CREATE INDEX api_keys_expiry_idx ON kiln_private.api_keys USING btree (expires_at) WHERE ((expires_at IS NOT NULL) AND (NOT expiry_recorded));
 CREATE INDEX api_keys_workspace_idx ON kiln_private.api_keys USING btree (workspace_id) WHERE (workspace_id IS NOT NULL);
@@ -171,6 +173,44 @@ create table kiln_private.audit_policy (
 );
 comment on table kiln_private.audit_policy is 'The audit log''s retention, set by the owner (`kiln migrate` from KILN_AUDIT_RETENTION): null keeps every entry. One row at most. The service role cannot change it.';
 
+create table kiln_private.batch_turns (
+  scope_id uuid not null,
+  turn bigint not null,
+  constraint batch_turns_pkey PRIMARY KEY (scope_id)
+);
+
+create table kiln_private.batches (
+  id uuid default kiln_private.uuid_v7() not null,
+  account_id uuid not null,
+  workspace_id uuid,
+  key_id uuid,
+  scope_id uuid not null,
+  status text default 'in_progress'::text not null,
+  total integer not null,
+  completed integer default 0 not null,
+  failed integer default 0 not null,
+  canceled integer default 0 not null,
+  next_line integer default 0 not null,
+  in_queue integer default 0 not null,
+  spent_micros bigint default 0 not null,
+  expired boolean default false not null,
+  created_at timestamp with time zone default now() not null,
+  started_at timestamp with time zone,
+  completed_at timestamp with time zone,
+  expires_at timestamp with time zone not null,
+  updated_at timestamp with time zone default now() not null,
+  constraint batches_pkey PRIMARY KEY (id),
+  constraint batches_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint batches_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
+  constraint batches_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
+  constraint batches_check CHECK (((status = ANY (ARRAY['completed'::text, 'canceled'::text, 'expired'::text])) = (completed_at IS NOT NULL))),
+  constraint batches_status_check CHECK ((status = ANY (ARRAY['in_progress'::text, 'completed'::text, 'canceling'::text, 'canceled'::text, 'expired'::text]))),
+  constraint batches_total_check CHECK (((total >= 1) AND (total <= 50000)))
+);
+comment on table kiln_private.batches is 'POST /batches: one row per batch; its lines are kiln_private.generations with batch_id. Counters are kept by kiln_private.tg_generations__batch.';
+CREATE INDEX batches_account_created_idx ON kiln_private.batches USING btree (account_id, created_at DESC, id DESC);
+CREATE INDEX batches_open_idx ON kiln_private.batches USING btree (expires_at) WHERE (status = ANY (ARRAY['in_progress'::text, 'canceling'::text]));
+
 create table kiln_private.budget_periods (
   pool_id uuid not null,
   period_start timestamp with time zone not null,
@@ -207,11 +247,16 @@ create table kiln_private.charge_days (
   settled_charges bigint default 0 not null,
   released_charges bigint default 0 not null,
   spend_micros bigint default 0 not null,
+  batch_charges bigint default 0 not null,
+  batch_settled_charges bigint default 0 not null,
+  batch_released_charges bigint default 0 not null,
+  batch_spend_micros bigint default 0 not null,
   constraint charge_days_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint charge_days_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
   constraint charge_days_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id)
 ) with (fillfactor=80);
 comment on table kiln_private.charge_days is 'Ended charges of kiln_private.charges (settled or released) summed per pool, period, UTC day of creation, account, workspace, key, model and origin; kept by the tg_charges__roll_up* triggers in the transaction that ends (or changes) a charge. Open reservations are not in it: readers add them from kiln_private.charges through charges_open_idx. charges = settled_charges + released_charges; spend_micros = settled amounts.';
+comment on column kiln_private.charge_days.batch_spend_micros is 'The part of spend_micros settled by batch lines (charges with batch_id); batch_charges, batch_settled_charges and batch_released_charges are the batch parts of the counts. The rest is interactive.';
 CREATE INDEX charge_days_account_day_idx ON kiln_private.charge_days USING btree (account_id, day);
 CREATE INDEX charge_days_day_idx ON kiln_private.charge_days USING btree (day);
 CREATE UNIQUE INDEX charge_days_key ON kiln_private.charge_days USING btree (pool_id, day, account_id, model_id, origin, key_id, period_start) NULLS NOT DISTINCT;
@@ -234,8 +279,12 @@ create table kiln_private.charges (
   created_at timestamp with time zone default now() not null,
   finished_at timestamp with time zone,
   key_pool boolean default false not null,
+  batch_id uuid,
+  end_user text,
+  metadata jsonb,
   constraint charges_pkey PRIMARY KEY (id),
   constraint charges_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint charges_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES kiln_private.batches(id),
   constraint charges_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
   constraint charges_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
   constraint charges_check CHECK (((settled_micros >= 0) AND (settled_micros <= reserved_micros))),
@@ -245,7 +294,11 @@ create table kiln_private.charges (
   constraint charges_status_check CHECK ((status = ANY (ARRAY['reserved'::text, 'settled'::text, 'released'::text])))
 );
 comment on column kiln_private.charges.key_pool is 'The reservation is also held on its key''s own budget (kiln_private.key_budget_periods).';
+comment on column kiln_private.charges.batch_id is 'The batch whose line this charge bills (set when the line reserves: kiln.reserve_generation); null for every other charge.';
+comment on column kiln_private.charges.end_user is 'The end user of the generation this charge bills (kiln_private.generations.end_user).';
+comment on column kiln_private.charges.metadata is 'The metadata of the generation this charge bills (kiln_private.generations.metadata).';
 CREATE INDEX charges_account_created_idx ON kiln_private.charges USING btree (account_id, created_at);
+CREATE INDEX charges_batch_idx ON kiln_private.charges USING btree (batch_id) WHERE (batch_id IS NOT NULL);
 CREATE INDEX charges_generation_idx ON kiln_private.charges USING btree (generation_id) WHERE (generation_id IS NOT NULL);
 CREATE INDEX charges_key_idx ON kiln_private.charges USING btree (key_id) WHERE (key_id IS NOT NULL);
 CREATE INDEX charges_open_idx ON kiln_private.charges USING btree (pool_id, created_at) WHERE (status = 'reserved'::text);
@@ -330,13 +383,19 @@ create table kiln_private.generations (
   output_node_id text,
   crashes integer default 0 not null,
   crash_streak integer default 0 not null,
+  batch_id uuid,
+  batch_line integer,
+  custom_id text,
+  end_user text,
+  metadata jsonb,
   constraint generations_pkey PRIMARY KEY (id),
   constraint generations_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
+  constraint generations_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES kiln_private.batches(id),
   constraint generations_charge_id_fkey FOREIGN KEY (charge_id) REFERENCES kiln_private.charges(id),
   constraint generations_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
   constraint generations_run_id_fkey FOREIGN KEY (run_id) REFERENCES kiln_private.workflow_runs(id),
   constraint generations_workspace_id_fkey FOREIGN KEY (workspace_id) REFERENCES kiln_private.workspaces(id),
-  constraint generations_charge_check CHECK (((charge_id IS NOT NULL) OR (run_id IS NOT NULL))),
+  constraint generations_charge_check CHECK (((charge_id IS NOT NULL) OR (run_id IS NOT NULL) OR (batch_id IS NOT NULL))),
   constraint generations_check CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (finished_at IS NOT NULL))),
   constraint generations_check1 CHECK (((status <> 'completed'::text) OR ((result IS NOT NULL) AND (cost_micros IS NOT NULL)))),
   constraint generations_check2 CHECK (((status <> 'failed'::text) OR (error IS NOT NULL))),
@@ -354,14 +413,22 @@ comment on column kiln_private.generations.run_id is 'For origin workflow: the r
 comment on column kiln_private.generations.output_node_id is 'For origin workflow: the output node (of the run''s snapshot) it produces.';
 comment on column kiln_private.generations.crashes is 'Executions cut off because the worker running them died (a crash, a kill, a lost database session) and taken over by another.';
 comment on column kiln_private.generations.crash_streak is 'Crashes since the last execution that ran to an end; KILN_GENERATION_MAX_CRASHES in a row fail the generation.';
+comment on column kiln_private.generations.end_user is 'The request''s endUser (the app''s own user id), or for a run output its run''s; null when not given. Never changed.';
+comment on column kiln_private.generations.metadata is 'The request''s metadata (at most 16 string pairs), or for a run output its run''s; null when not given. Never changed.';
 CREATE INDEX generations_active_idx ON kiln_private.generations USING btree (account_id, status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'processing'::text]));
+CREATE UNIQUE INDEX generations_batch_line_key ON kiln_private.generations USING btree (batch_id, batch_line) WHERE (batch_id IS NOT NULL);
+CREATE INDEX generations_batch_list_idx ON kiln_private.generations USING btree (batch_id, created_at, batch_line) WHERE (batch_id IS NOT NULL);
 CREATE INDEX generations_created_brin ON kiln_private.generations USING brin (created_at) WITH (autosummarize='on');
+CREATE INDEX generations_end_user_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, end_user, type, status, created_at, id) WHERE (end_user IS NOT NULL);
 CREATE INDEX generations_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, type, status, created_at, id);
 CREATE INDEX generations_list_model_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, model_id, type, status, created_at, id);
+CREATE INDEX generations_metadata_idx ON kiln_private.generations USING gin (metadata jsonb_path_ops) WHERE (metadata IS NOT NULL);
 CREATE UNIQUE INDEX generations_run_output_key ON kiln_private.generations USING btree (run_id, output_node_id) WHERE (run_id IS NOT NULL);
+CREATE INDEX generations_waiting_idx ON kiln_private.generations USING btree (account_id, created_at) WHERE (waiting AND (status = 'pending'::text));
+CREATE TRIGGER tg_generations__batch AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND new.batch_id IS NOT NULL) EXECUTE FUNCTION kiln_private.tg_generations__batch();
 CREATE TRIGGER tg_generations__drop_held AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text]))) EXECUTE FUNCTION kiln_private.tg_generations__drop_held();
 CREATE TRIGGER tg_generations__notify AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status) EXECUTE FUNCTION kiln_private.tg_generations__notify();
-CREATE TRIGGER tg_generations__outbox AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text])) AND new.run_id IS NULL) EXECUTE FUNCTION kiln_private.tg_generations__outbox();
+CREATE TRIGGER tg_generations__outbox AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text])) AND new.run_id IS NULL AND new.batch_id IS NULL) EXECUTE FUNCTION kiln_private.tg_generations__outbox();
 
 create table kiln_private.held_outputs (
   generation_id uuid not null,
@@ -446,7 +513,9 @@ create table kiln_private.models (
   created_at timestamp with time zone default now() not null,
   updated_at timestamp with time zone default now() not null,
   fallbacks text[] default '{}'::text[] not null,
+  batch_markup numeric,
   constraint models_pkey PRIMARY KEY (id),
+  constraint models_batch_markup_check CHECK (((batch_markup >= (1)::numeric) AND ((markup IS NULL) OR (batch_markup <= markup)))),
   constraint models_category_check CHECK ((category = ANY (ARRAY['image'::text, 'text'::text, 'svg'::text]))),
   constraint models_fallbacks_check CHECK (((cardinality(fallbacks) <= 5) AND (NOT (id = ANY (fallbacks))))),
   constraint models_id_check CHECK ((id ~ '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$'::text)),
@@ -455,6 +524,7 @@ create table kiln_private.models (
   constraint models_provider_check CHECK ((provider = ANY (ARRAY['local'::text, 'openai'::text, 'fal'::text, 'replicate'::text, 'anthropic'::text, 'gemini'::text])))
 );
 comment on column kiln_private.models.fallbacks is 'Catalog ids tried in order when this entry''s upstream fails after its retries (429, 5xx, timeout, network); same category. Content errors do not fall back.';
+comment on column kiln_private.models.batch_markup is 'What batch lines (POST /batches) bill at instead of markup: at least 1, at most markup; null = markup.';
 CREATE TRIGGER tg_models__audit AFTER INSERT OR DELETE OR UPDATE ON kiln_private.models FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_models__audit();
 
 create table kiln_private.object_intents (
@@ -708,6 +778,8 @@ create table kiln_private.workflow_runs (
   completed_at timestamp with time zone,
   updated_at timestamp with time zone default now() not null,
   retry_of uuid,
+  end_user text,
+  metadata jsonb,
   constraint workflow_runs_pkey PRIMARY KEY (id),
   constraint workflow_runs_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint workflow_runs_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
@@ -728,6 +800,8 @@ create table kiln_private.workflow_runs (
 );
 comment on table kiln_private.workflow_runs is 'Workflow runs: the immutable graph snapshot, status, progress counters and the run window deadline.';
 comment on column kiln_private.workflow_runs.retry_of is 'The failed run this run retries (same snapshot; its completed outputs reused), or null.';
+comment on column kiln_private.workflow_runs.end_user is 'POST /workflows/{id}/runs endUser; its outputs inherit it.';
+comment on column kiln_private.workflow_runs.metadata is 'POST /workflows/{id}/runs metadata; its outputs inherit it.';
 CREATE INDEX workflow_runs_account_idx ON kiln_private.workflow_runs USING btree (account_id, created_at);
 CREATE UNIQUE INDEX workflow_runs_retry_of_key ON kiln_private.workflow_runs USING btree (retry_of) WHERE (retry_of IS NOT NULL);
 CREATE INDEX workflow_runs_workflow_idx ON kiln_private.workflow_runs USING btree (workflow_id, created_at);
@@ -791,9 +865,14 @@ create table kiln_private.workspaces (
 CREATE INDEX workspaces_owner_idx ON kiln_private.workspaces USING btree (owner_id);
 CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_budget_micros, name ON kiln_private.workspaces FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_workspaces__audit();
 
+-- Sequences
+
+create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 maxvalue 9223372036854775807 start 1 cache 1;
+
 -- Views (each defined in its own file)
 
 -- view kiln.audit_log: db/views/kiln.audit_log.sql
+-- view kiln.batches: db/views/kiln.batches.sql
 -- view kiln.daily_generations: db/views/kiln.daily_generations.sql
 -- view kiln.daily_spend: db/views/kiln.daily_spend.sql
 -- view kiln.daily_workflow_runs: db/views/kiln.daily_workflow_runs.sql
@@ -816,8 +895,10 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.attach_worker_pool(text,text): db/functions/kiln.attach_worker_pool.sql
 -- function kiln.authorize_request(bytea,text,text,integer): db/functions/kiln.authorize_request.sql
 -- function kiln.authorize_requests(bytea[],text[],text[],integer[],boolean[]): db/functions/kiln.authorize_requests.sql
+-- function kiln.batch_results(uuid,uuid,integer,integer): db/functions/kiln.batch_results.sql
 -- function kiln.beat_worker(text): db/functions/kiln.beat_worker.sql
 -- function kiln.begin_webhook_attempt(uuid,integer,integer): db/functions/kiln.begin_webhook_attempt.sql
+-- function kiln.cancel_batch(uuid,uuid): db/functions/kiln.cancel_batch.sql
 -- function kiln.cancel_generation(uuid,uuid,text[]): db/functions/kiln.cancel_generation.sql
 -- function kiln.cancel_generations_for_keys(bytea[],integer,uuid[],text): db/functions/kiln.cancel_generations_for_keys.sql
 -- function kiln.cancel_workflow_run(uuid,uuid,uuid): db/functions/kiln.cancel_workflow_run.sql
@@ -832,10 +913,11 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.count_objects_by_backend(): db/functions/kiln.count_objects_by_backend.sql
 -- function kiln.create_account(text,text,bigint,boolean): db/functions/kiln.create_account.sql
 -- function kiln.create_api_key(uuid,bytea,text,text[],integer,uuid,text): db/functions/kiln.create_api_key.sql
+-- function kiln.create_batch(uuid,uuid,uuid,text,text[],text[],text[],jsonb[],bigint[],integer,text,bytea,integer,integer): db/functions/kiln.create_batch.sql
 -- function kiln.create_first_account(text,bytea,text): db/functions/kiln.create_first_account.sql
 -- function kiln.create_generation(uuid,uuid,uuid,text,text,text,bigint,jsonb,bigint,integer): db/functions/kiln.create_generation.sql
 -- function kiln.create_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer[],text[],bytea[],integer): db/functions/kiln.create_generations.sql
--- function kiln.create_key(uuid,uuid,text[],bytea,text,text,text[],integer,bigint,timestamp with time zone): db/functions/kiln.create_key.sql
+-- function kiln.create_key(uuid,uuid,text[],bytea,text,text,text[],integer,bigint,timestamp with time zone,boolean): db/functions/kiln.create_key.sql
 -- function kiln.create_session(uuid,bytea,text,integer,integer,text): db/functions/kiln.create_session.sql
 -- function kiln.create_webhook_endpoint(uuid,uuid,text,text[],text,bytea): db/functions/kiln.create_webhook_endpoint.sql
 -- function kiln.create_workflow(uuid,uuid,text,jsonb): db/functions/kiln.create_workflow.sql
@@ -844,14 +926,17 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.defer_generation(uuid,text,bigint,text,boolean): db/functions/kiln.defer_generation.sql
 -- function kiln.delete_webhook_endpoint(uuid,uuid): db/functions/kiln.delete_webhook_endpoint.sql
 -- function kiln.delete_workflow(uuid,uuid,uuid,bigint[]): db/functions/kiln.delete_workflow.sql
+-- function kiln.dispatch_batches(integer): db/functions/kiln.dispatch_batches.sql
 -- function kiln.doctor_check(integer,integer,integer,integer): db/functions/kiln.doctor_check.sql
 -- function kiln.doctor_fix(integer): db/functions/kiln.doctor_fix.sql
 -- function kiln.doctor_stored_objects(boolean,text,integer): db/functions/kiln.doctor_stored_objects.sql
+-- function kiln.end_batch_lines(uuid): db/functions/kiln.end_batch_lines.sql
 -- function kiln.end_session(bytea): db/functions/kiln.end_session.sql
 -- function kiln.ensure_secret(text,bytea): db/functions/kiln.ensure_secret.sql
 -- function kiln.event_traceparent(bigint): db/functions/kiln.event_traceparent.sql
 -- function kiln.events_held_back(uuid,xid8,bigint): db/functions/kiln.events_held_back.sql
 -- function kiln.events_horizon(): db/functions/kiln.events_horizon.sql
+-- function kiln.expire_batches(integer): db/functions/kiln.expire_batches.sql
 -- function kiln.expire_objects(bigint,integer): db/functions/kiln.expire_objects.sql
 -- function kiln.expire_workflow_run(uuid,integer): db/functions/kiln.expire_workflow_run.sql
 -- function kiln.fail_generation(uuid,text): db/functions/kiln.fail_generation.sql
@@ -859,6 +944,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.find_object(text): db/functions/kiln.find_object.sql
 -- function kiln.forget_object_intents(text[]): db/functions/kiln.forget_object_intents.sql
 -- function kiln.freeze_event_body(bigint,text): db/functions/kiln.freeze_event_body.sql
+-- function kiln.get_batch(uuid,uuid): db/functions/kiln.get_batch.sql
 -- function kiln.get_daily_usage(uuid,uuid,date,date): db/functions/kiln.get_daily_usage.sql
 -- function kiln.get_daily_usage_for_callers(uuid[],uuid[],date[],date[]): db/functions/kiln.get_daily_usage_for_callers.sql
 -- function kiln.get_daily_usage_for_keys(bytea[],integer,date[],date[]): db/functions/kiln.get_daily_usage_for_keys.sql
@@ -882,9 +968,11 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.key_carries_scope(uuid,text): db/functions/kiln.key_carries_scope.sql
 -- function kiln.link_identity(text,text,uuid,uuid,text): db/functions/kiln.link_identity.sql
 -- function kiln.list_audit(uuid,integer,uuid,text): db/functions/kiln.list_audit.sql
--- function kiln.list_generations(uuid,uuid,text,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone): db/functions/kiln.list_generations.sql
--- function kiln.list_generations_for_callers(uuid[],uuid[],text,integer[],timestamp with time zone[],uuid[],text[],text[],text[],timestamp with time zone[]): db/functions/kiln.list_generations_for_callers.sql
--- function kiln.list_generations_for_keys(bytea[],integer,text,integer[],timestamp with time zone[],uuid[],text[],text[],text[],timestamp with time zone[]): db/functions/kiln.list_generations_for_keys.sql
+-- function kiln.list_batch_generations(uuid,uuid,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone,text,jsonb): db/functions/kiln.list_batch_generations.sql
+-- function kiln.list_batches(uuid,timestamp with time zone,uuid,integer): db/functions/kiln.list_batches.sql
+-- function kiln.list_generations(uuid,uuid,text,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone,text,jsonb): db/functions/kiln.list_generations.sql
+-- function kiln.list_generations_for_callers(uuid[],uuid[],text,integer[],timestamp with time zone[],uuid[],text[],text[],text[],timestamp with time zone[],text[],jsonb[]): db/functions/kiln.list_generations_for_callers.sql
+-- function kiln.list_generations_for_keys(bytea[],integer,text,integer[],timestamp with time zone[],uuid[],text[],text[],text[],timestamp with time zone[],text[],jsonb[]): db/functions/kiln.list_generations_for_keys.sql
 -- function kiln.list_identities(uuid): db/functions/kiln.list_identities.sql
 -- function kiln.list_keys(uuid,uuid): db/functions/kiln.list_keys.sql
 -- function kiln.list_objects_to_move(text,text,integer): db/functions/kiln.list_objects_to_move.sql
@@ -941,8 +1029,9 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln.snapshot_workflow(uuid,uuid,uuid): db/functions/kiln.snapshot_workflow.sql
 -- function kiln.start_generation(uuid,text,bigint,integer,integer,integer,integer): db/functions/kiln.start_generation.sql
 -- function kiln.start_generations(bytea[],text,text[],text[],bigint[],jsonb[],bigint[],integer,text[],bytea[],integer): db/functions/kiln.start_generations.sql
--- function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer): db/functions/kiln.start_workflow_run.sql
+-- function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer,text,jsonb): db/functions/kiln.start_workflow_run.sql
 -- function kiln.stream_generation(uuid,text,integer,integer,text,jsonb,jsonb): db/functions/kiln.stream_generation.sql
+-- function kiln.stream_generations(uuid[],text,integer[],integer[],text[],jsonb[]): db/functions/kiln.stream_generations.sql
 -- function kiln.sweep_workers(integer): db/functions/kiln.sweep_workers.sql
 -- function kiln.switch_object(text,text,bytea,text,bytea): db/functions/kiln.switch_object.sql
 -- function kiln.switch_session_workspace(bytea,uuid): db/functions/kiln.switch_session_workspace.sql
@@ -963,6 +1052,8 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln_private.authorize_controls(bytea[],integer): db/functions/kiln_private.authorize_controls.sql
 -- function kiln_private.authorize_keys(bytea[],text,integer): db/functions/kiln_private.authorize_keys.sql
 -- function kiln_private.authorize_reads(bytea[],integer): db/functions/kiln_private.authorize_reads.sql
+-- function kiln_private.batch_body(kiln_private.batches): db/functions/kiln_private.batch_body.sql
+-- function kiln_private.batch_capacity(uuid): db/functions/kiln_private.batch_capacity.sql
 -- function kiln_private.busy_slots(uuid): db/functions/kiln_private.busy_slots.sql
 -- function kiln_private.cancel_generation(uuid): db/functions/kiln_private.cancel_generation.sql
 -- function kiln_private.check_run_budget(uuid,uuid): db/functions/kiln_private.check_run_budget.sql
@@ -971,6 +1062,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln_private.credentials(bytea[]): db/functions/kiln_private.credentials.sql
 -- function kiln_private.debit_key_pools(uuid[],timestamp with time zone[],bigint[],bigint[]): db/functions/kiln_private.debit_key_pools.sql
 -- function kiln_private.debit_pools(uuid[],timestamp with time zone[],bigint[],bigint[]): db/functions/kiln_private.debit_pools.sql
+-- function kiln_private.dispatch_batches(integer): db/functions/kiln_private.dispatch_batches.sql
 -- function kiln_private.drop_generation_stream(uuid): db/functions/kiln_private.drop_generation_stream.sql
 -- function kiln_private.duration_text(integer): db/functions/kiln_private.duration_text.sql
 -- function kiln_private.emit_event(uuid,text,uuid,json,uuid): db/functions/kiln_private.emit_event.sql
@@ -978,6 +1070,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln_private.enqueue_generations(uuid[],integer): db/functions/kiln_private.enqueue_generations.sql
 -- function kiln_private.enqueue_new_generations(uuid[],integer): db/functions/kiln_private.enqueue_new_generations.sql
 -- function kiln_private.fail_workflow_run(uuid,text): db/functions/kiln_private.fail_workflow_run.sql
+-- function kiln_private.finish_batch(uuid): db/functions/kiln_private.finish_batch.sql
 -- function kiln_private.generation_body(kiln_private.generations): db/functions/kiln_private.generation_body.sql
 -- function kiln_private.generation_job_attempts(): db/functions/kiln_private.generation_job_attempts.sql
 -- function kiln_private.idempotency_operation(text): db/functions/kiln_private.idempotency_operation.sql
@@ -1009,6 +1102,7 @@ CREATE TRIGGER tg_workspaces__audit AFTER INSERT OR UPDATE OF plan_status, plan_
 -- function kiln_private.tg_budget_periods__account_spend(): db/functions/kiln_private.tg_budget_periods__account_spend.sql
 -- function kiln_private.tg_budget_periods__thresholds(): db/functions/kiln_private.tg_budget_periods__thresholds.sql
 -- function kiln_private.tg_charges__roll_up(): db/functions/kiln_private.tg_charges__roll_up.sql
+-- function kiln_private.tg_generations__batch(): db/functions/kiln_private.tg_generations__batch.sql
 -- function kiln_private.tg_generations__drop_held(): db/functions/kiln_private.tg_generations__drop_held.sql
 -- function kiln_private.tg_generations__notify(): db/functions/kiln_private.tg_generations__notify.sql
 -- function kiln_private.tg_generations__outbox(): db/functions/kiln_private.tg_generations__outbox.sql

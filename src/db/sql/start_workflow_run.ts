@@ -20,6 +20,14 @@ export interface StartWorkflowRunArgs {
 }
 
 export function startWorkflowRun(sql: Queryable, a: StartWorkflowRunArgs) {
+  // Without attribution the call leaves the two parameters to their defaults (it then also reads
+  // a database migrated before they existed: test/db.lifecycle_upgrade.test.ts).
+  if (a.endUser == null && a.metadata == null) {
+    return sql<Array<{ id: string }>>`
+      select kiln.start_workflow_run(${a.accountId}::uuid, ${a.keyId}::uuid, ${a.workspaceId}::uuid, ${a.origin},
+        ${a.workflowId}::uuid, ${sql.json(a.snapshot as postgres.JSONValue)}::jsonb, ${sql.json(a.outputs as postgres.JSONValue)}::jsonb,
+        ${a.windowSeconds}::int, ${a.maxAttempts}::int) as id`;
+  }
   return sql<Array<{ id: string }>>`
     select kiln.start_workflow_run(${a.accountId}::uuid, ${a.keyId}::uuid, ${a.workspaceId}::uuid, ${a.origin},
       ${a.workflowId}::uuid, ${sql.json(a.snapshot as postgres.JSONValue)}::jsonb, ${sql.json(a.outputs as postgres.JSONValue)}::jsonb,
