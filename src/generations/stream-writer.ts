@@ -152,16 +152,17 @@ export class StreamWriter implements OutputSink {
     // After a quiet spell: at once. Otherwise at the first tick of the shared grid at least
     // flushMs after the last write, with every other stream due then (one call for them all).
     const due = this.last + this.flushMs;
-    const wait = due <= now ? 0 : Math.ceil(due / this.flushMs) * this.flushMs - now;
+    const slot = due <= now ? null : Math.ceil(due / this.flushMs) * this.flushMs;
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.write();
-    }, wait);
+      void this.write(slot);
+    }, slot === null ? 0 : slot - now);
   }
 
-  private write(): Promise<void> {
+  /** `slot`: the grid tick it was scheduled for (a timer may fire a millisecond before it). */
+  private write(slot: number | null = null): Promise<void> {
     // The grid slot this write belongs to: the next one goes at the next slot (at most one a slot).
-    this.last = Math.floor(Date.now() / this.flushMs) * this.flushMs;
+    this.last = slot ?? Math.floor(Date.now() / this.flushMs) * this.flushMs;
     const w = this.writeOnce().finally(() => {
       this.writing = null;
       if (!this.closed && this.dirty()) this.schedule();

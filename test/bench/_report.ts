@@ -376,7 +376,7 @@ function streaming(f: Figures): string[] {
     '| benchmark | measured | target | |',
     '|---|---|---|---|',
     `| peer write → SSE client read, ${n(l.n)} chunks of ${f.generations} generations streaming at once | ${d(l)} | p50 ≤ ${TARGETS.streamP50Ms} ms, p99 ≤ ${TARGETS.streamP99Ms} ms | p50 ${met(l.p50 <= TARGETS.streamP50Ms)}, p99 ${met(l.p99 <= TARGETS.streamP99Ms)} |`,
-    `| — peer write → the flush's NOTIFY heard by a listener (worker: read, coalesce, \`kiln.stream_generation\`) | ${d(f.toNotify)} | — | |`,
+    `| — peer write → the flush's NOTIFY heard by a listener (worker: read, coalesce, \`kiln.stream_generations\`) | ${d(f.toNotify)} | — | |`,
     `| — NOTIFY heard → SSE client read (API: its LISTEN, fan-out, SSE write) | ${d(f.notifyToClient)} | — | |`,
     `| — the newest chunk of each delta (the one that waited least to be flushed) | ${d(f.newest)} | — | |`,
     `| — each generation's first chunk (written at once, but during the start of all ${f.generations}), peer write → NOTIFY heard | ${d(f.firstToNotify)} | — | |`,
@@ -398,7 +398,7 @@ function streaming(f: Figures): string[] {
       `At ${Math.round(1000 / f.chunkMs)} evenly spaced chunks a second and at most 10 flushes a second, at least half the chunks are not the last of their flush, whose last chunk the peer wrote ${f.chunkMs} ms or more after them, so at least half wait ${f.chunkMs} ms or more plus the floor: p50 ≤ ${TARGETS.streamP50Ms} ms and ≤ ${TARGETS.streamWritesPerSecond} writes a second cannot both hold at this chunk rate, whatever the flush timing. ` +
       `The newest chunk of each delta (p50 ${f.newest.p50} ms) shows the other half.`,
     '',
-    `Where the CPU goes: streaming adds ${f.flushesPerGeneration} flushes and ${f.deltasPerGeneration} deltas to each generation. Streamed − not streamed, that is ${n(f.workerPerFlush)} µs of worker CPU per flush (reading the peer's SSE, one \`kiln.stream_generation\` call)` +
+    `Where the CPU goes: streaming adds ${f.flushesPerGeneration} flushes and ${f.deltasPerGeneration} deltas to each generation. Streamed − not streamed, that is ${n(f.workerPerFlush)} µs of worker CPU per flush (reading the peer's SSE, its share of one \`kiln.stream_generations\` call a grid slot)` +
       (pgPerFlush !== null ? `, ${n(pgPerFlush)} µs of Postgres per flush in the backend that runs it and ${n(listenPerNotify ?? 0)} µs per NOTIFY in each LISTENing backend` : '') +
       `, and ${n(f.apiPerDelta)} µs of API CPU per delta sent (the notice, the event, one socket write per client). The not-streamed generation costs API + worker ${n(aw(f.cpu.notStreamed))} µs in all, so +${TARGETS.streamCpuCost * 100} % leaves ${n(aw(f.cpu.notStreamed) * TARGETS.streamCpuCost)} µs for ${f.deltasPerGeneration} flushes and deltas (about ${n((aw(f.cpu.notStreamed) * TARGETS.streamCpuCost) / f.deltasPerGeneration)} µs each) against the ${n(extraPerGen)} µs measured. A worker's flushes already leave as one SQL call per grid slot; what stays is the API's share, one event and one socket write per client per flush${f.apiPerDelta * f.deltasPerGeneration > aw(f.cpu.notStreamed) * TARGETS.streamCpuCost ? `, and the API's extra alone (${n(f.apiPerDelta * f.deltasPerGeneration)} µs) is over the whole allowance` : ''}.`,
   ];
