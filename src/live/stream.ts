@@ -35,6 +35,9 @@ export interface Feed<S, C> {
   take?(notice: Notice, cursor: C): Promise<{ events: EventStreamMessage[]; cursor: C } | null>;
 }
 
+/** Notices kept for one stream before they are replaced by one read of the state. */
+const MAX_QUEUED = 256;
+
 /** What a client over the stream limit is told to wait (a stream's end cannot be predicted). */
 const STREAM_RETRY_SECONDS = 5;
 
@@ -79,7 +82,10 @@ async function run<S, C>(ctx: Context, stream: ReturnType<typeof createEventStre
   // Registered before the first read: nothing that happens after it can be missed.
   const off = hub.watch(feed.key, (n) => {
     if (n?.x && !feed.take) return;
-    queue.push(n);
+    // A client that reads slower than notices come: one read of the state replaces them (events
+    // are cut from the state by the cursor, so nothing is lost or repeated).
+    if (queue.length >= MAX_QUEUED) queue.splice(0, queue.length, null);
+    else queue.push(n);
     wake?.();
   });
   const end = () => {
