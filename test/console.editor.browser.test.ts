@@ -588,6 +588,9 @@ test('an edge drawn by hand goes around the node between its ends, never under i
 
 test('axe finds nothing serious or critical in the editor, in light and dark, at 1280 and 375 px; at 375 px the panel is under the canvas', async (t) => {
   if (!workflowId) return void t.skip('needs the workflow of the first test');
+  // From the first test's workflow, opened afresh (not whatever the test before left on screen).
+  await page.goto(`${srv.origin}/console/#/workflows/${workflowId}/edit`);
+  await page.getByRole('group', { name: 'Poster prompt', exact: true }).waitFor();
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     // The scheme changes on a live page: buttons fade their background to the new one (0.15 s)
