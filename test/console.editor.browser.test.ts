@@ -608,8 +608,15 @@ test('axe finds nothing serious or critical in the editor, in light and dark, at
 
   for (const scheme of ['light', 'dark'] as const) {
     const phone = await signIn(375, 812, scheme);
+    // The phone's page in front: React Flow shows a node once a ResizeObserver measured it, which a
+    // page behind another may not get to do.
+    await phone.bringToFront();
     await phone.goto(`${srv.origin}/console/#/workflows/${workflowId}/edit`);
-    await canvasNode('output-1', phone).waitFor();
+    await canvasNode('output-1', phone).waitFor().catch(async (e) => {
+      // For whoever reads the failure: what the phone showed.
+      await phone.screenshot({ path: path.join(SHOTS, `07-phone-${scheme}-no-node.png`), fullPage: true }).catch(() => {});
+      throw e;
+    });
     await phone.getByRole('group', { name: 'Poster prompt', exact: true }).click();
     await panel(phone).getByLabel('Model').waitFor();
     const [sw, cw] = await phone.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
