@@ -80,7 +80,13 @@ after(async () => {
 /** Starts a generation from the playground and returns its id (from the link to it). */
 async function generate(type: 'code' | 'image', modelId: string, prompt: string): Promise<string> {
   await page.goto(`${srv.origin}/console/#/playground`);
-  await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+  // Once (Node 24 CI, 2026-11-29) the playground never showed within 30 s, with no page error:
+  // keep what was on screen, and load the page afresh once before giving up.
+  await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor({ timeout: 10_000 }).catch(async () => {
+    await page.screenshot({ path: path.join(SHOTS, 'playground-not-shown.png'), fullPage: true }).catch(() => {});
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Playground' }).waitFor();
+  });
   await page.waitForFunction(() => (document.querySelector('#pg-model') as HTMLSelectElement | null)?.options.length);
   await page.getByLabel('Type').selectOption(type);
   await page.getByLabel('Model', { exact: true }).selectOption(modelId);
