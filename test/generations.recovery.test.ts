@@ -212,7 +212,7 @@ test('a worker killed with SIGKILL mid-stream: the stream shows reset, the new e
   const { key } = await newKey();
   // The first call writes two pieces, then stays silent (its worker dies); the retry streams it all.
   handlers.set('stream-kill', (n) => (n === 0
-    ? chatStream(['first try ', 'is cut '], null, { chunkMs: 20, hold: true })
+    ? chatStream(['first try ', 'is cut '], null, { chunkMs: 20, noEnd: true, hold: true })
     : chatStream(['second ', 'try ', 'is whole\n'], { prompt_tokens: 3, completion_tokens: 4 }, { chunkMs: 20 })));
   const id = await create(key, { type: 'code', prompt: '[case:stream-kill] please', model: 'peer/coder' });
   const first = await spawnWorker();
