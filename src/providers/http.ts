@@ -155,49 +155,77 @@ export async function postJson(call: Call, opts: RetryOptions = {}): Promise<{ j
 }
 
 /** One JSON call (any method) with postJson's timeout, retry and error rules; also returns the 2xx status. */
-export async function requestJson(
+export function requestJson(
   call: JsonCall,
   opts: RetryOptions = {},
-): Promise<{ json: unknown; requestId: string | null; status: number }> {
+): Promise<JsonAnswer> {
+  return withAttempts(call.signal, opts, async (signal): Promise<Attempt<JsonAnswer>> => {
+    const res = await fetch(call.url, {
+      method: call.method,
+      headers: call.headers,
+      ...(call.body === undefined ? {} : { body: call.body }),
+      signal,
+      redirect: 'manual', // a redirect would re-send the Authorization header elsewhere
+    });
+    if (res.status >= 200 && res.status < 300) {
+      const json = parseJsonBody(await readCapped(res, opts.maxResponseBytes ?? MAX_RESPONSE_BYTES));
+      return { done: { json, requestId: answerId(res), status: res.status } };
+    }
+    return { retry: await errorAnswer(res, call.outcome) };
+  });
+}
+
+interface JsonAnswer {
+  json: unknown;
+  requestId: string | null;
+  status: number;
+}
+
+/** What one attempt came to: the call's answer, or an error the next attempt may retry. */
+type Attempt<T> = { done: T } | { retry: ProviderError };
+
+/**
+ * The attempts of one upstream call: each gets its own signal, aborted after `timeoutMs` or with
+ * the caller's (`settled()` ends the timeout, for a stream that then times its silences itself).
+ * A ProviderError an attempt throws ends the call as it is; a failed fetch is a retryable network
+ * error or timeout; between attempts, backoff or retry-after (beforeRetry).
+ */
+async function withAttempts<T>(
+  callSignal: AbortSignal,
+  opts: RetryOptions,
+  attempt: (signal: AbortSignal, settled: () => void) => Promise<Attempt<T>>,
+): Promise<T> {
   const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
   const timeoutMs = opts.timeoutMs ?? 120_000;
   let last: ProviderError | undefined;
-
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    throwIfAborted(call.signal);
+  for (let n = 1; n <= maxAttempts; n++) {
+    throwIfAborted(callSignal);
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(TIMEOUT), timeoutMs);
-    const onAbort = () => ctl.abort(call.signal.reason);
-    call.signal.addEventListener('abort', onAbort, { once: true });
+    const onAbort = () => ctl.abort(callSignal.reason);
+    callSignal.addEventListener('abort', onAbort, { once: true });
     try {
-      const res = await fetch(call.url, {
-        method: call.method,
-        headers: call.headers,
-        ...(call.body === undefined ? {} : { body: call.body }),
-        signal: ctl.signal,
-        redirect: 'manual', // a redirect would re-send the Authorization header elsewhere
-      });
-      if (res.status >= 200 && res.status < 300) {
-        const json = parseJsonBody(await readCapped(res, opts.maxResponseBytes ?? MAX_RESPONSE_BYTES));
-        return { json, requestId: answerId(res), status: res.status };
-      }
-      last = await errorAnswer(res, call.outcome);
+      const r = await attempt(ctl.signal, () => clearTimeout(timer));
+      if ('done' in r) return r.done;
+      last = r.retry;
     } catch (err) {
       if (err instanceof ProviderError) throw err;
-      if (call.signal.aborted) throw abortedError(call.signal.reason);
+      if (callSignal.aborted) throw abortedError(callSignal.reason);
       last = ctl.signal.reason === TIMEOUT
-        ? new ProviderError(`upstream provider timed out after ${duration(timeoutMs)}`, { code: 'timeout', retryable: true, cause: err })
+        ? timedOut(timeoutMs, err)
         : new ProviderError('could not reach upstream provider', { code: 'network', retryable: true, cause: err });
     } finally {
       clearTimeout(timer);
-      call.signal.removeEventListener('abort', onAbort);
+      callSignal.removeEventListener('abort', onAbort);
     }
-
-    if (attempt === maxAttempts) break;
-    await beforeRetry(last, attempt, opts, call.signal);
+    if (n === maxAttempts) break;
+    await beforeRetry(last, n, opts, callSignal);
   }
   throw exhausted(last!, maxAttempts, opts);
 }
+
+const timedOut = (ms: number, cause?: unknown) =>
+  new ProviderError(`upstream provider timed out after ${duration(ms)}`, { code: 'timeout', retryable: true, ...(cause === undefined ? {} : { cause }) });
 
 /** An error no attempt of the call retries: not retryable, or a retry-after longer than the call waits. */
 function final(last: ProviderError, opts: RetryOptions): boolean {
@@ -255,70 +283,55 @@ const streamCut = () => new ProviderError('upstream stream ended before it was c
  * retryable `network` error, for the job to retry under its attempt rules; whatever `onEvent`
  * throws (an error event, malformed data) propagates as it is. The caller's signal bounds it all.
  */
-export async function postStream(call: Call, opts: StreamOptions, onEvent: (ev: SseEvent) => EventVerdict): Promise<StreamAnswer> {
-  const maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
+export function postStream(call: Call, opts: StreamOptions, onEvent: (ev: SseEvent) => EventVerdict): Promise<StreamAnswer> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const maxBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
-  let last: ProviderError | undefined;
-
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    throwIfAborted(call.signal);
-    const ctl = new AbortController();
-    const timer = setTimeout(() => ctl.abort(TIMEOUT), timeoutMs);
-    const onAbort = () => ctl.abort(call.signal.reason);
-    call.signal.addEventListener('abort', onAbort, { once: true });
+  return withAttempts(call.signal, opts, async (signal, settled): Promise<Attempt<StreamAnswer>> => {
+    const res = await fetch(call.url, { method: 'POST', headers: call.headers, body: call.body, signal, redirect: 'manual' });
+    if (res.status < 200 || res.status >= 300) return { retry: await errorAnswer(res) };
+    const id = answerId(res);
+    if (!/^text\/event-stream\b/i.test(res.headers.get('content-type') ?? '')) {
+      return { done: { requestId: id, json: parseJsonBody(await readCapped(res, maxBytes)) } };
+    }
+    // From here on the timeout is the longest silence allowed (readSse's idle timer).
+    settled();
     let started = false;
     let complete = false;
-    let handling = false;
-    let id: string | null = null;
     try {
-      const res = await fetch(call.url, { method: 'POST', headers: call.headers, body: call.body, signal: ctl.signal, redirect: 'manual' });
-      if (res.status >= 200 && res.status < 300) {
-        id = answerId(res);
-        if (!/^text\/event-stream\b/i.test(res.headers.get('content-type') ?? '')) {
-          return { requestId: id, json: parseJsonBody(await readCapped(res, maxBytes)) };
-        }
-        // From here on the timeout is the longest silence allowed (readSse's idle timer).
-        clearTimeout(timer);
-        if (res.body) {
-          const events = readSse(res.body, { signal: call.signal, idleMs: timeoutMs, maxEventChars: opts.maxEventChars ?? 48 * 1024 * 1024, maxTotalBytes: maxBytes });
-          for await (const ev of events) {
-            started = true;
-            handling = true;
-            const verdict = onEvent(ev);
-            handling = false;
-            if (verdict === 'stop') return { requestId: id };
-            if (verdict === 'complete') complete = true;
+      if (res.body) {
+        const events = readSse(res.body, { signal: call.signal, idleMs: timeoutMs, maxEventChars: opts.maxEventChars ?? 48 * 1024 * 1024, maxTotalBytes: maxBytes });
+        for await (const ev of events) {
+          started = true;
+          let verdict: EventVerdict;
+          try {
+            verdict = onEvent(ev);
+          } catch (err) {
+            // What the protocol made of an event (an error event, malformed data) is the answer.
+            throw new Handled(err);
           }
+          if (verdict === 'stop') return { done: { requestId: id } };
+          if (verdict === 'complete') complete = true;
         }
-        if (complete) return { requestId: id };
-        if (started) throw streamCut();
-        last = streamCut();
-      } else {
-        last = await errorAnswer(res);
       }
     } catch (err) {
-      if (handling) throw err;
+      if (err instanceof Handled) throw err.cause;
       if (call.signal.aborted) throw abortedError(call.signal.reason);
-      if (err instanceof ProviderError) {
-        if (!err.retryable || err.code === 'aborted') throw err;
-        if (complete) return { requestId: id };
-        if (started) throw err;
-        last = err.cause === SILENT ? new ProviderError(`upstream provider timed out after ${duration(timeoutMs)}`, { code: 'timeout', retryable: true }) : err;
-      } else {
-        last = ctl.signal.reason === TIMEOUT
-          ? new ProviderError(`upstream provider timed out after ${duration(timeoutMs)}`, { code: 'timeout', retryable: true, cause: err })
-          : new ProviderError('could not reach upstream provider', { code: 'network', retryable: true, cause: err });
-      }
-    } finally {
-      clearTimeout(timer);
-      call.signal.removeEventListener('abort', onAbort);
+      if (!(err instanceof ProviderError)) throw err;
+      if (!err.retryable || err.code === 'aborted') throw err;
+      // A cut or a silence: after the answer was whole it does not matter; after the first event
+      // it is the job's to retry; before it, the next attempt's.
+      if (!complete && !started) return { retry: err.cause === SILENT ? timedOut(timeoutMs) : err };
+      if (!complete) throw err;
     }
+    if (complete) return { done: { requestId: id } };
+    if (started) throw streamCut();
+    return { retry: streamCut() };
+  });
+}
 
-    if (attempt === maxAttempts) break;
-    await beforeRetry(last, attempt, opts, call.signal);
-  }
-  throw exhausted(last!, maxAttempts, opts);
+/** An error thrown by postStream's onEvent, carried past the transport's error handling unchanged. */
+class Handled {
+  constructor(readonly cause: unknown) {}
 }
 
 /**
