@@ -44,6 +44,55 @@ export function createBatch(sql: Queryable, c: CreateBatchColumns) {
   ) as r`;
 }
 
+export interface OpenBatchColumns {
+  accountId: string;
+  workspaceId: string | null;
+  keyId: string | null;
+  total: number;
+  idemKey: string | null;
+  fingerprint: Uint8Array | null;
+  idemTtlSeconds: number;
+}
+
+/** kiln.open_batch: the first call of POST /batches's transaction. */
+export function openBatch(sql: Queryable, c: OpenBatchColumns) {
+  return sql<Array<{ r: { outcome: 'opened' | 'replayed' | 'conflict' | 'pending'; id?: string; require_end_user: boolean; batch?: BatchJson } }>>`select kiln.open_batch(
+    ${c.accountId}::uuid, ${c.workspaceId}::uuid, ${c.keyId}::uuid, ${c.total}::int,
+    ${c.idemKey}, ${c.fingerprint ? Buffer.from(c.fingerprint) : null}::bytea, ${c.idemTtlSeconds}::int
+  ) as r`;
+}
+
+export interface BatchLinesChunk {
+  batchId: string;
+  accountId: string;
+  origin: string;
+  maxAttempts: number;
+  /** The line number (from 1) of the chunk's first line. */
+  firstLine: number;
+  customIds: string[];
+  types: string[];
+  modelIds: string[];
+  /** A JSON array of the lines' stored requests, each naming its model and fallbacks by a key of `models`. */
+  requests: string;
+  reserves: string[];
+  /** Catalog entries first named by this chunk, by key. */
+  models: Record<string, unknown> | null;
+}
+
+/** kiln.add_batch_lines: a chunk of validated lines, in the transaction kiln.open_batch began. */
+export function addBatchLines(sql: Queryable, c: BatchLinesChunk) {
+  return sql`select kiln.add_batch_lines(
+    ${c.batchId}::uuid, ${c.accountId}::uuid, ${c.origin}, ${c.maxAttempts}::int, ${c.firstLine}::int,
+    ${sql.array(c.customIds, TEXT)}, ${sql.array(c.types, TEXT)}, ${sql.array(c.modelIds, TEXT)},
+    ${c.requests}::text::jsonb, ${sql.array(c.reserves, INT8)}, ${c.models ? JSON.stringify(c.models) : null}::text::jsonb
+  )`;
+}
+
+/** kiln.close_batch: every line is in; the first lines are queued. */
+export function closeBatch(sql: Queryable, batchId: string, accountId: string) {
+  return sql<Array<{ r: { outcome: 'created'; batch: BatchJson } }>>`select kiln.close_batch(${batchId}::uuid, ${accountId}::uuid) as r`;
+}
+
 export function getBatch(sql: Queryable, accountId: string, id: string) {
   return sql<Array<{ b: BatchJson | null }>>`select kiln.get_batch(${accountId}::uuid, ${id}::uuid) as b`;
 }
