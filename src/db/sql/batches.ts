@@ -138,3 +138,49 @@ export function expireBatches(sql: Queryable, limit: number) {
 export function endBatchLines(sql: Queryable, id: string) {
   return sql<Array<{ n: number }>>`select kiln.end_batch_lines(${id}::uuid) as n`;
 }
+
+/** A line kiln.start_batch_lines started (and reserved) for its group's job. */
+export interface StartedBatchLine {
+  id: string;
+  attempt: number;
+  max_attempts: number;
+  account_id: string;
+  request: import('../../providers/index.ts').StoredRequest;
+  reserved_micros: number | string;
+}
+
+export interface StartBatchLinesArgs {
+  batchId: string;
+  from: number;
+  to: number;
+  workerId: string;
+  jobId: string;
+  staleSeconds: number;
+  waitMs: number;
+  maxCrashes: number;
+}
+
+/** kiln.start_batch_lines: a batch__run job's lines started and reserved in one call; `ended`: the lines it ended. */
+export function startBatchLines(sql: Queryable, a: StartBatchLinesArgs) {
+  return sql<Array<{ s: { lines: StartedBatchLine[] }; ended: import('./ended_generations.ts').EndedGeneration[] }>>`
+    with c as materialized (
+      select kiln.start_batch_lines(${a.batchId}::uuid, ${a.from}::int, ${a.to}::int, ${a.workerId}, ${a.jobId}::bigint,
+                                    ${a.staleSeconds}::int, ${a.waitMs}::int, ${a.maxCrashes}::int) as s)
+    select c.s, kiln.take_ended_generations() as ended from c`;
+}
+
+export interface CompletedBatchLine {
+  id: string;
+  result: unknown;
+  costMicros: number;
+  providerRequestId: string | null;
+  modelId: string;
+}
+
+/** kiln.complete_batch_lines: code lines of a group completed and settled in one call; `applied` per line. */
+export function completeBatchLines(sql: Queryable, batchId: string, lines: CompletedBatchLine[]) {
+  return sql<Array<{ r: { applied: boolean[] } }>>`
+    select kiln.complete_batch_lines(${batchId}::uuid, ${sql.array(lines.map((l) => l.id), 2950)}::uuid[],
+      ${JSON.stringify(lines.map((l) => l.result))}::text::jsonb, ${sql.array(lines.map((l) => String(l.costMicros)), INT8)},
+      ${sql.array(lines.map((l) => l.providerRequestId ?? null) as string[], TEXT)}, ${sql.array(lines.map((l) => l.modelId), TEXT)}) as r`;
+}
