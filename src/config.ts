@@ -291,6 +291,13 @@ export function loadConfig() {
     slotRetryMs: int('KILN_SLOT_RETRY_MS', 2000, 10),
     workerConcurrency: int('KILN_WORKER_CONCURRENCY', 8, 1, 1000),
     /**
+     * Slots of KILN_WORKER_CONCURRENCY that batch lines never take (docs/configuration.md): an
+     * interactive generation always finds one free while a batch drains, and the drain's share of
+     * the machine is bounded. Default a quarter of the concurrency (at least 1); batch jobs always
+     * get at least one slot.
+     */
+    workerInteractiveSlots: int('KILN_WORKER_INTERACTIVE_SLOTS', Math.max(1, Math.floor(int('KILN_WORKER_CONCURRENCY', 8, 1, 1000) / 4)), 0, 1000),
+    /**
      * graphile-worker's own connections per worker process (direct: it LISTENs and locks jobs).
      * Tasks run their queries on KILN_DB_POOL_SIZE's pool (pooled behind PgBouncer), so this pool
      * only fetches and completes jobs; see docs/operators.md for the arithmetic.

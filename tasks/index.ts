@@ -5,6 +5,7 @@
 import type { Task, TaskList } from 'graphile-worker';
 import type { Context } from '../src/context.ts';
 import type { Lease } from '../src/generations/lease.ts';
+import batchRun from './batch__run.ts';
 import generationRun from './generation__run.ts';
 import webhookDeliver from './webhook__deliver.ts';
 import storeSweep from './store__sweep.ts';
@@ -12,6 +13,7 @@ import workflowCheckDeadline from './workflow__check_deadline.ts';
 
 const TASKS: Record<string, (ctx: Context, lease: Lease) => Task> = {
   generation__run: generationRun,
+  batch__run: batchRun,
   workflow__check_deadline: workflowCheckDeadline,
   webhook__deliver: webhookDeliver,
   store__sweep: storeSweep,

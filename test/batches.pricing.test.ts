@@ -80,13 +80,15 @@ async function interactive(key: string, body: Record<string, unknown>) {
   return res.body as { id: string; result: { costMicros: number } };
 }
 
-/** Each line's charge and stored request, by custom_id. */
+/** Each line's charge and stored request (its catalog entries as the worker reads them), by custom_id. */
 async function lines(batchId: string) {
   const rows = await srv.db.sql`
     select g.custom_id, g.model_id, g.cost_micros::int as cost, c.reserved_micros::int as reserved, c.settled_micros::int as settled,
-           c.status, c.batch_id, (g.request->'model'->>'markup')::float8 as markup,
-           array(select (f->>'markup')::float8 from jsonb_array_elements(coalesce(g.request->'fallbacks', '[]')) f) as fallback_markups
+           c.status, c.batch_id, (r.r->'model'->>'markup')::float8 as markup,
+           array(select (f->>'markup')::float8 from jsonb_array_elements(coalesce(r.r->'fallbacks', '[]')) f) as fallback_markups
     from kiln_private.generations g join kiln_private.charges c on c.id = g.charge_id
+    join kiln_private.batches b on b.id = g.batch_id
+    cross join lateral (select kiln_private.batch_line_request(g.request, b.models) as r) r
     where g.batch_id = ${batchId}`;
   return new Map(rows.map((r) => [r.custom_id as string, r]));
 }

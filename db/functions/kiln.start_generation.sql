@@ -139,7 +139,9 @@ begin
     'account_id', v_gen.account_id,
     'type', v_gen.type,
     'model_id', v_gen.model_id,
-    'request', v_gen.request,
+    -- A batch line names its catalog entries by keys of its batch's models (kiln.add_batch_lines).
+    'request', case when v_gen.batch_id is null then v_gen.request
+                    else kiln_private.batch_line_request(v_gen.request, (select b.models from kiln_private.batches b where b.id = v_gen.batch_id)) end,
     'reserved', v_gen.charge_id is not null,
     'batch_id', v_gen.batch_id,
     'reserved_micros', v_gen.reserved_micros,

@@ -30,9 +30,14 @@ begin
         and not exists (
           select 1 from graphile_worker.jobs j
             where j.key = g.id::text and (j.locked_at is not null or j.attempts < j.max_attempts))
+        -- The job it runs under (for a batch line, its group's job, which runs it again after a
+        -- crash).
         and not exists (
           select 1 from graphile_worker.jobs j
-            where j.id = g.job_id and j.locked_by is not null)
+            where j.id = g.job_id and (j.locked_by is not null or (g.batch_id is not null and j.attempts < j.max_attempts)))
+        -- A batch line that has not started holds no reservation: its batch's job (a group of
+        -- lines), its expiry or a cancel ends it (docs/api.md, "Batches").
+        and not (g.batch_id is not null and g.status = 'pending' and g.charge_id is null)
         and not exists (
           select 1 from kiln_private.workflow_run_outputs o
             where o.generation_id = g.id and o.status = 'waiting')

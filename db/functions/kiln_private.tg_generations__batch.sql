@@ -26,8 +26,8 @@ begin
           updated_at = now()
       where b.id = new.batch_id;
     perform kiln_private.finish_batch(new.batch_id);
-    -- Its slot is free: the next line (of whichever scope's turn it is) is queued.
-    perform kiln_private.dispatch_batches(1);
+    -- Its slot is free: the next lines (of whichever scope's turn it is) are queued, a group at a time.
+    perform kiln_private.dispatch_batches(10);
   end if;
   return null;
 end;

@@ -30,6 +30,7 @@ import { holdGenerationOutput } from '../db/sql/hold_generation_output.ts';
 import type { UnitSpec } from '../workflows/plan.ts';
 import { buildRequest, type Upstream } from '../workflows/request.ts';
 import { completeGeneration } from '../db/sql/complete_generation.ts';
+import { completeBatchLines, startBatchLines, type CompletedBatchLine } from '../db/sql/batches.ts';
 import { deferGeneration } from '../db/sql/defer_generation.ts';
 import { failGeneration } from '../db/sql/fail_generation.ts';
 import { reserveGeneration } from '../db/sql/reserve_generation.ts';
@@ -108,12 +109,16 @@ function imageToStore(id: string, started: Started, req: StoredRequest, out: Ext
   };
 }
 
+/** A code output as the generation's result. */
+function codeResult(out: Extract<ExecutionOutput, { type: 'code' }>): Record<string, unknown> {
+  return { type: 'code', code: out.code, structuredOutput: out.structuredOutput, model: out.modelId };
+}
+
 /** Completes and settles the generation; false when it was already settled (a duplicate execution). Throws StoreHold when the store fails the image. */
 async function complete(ctx: Context, id: string, started: Started, s: Settle): Promise<boolean> {
   if (s.type === 'code') {
     const out = s.out;
-    const result = { type: 'code', code: out.code, structuredOutput: out.structuredOutput, model: out.modelId };
-    const [{ r }] = await completeGeneration(ctx.sql, id, result, out.costMicros, out.providerRequestId, out.modelId);
+    const [{ r }] = await completeGeneration(ctx.sql, id, codeResult(out), out.costMicros, out.providerRequestId, out.modelId);
     return r.applied;
   }
   // The object path is derived from the generation id and its row is written in the same
@@ -230,7 +235,17 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
   countEnded(ended);
   // wait (re-queued), busy (a live worker has it), superseded (a newer job has it), done, not_ready, missing
   if (s.outcome !== 'run') return;
-  const started = s as Started;
+  await runStarted(ctx, lease, job, id, s as Started, canceled, t0, 'generation__run', null);
+}
+
+/**
+ * Runs a started generation to its end: the provider call, then its completion (with a batch
+ * group's, when `group` is set, for code), a failure or a retry.
+ */
+async function runStarted(
+  ctx: Context, lease: Lease, job: GenerationJob, id: string, started: Started, canceled: AbortSignal, t0: number,
+  task: string, group: GroupLine | null,
+): Promise<void> {
   const type = started.request.type === 'image' ? 'image' : 'code';
   const requested = started.request.model?.id;
   if (job.createdAt) observeQueue(type, (t0 - job.createdAt.getTime()) / 1000);
@@ -241,7 +256,7 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
     kind: SpanKind.CONSUMER,
     parent: contextFrom(started.request.traceparent),
     startTime: t0,
-    attributes: { 'kiln.job.task': 'generation__run', 'kiln.generation.id': id, 'kiln.generation.type': type, 'kiln.generation.attempt': started.attempt, 'kiln.model': requested ?? 'unknown' },
+    attributes: { 'kiln.job.task': task, 'kiln.generation.id': id, 'kiln.generation.type': type, 'kiln.generation.attempt': started.attempt, 'kiln.model': requested ?? 'unknown' },
   }, async (span) => {
     // What the execution does is traced under the job's span, and logs with its trace ids.
     const jctx = underSpan(ctx, span);
@@ -271,7 +286,10 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
         settle = out.type === 'code' ? { type: 'code', out } : { type: 'image', image: imageToStore(id, started, prepared.req, out), held: false };
       }
       const settled = settle.type === 'code' ? settle.out : settle.image;
-      if (await complete(jctx, id, started, settle)) {
+      const applied = group && settle.type === 'code'
+        ? await group.complete({ id, result: codeResult(settle.out), costMicros: settle.out.costMicros, providerRequestId: settle.out.providerRequestId, modelId: settle.out.modelId })
+        : await complete(jctx, id, started, settle);
+      if (applied) {
         countGeneration(type, settled.modelId, 'completed');
         countSpend(settled.modelId, settled.costMicros);
         observeRun(type, settled.modelId, (performance.now() - runStart) / 1000);
@@ -311,6 +329,7 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
     } finally {
       clearTimeout(timer);
       sink.dispose();
+      group?.release();
     }
   });
 }
@@ -329,4 +348,91 @@ export async function runGeneration(ctx: Context, lease: Lease, job: GenerationJ
   } finally {
     untrack();
   }
+}
+
+// ------------------------------------------------------------------ batch lines, a group per job
+
+/** One line of a batch__run job's group: it completes with the group, or lets the group go on without it. */
+interface GroupLine {
+  /** Completes the line with the group's one call (once every line of the group has an outcome); whether it applied. */
+  complete(line: CompletedBatchLine): Promise<boolean>;
+  /** The line ended another way (failed, retried, canceled, held): the group no longer waits for it. Idempotent. */
+  release(): void;
+}
+
+/**
+ * The completions of a group's code lines, sent in one call (kiln.complete_batch_lines) once every
+ * line of the group completed or was released: one settle and one count of the batch per group.
+ */
+class GroupCompletion {
+  private open: number;
+  private readonly waiting: Array<{ line: CompletedBatchLine; resolve: (applied: boolean) => void; reject: (e: unknown) => void }> = [];
+
+  constructor(private readonly ctx: Context, private readonly batchId: string, lines: number) {
+    this.open = lines;
+  }
+
+  line(): GroupLine {
+    let done = false;
+    return {
+      complete: (line) => {
+        if (done) throw new Error('a batch line completes once');
+        done = true;
+        const p = new Promise<boolean>((resolve, reject) => this.waiting.push({ line, resolve, reject }));
+        this.settled();
+        return p;
+      },
+      release: () => {
+        if (done) return;
+        done = true;
+        this.settled();
+      },
+    };
+  }
+
+  private settled(): void {
+    if (--this.open > 0 || !this.waiting.length) return;
+    const batch = this.waiting.splice(0);
+    completeBatchLines(this.ctx.sql, this.batchId, batch.map((w) => w.line)).then(
+      ([{ r }]) => batch.forEach((w, i) => w.resolve(r.applied[i] === true)),
+      (e) => batch.forEach((w) => w.reject(e)),
+    );
+  }
+}
+
+/**
+ * Runs a group of a batch's lines (batch_line `from` to `to`) as one batch__run job (docs/api.md,
+ * "Batches"): one call starts and reserves them (kiln.start_batch_lines), they run at once, and one
+ * call completes and settles those that ran to an end. Each line keeps a generation's semantics:
+ * leased to this job (a crash is taken over when the job runs again, never run twice), its own
+ * attempts, retries as a job of its own, failures and cancels line by line.
+ */
+export async function runBatchLines(ctx: Context, lease: Lease, job: GenerationJob, batchId: string, from: number, to: number): Promise<void> {
+  const t0 = Date.now();
+  const [{ s, ended }] = await startBatchLines(ctx.sql, {
+    batchId, from, to, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
+    waitMs: ctx.config.slotRetryMs, maxCrashes: ctx.config.generationMaxCrashes,
+  });
+  countEnded(ended);
+  const lines = s.lines ?? [];
+  if (!lines.length) return;
+  const group = new GroupCompletion(ctx, batchId, lines.length);
+  await Promise.all(lines.map(async (l) => {
+    const started: Started = {
+      outcome: 'run', attempt: l.attempt, max_attempts: l.max_attempts, account_id: l.account_id, request: l.request,
+      reserved: true, reserved_micros: l.reserved_micros, run_id: null, batch_id: batchId, output_node_id: null, upstream: null, held: false,
+    };
+    const line = group.line();
+    // Tracked before it runs, so that a cancel finds it (./running.ts).
+    const cancel = new AbortController();
+    const untrack = track(l.id.toLowerCase(), cancel);
+    try {
+      await runStarted(ctx, lease, job, l.id, started, cancel.signal, t0, 'batch__run', line);
+    } catch (e) {
+      ctx.log.error('a batch line failed unexpectedly', { generation: l.id, ...errorFields(e) });
+    } finally {
+      line.release();
+      untrack();
+    }
+  }));
 }

@@ -9,7 +9,7 @@
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
 import postgres from 'postgres';
-import { run, Logger, type Runner, type WorkerEvents } from 'graphile-worker';
+import { run, Logger, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import type { Context } from '../context.ts';
 import { errorFields } from '../log.ts';
 import { ownedPgPool, type OwnedPgPool } from '../db/pg-pool.ts';
@@ -199,13 +199,48 @@ function leaseConnection(w: Worker, term: () => Term | undefined): postgres.Sql<
   });
 }
 
+/** The flag of batch__run jobs (kiln_private.dispatch_batches). */
+const BATCH_FLAG = 'batch';
+
+/**
+ * Batch lines take at most KILN_WORKER_CONCURRENCY − KILN_WORKER_INTERACTIVE_SLOTS of the runner's
+ * slots (at least one): while that many batch__run jobs run, free slots fetch other jobs only
+ * (graphile-worker's forbiddenFlags), so an interactive generation always finds a slot while a
+ * batch drains. A batch job picked up past the limit (two slots fetching at once) is handed back
+ * under its key, to run when a batch slot frees.
+ */
+function batchLanes(ctx: Context, lease: Lease): { taskList: TaskList; forbiddenFlags: () => string[] | null } {
+  const max = Math.max(1, ctx.config.workerConcurrency - ctx.config.workerInteractiveSlots);
+  let running = 0;
+  const taskList = createTaskList(ctx, lease);
+  const inner = taskList.batch__run!;
+  taskList.batch__run = async (payload, helpers) => {
+    if (running >= max) {
+      const { job } = helpers;
+      await helpers.addJob('batch__run', payload as Record<string, unknown>, {
+        ...(job.key ? { jobKey: job.key } : {}), priority: job.priority, maxAttempts: job.max_attempts, flags: [BATCH_FLAG],
+      });
+      return;
+    }
+    running++;
+    try {
+      return await inner(payload, helpers);
+    } finally {
+      running--;
+    }
+  };
+  return { taskList, forbiddenFlags: () => (running >= max ? [BATCH_FLAG] : null) };
+}
+
 /** graphile-worker running Kiln's tasks under `lease`, and the store's sweep. */
 async function startRunner(w: Worker, lease: Lease, events: WorkerEvents): Promise<Runner> {
   const { ctx } = w;
+  const lanes = batchLanes(ctx, lease);
   const runner = await run({
     pgPool: w.pgPool.pool,
     concurrency: ctx.config.workerConcurrency,
-    taskList: createTaskList(ctx, lease),
+    taskList: lanes.taskList,
+    forbiddenFlags: lanes.forbiddenFlags,
     // The store's retention and orphan sweep (none when the store needs none).
     parsedCronItems: storeSweepCron(ctx.config),
     logger: w.logger,

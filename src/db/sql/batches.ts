@@ -44,6 +44,55 @@ export function createBatch(sql: Queryable, c: CreateBatchColumns) {
   ) as r`;
 }
 
+export interface OpenBatchColumns {
+  accountId: string;
+  workspaceId: string | null;
+  keyId: string | null;
+  total: number;
+  idemKey: string | null;
+  fingerprint: Uint8Array | null;
+  idemTtlSeconds: number;
+}
+
+/** kiln.open_batch: the first call of POST /batches's transaction. */
+export function openBatch(sql: Queryable, c: OpenBatchColumns) {
+  return sql<Array<{ r: { outcome: 'opened' | 'replayed' | 'conflict' | 'pending'; id?: string; require_end_user: boolean; batch?: BatchJson } }>>`select kiln.open_batch(
+    ${c.accountId}::uuid, ${c.workspaceId}::uuid, ${c.keyId}::uuid, ${c.total}::int,
+    ${c.idemKey}, ${c.fingerprint ? Buffer.from(c.fingerprint) : null}::bytea, ${c.idemTtlSeconds}::int
+  ) as r`;
+}
+
+export interface BatchLinesChunk {
+  batchId: string;
+  accountId: string;
+  origin: string;
+  maxAttempts: number;
+  /** The line number (from 1) of the chunk's first line. */
+  firstLine: number;
+  customIds: string[];
+  types: string[];
+  modelIds: string[];
+  /** A JSON array of the lines' stored requests, each naming its model and fallbacks by a key of `models`. */
+  requests: string;
+  reserves: string[];
+  /** Catalog entries first named by this chunk, by key. */
+  models: Record<string, unknown> | null;
+}
+
+/** kiln.add_batch_lines: a chunk of validated lines, in the transaction kiln.open_batch began. */
+export function addBatchLines(sql: Queryable, c: BatchLinesChunk) {
+  return sql`select kiln.add_batch_lines(
+    ${c.batchId}::uuid, ${c.accountId}::uuid, ${c.origin}, ${c.maxAttempts}::int, ${c.firstLine}::int,
+    ${sql.array(c.customIds, TEXT)}, ${sql.array(c.types, TEXT)}, ${sql.array(c.modelIds, TEXT)},
+    ${c.requests}::text::jsonb, ${sql.array(c.reserves, INT8)}, ${c.models ? JSON.stringify(c.models) : null}::text::jsonb
+  )`;
+}
+
+/** kiln.close_batch: every line is in; the first lines are queued. */
+export function closeBatch(sql: Queryable, batchId: string, accountId: string) {
+  return sql<Array<{ r: { outcome: 'created'; batch: BatchJson } }>>`select kiln.close_batch(${batchId}::uuid, ${accountId}::uuid) as r`;
+}
+
 export function getBatch(sql: Queryable, accountId: string, id: string) {
   return sql<Array<{ b: BatchJson | null }>>`select kiln.get_batch(${accountId}::uuid, ${id}::uuid) as b`;
 }
@@ -88,4 +137,50 @@ export function expireBatches(sql: Queryable, limit: number) {
 /** Ends the lines of a canceling or expired batch (its own transaction: lines are locked before the batch). */
 export function endBatchLines(sql: Queryable, id: string) {
   return sql<Array<{ n: number }>>`select kiln.end_batch_lines(${id}::uuid) as n`;
+}
+
+/** A line kiln.start_batch_lines started (and reserved) for its group's job. */
+export interface StartedBatchLine {
+  id: string;
+  attempt: number;
+  max_attempts: number;
+  account_id: string;
+  request: import('../../providers/index.ts').StoredRequest;
+  reserved_micros: number | string;
+}
+
+export interface StartBatchLinesArgs {
+  batchId: string;
+  from: number;
+  to: number;
+  workerId: string;
+  jobId: string;
+  staleSeconds: number;
+  waitMs: number;
+  maxCrashes: number;
+}
+
+/** kiln.start_batch_lines: a batch__run job's lines started and reserved in one call; `ended`: the lines it ended. */
+export function startBatchLines(sql: Queryable, a: StartBatchLinesArgs) {
+  return sql<Array<{ s: { lines: StartedBatchLine[] }; ended: import('./ended_generations.ts').EndedGeneration[] }>>`
+    with c as materialized (
+      select kiln.start_batch_lines(${a.batchId}::uuid, ${a.from}::int, ${a.to}::int, ${a.workerId}, ${a.jobId}::bigint,
+                                    ${a.staleSeconds}::int, ${a.waitMs}::int, ${a.maxCrashes}::int) as s)
+    select c.s, kiln.take_ended_generations() as ended from c`;
+}
+
+export interface CompletedBatchLine {
+  id: string;
+  result: unknown;
+  costMicros: number;
+  providerRequestId: string | null;
+  modelId: string;
+}
+
+/** kiln.complete_batch_lines: code lines of a group completed and settled in one call; `applied` per line. */
+export function completeBatchLines(sql: Queryable, batchId: string, lines: CompletedBatchLine[]) {
+  return sql<Array<{ r: { applied: boolean[] } }>>`
+    select kiln.complete_batch_lines(${batchId}::uuid, ${sql.array(lines.map((l) => l.id), 2950)}::uuid[],
+      ${JSON.stringify(lines.map((l) => l.result))}::text::jsonb, ${sql.array(lines.map((l) => String(l.costMicros)), INT8)},
+      ${sql.array(lines.map((l) => l.providerRequestId ?? null) as string[], TEXT)}, ${sql.array(lines.map((l) => l.modelId), TEXT)}) as r`;
 }

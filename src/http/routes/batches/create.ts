@@ -1,9 +1,9 @@
 // POST /batches — a JSON Lines file of generation requests (OpenAI's batch input format), validated
-// all or nothing, then the batch and its lines in one transaction. Lines reserve their worst case
+// all or nothing while the batch and its lines are stored, a chunk at a time, in one transaction. Lines reserve their worst case
 // only when they start (docs/api.md, "Batches").
 
 import { ALONE } from '../../../auth/access.ts';
-import { createBatch, prepareBatch } from '../../../batches/create.ts';
+import { createBatch } from '../../../batches/create.ts';
 import { Batch, BATCH_MEDIA_TYPES, BatchInputLine, MAX_BATCH_BYTES, MAX_BATCH_LINES } from '../../../batches/schemas.ts';
 import { IDEMPOTENCY_HEADER, IdempotencyKeySchema, REPLAYED_HEADER } from '../../../idempotency.ts';
 import { readIdempotencyKey } from '../../idempotency-header.ts';
@@ -38,8 +38,7 @@ export default defineRoute<never, never>({
   async handler(ctx, event, { caller }) {
     const key = readIdempotencyKey(event);
     const raw = await readRaw(event, MAX_BATCH_BYTES, BATCH_MEDIA_TYPES);
-    const batch = await prepareBatch(ctx, raw);
-    const created = await createBatch(ctx, caller, batch, key);
+    const created = await createBatch(ctx, caller, raw, key);
     const headers: Record<string, string> = { 'cache-control': 'no-store', location: apiUrl(ctx, `/batches/${created.batch.id}`) };
     if (created.replayed) headers[REPLAYED_HEADER] = 'true';
     return sendJson(event, created.batch, { status: 202, headers });
