@@ -16,7 +16,11 @@ const LANGUAGES = ['tsx', 'jsx', 'typescript', 'javascript', 'css', 'svg', 'json
 
 /** A model's billed prices in words, one per unit billed. */
 export function priceParts(m: Model): string[] {
-  const p = m.pricing;
+  return pricingParts(m.pricing);
+}
+
+/** A price table (`pricing`, `batchPrice`) in words, one per unit billed. */
+export function pricingParts(p: Model['pricing']): string[] {
   if (!p) return ['price unknown'];
   const parts: string[] = [];
   if (p.micros_per_image !== undefined) parts.push(`${money(p.micros_per_image)} / image`);
