@@ -314,45 +314,48 @@ function Gallery({ client }: { client: KilnClient }) {
     <Section title="Generations" intro="Every image and code result of this key's billing scope, newest first."
       actions={<><button type="button" class="btn ghost small" onClick={reload}>Refresh</button><a class="btn primary small" href="#/playground">New generation</a></>}>
       <FilterBar client={client} filters={filters} navigate={navigate} />
-      {(load.state === 'loading' || (load.state === 'ok' && !current)) && <Loading what="generations" />}
-      {load.state === 'error' && <Alert error={load.error} />}
-      {load.state === 'ok' && current && items.length === 0 && (filtered(filters)
-        ? <Empty title="No generations match these filters"><a href={galleryHref(NO_FILTERS)}>Clear filters</a> to see every generation.</Empty>
-        : <Empty title="No generations yet">Try one in the <a href="#/playground">Playground</a>.</Empty>)}
-      {items.length > 0 && (
-        <ul class="gallery" aria-label="Generations">
-          {items.map((g) => (
-            <li key={g.id} class="tile" data-generation-id={g.id} data-status={g.status}>
-              <a href={`#/generations/${g.id}`} class="tile-link">
-                <div class="tile-media"><Thumb g={g} /></div>
-                <div class="tile-meta">
-                  <TileTitle g={g} />
-                  <span class="tile-sub"><Status status={g.status} /> <span class="cost">{g.result ? money(g.result.costMicros) : ''}</span></span>
-                  <span class="tile-sub muted"><span class="tile-model">{modelOf(g) ?? ''}</span> <code class="tile-id" title={g.id}>{shortId(g.id)}</code></span>
-                </div>
-              </a>
-            </li>
-          ))}
-        </ul>
-      )}
-      {last?.nextCursor && (
-        <div class="center">
-          <button type="button" class="btn" disabled={more.busy} onClick={async () => {
-            // The next page of these filters: dropped if the filters change while it loads.
-            const asked = key;
-            setMore({ busy: true });
-            try {
-              const p = await loadPage(client, filters, last.nextCursor, new AbortController().signal);
-              if (shown.current !== asked) return;
-              setRead((r) => (r.key === asked ? { ...r, pages: [...r.pages, p] } : r));
-              setMore({ busy: false });
-            } catch (error) {
-              if (shown.current === asked) setMore({ busy: false, error });
-            }
-          }}>{more.busy ? 'Loading…' : 'Load more'}</button>
-          {more.error !== undefined && <Alert error={more.error} />}
-        </div>
-      )}
+      {/* data-filters: the URL (hash) of the filters whose answer is shown. */}
+      <div class="gallery-results" data-filters={current ? key : undefined} aria-busy={current ? undefined : 'true'}>
+        {(load.state === 'loading' || (load.state === 'ok' && !current)) && <Loading what="generations" />}
+        {load.state === 'error' && <Alert error={load.error} />}
+        {load.state === 'ok' && current && items.length === 0 && (filtered(filters)
+          ? <Empty title="No generations match these filters"><a href={galleryHref(NO_FILTERS)}>Clear filters</a> to see every generation.</Empty>
+          : <Empty title="No generations yet">Try one in the <a href="#/playground">Playground</a>.</Empty>)}
+        {items.length > 0 && (
+          <ul class="gallery" aria-label="Generations">
+            {items.map((g) => (
+              <li key={g.id} class="tile" data-generation-id={g.id} data-status={g.status}>
+                <a href={`#/generations/${g.id}`} class="tile-link">
+                  <div class="tile-media"><Thumb g={g} /></div>
+                  <div class="tile-meta">
+                    <TileTitle g={g} />
+                    <span class="tile-sub"><Status status={g.status} /> <span class="cost">{g.result ? money(g.result.costMicros) : ''}</span></span>
+                    <span class="tile-sub muted"><span class="tile-model">{modelOf(g) ?? ''}</span> <code class="tile-id" title={g.id}>{shortId(g.id)}</code></span>
+                  </div>
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+        {last?.nextCursor && (
+          <div class="center">
+            <button type="button" class="btn" disabled={more.busy} onClick={async () => {
+              // The next page of these filters: dropped if the filters change while it loads.
+              const asked = key;
+              setMore({ busy: true });
+              try {
+                const p = await loadPage(client, filters, last.nextCursor, new AbortController().signal);
+                if (shown.current !== asked) return;
+                setRead((r) => (r.key === asked ? { ...r, pages: [...r.pages, p] } : r));
+                setMore({ busy: false });
+              } catch (error) {
+                if (shown.current === asked) setMore({ busy: false, error });
+              }
+            }}>{more.busy ? 'Loading…' : 'Load more'}</button>
+            {more.error !== undefined && <Alert error={more.error} />}
+          </div>
+        )}
+      </div>
     </Section>
   );
 }
@@ -384,7 +387,8 @@ function Attribution({ g }: { g: Item }) {
 function Detail({ client, id }: { client: KilnClient; id: string }) {
   const [load, reload, set] = useLoad((signal) => client.generations.get(id, { signal }), [client, id]);
   const [cancel, setCancel] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
-  const g = load.state === 'ok' ? (load.value as Item) : null;
+  // Another generation's answer (the view before, while this one's loads) is not shown under this id.
+  const g = load.state === 'ok' && load.value.id === id ? (load.value as Item) : null;
   const local = recall(id);
   // What it has written while it runs (opened part-way: the text so far comes first), once a frame.
   const [live, updateLive, setLive] = useFrameState<Writing | null>(null);
@@ -416,7 +420,7 @@ function Detail({ client, id }: { client: KilnClient; id: string }) {
         }}>Cancel generation</button>
       ) : undefined}>
       {cancel.error !== undefined && <Alert error={cancel.error} />}
-      {load.state === 'loading' && <Loading what="the generation" />}
+      {(load.state === 'loading' || (load.state === 'ok' && !g)) && <Loading what="the generation" />}
       {load.state === 'error' && <Alert error={load.error} />}
       {g && (
         <div class="detail">
