@@ -2,7 +2,7 @@
 // against the real server: an admin signs in with a key, creates a key (its secret shown once,
 // copied with the button, working against the API), rotates it (the old secret stops), revokes it;
 // then, as an admin, searches an account, changes its tier and budget (audited under the admin's
-// key), revokes its keys, disables a model, reads workspaces and health. Keys show their live
+// key), revokes its keys, disables a model, reads each entry's batch markup, workspaces and health. Keys show their live
 // secrets, and a key that may not rotate a stronger one is told the API's reason. A non-admin never
 // sees the Admin section, and no page of theirs makes a request that fails (who is an admin comes
 // from GET /me). axe finds nothing serious; screenshots go to test/artifacts/console-admin/.
@@ -109,6 +109,12 @@ before(async () => {
     const a = await createAccount(srv.db.sql, { email: `other${i}-${tag}@customer.test` });
     await srv.db.sql`select * from kiln.reserve_budget(${a.id}, null, null, 'local/sketch', 'api', ${String(1000 * (i + 1))}::bigint)`;
   }
+  // Entries with a batch markup (docs/providers.md, "Model catalog"): one priced per image, one per token.
+  const upsert = (m: Record<string, unknown>) => srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(m as any)})`;
+  await upsert({ id: 'local/batch-sketch', name: 'Batch Sketch (test)', category: 'image', provider: 'local',
+    input_modalities: ['text'], output_modalities: ['image'], cost: { micros_per_image: 3000 }, markup: 2, batchMarkup: 1.25 });
+  await upsert({ id: 'local/batch-coder', name: 'Batch Coder (test)', category: 'text', provider: 'local', input_modalities: ['text'], output_modalities: ['text'],
+    cost: { input_micros_per_token: 0.1, output_micros_per_token: 0.4 }, maxOutputTokens: 1000, markup: 1.5, batchMarkup: 1.2 });
   const [ws] = await srv.db.sql`select * from kiln.create_workspace(${`Studio ${tag}`}, ${target.id})`;
   await srv.db.sql`select kiln.add_workspace_member(${ws!.id}, ${user.id}, 'member')`;
   browser = await chromium.launch({
@@ -284,8 +290,49 @@ test('admin: accounts sorted by spend, search an account, change its tier and bu
   await shot('08-admin-account-keys-revoked');
 });
 
+/** A row of the admin catalog as shown: its markup and batch markup cells. */
+async function catalogRow(id: string) {
+  const row = page.locator(`tr[data-model-id="${id}"]`);
+  await row.waitFor();
+  const headers = await page.locator('table.admin-table thead th').allInnerTexts();
+  const cells = await row.locator('th, td').allInnerTexts();
+  const at = (name: string) => cells[headers.findIndex((h) => h.trim().toLowerCase() === name)]!.trim();
+  return { markup: at('markup'), batch: at('batch markup') };
+}
+
+test('admin: models show each entry\'s batch markup next to its markup, with the batch price', async () => {
+  await page.goto(`${srv.origin}/console/#/admin/models`);
+  await page.locator('tr[data-model-id="local/batch-sketch"] [data-batch-markup]').waitFor();
+  const headers = (await page.locator('table.admin-table thead th').allInnerTexts()).map((h) => h.trim().toLowerCase());
+  assert.equal(headers.indexOf('batch markup'), headers.indexOf('markup') + 1, `next to markup: ${headers.join(' | ')}`);
+  const sketch = await catalogRow('local/batch-sketch');
+  assert.equal(sketch.markup, '×2');
+  assert.match(sketch.batch, /^×1\.25\s+billed \$0\.00375 \/ image$/);
+  const coder = await catalogRow('local/batch-coder');
+  assert.equal(coder.markup, '×1.5');
+  assert.match(coder.batch, /^×1\.2\s+billed \$0\.12 \/ 1M input tokens · \$0\.48 \/ 1M output tokens$/);
+  // An entry without one bills batch lines at its markup, and says so.
+  assert.equal((await catalogRow('local/sketch')).batch, 'as markup');
+  await shot('09a-admin-models-batch-markup');
+  // Disabled, it leaves GET /models, where its batch price is read: the cell says when it shows.
+  const row = page.locator('tr[data-model-id="local/batch-sketch"]');
+  await row.getByRole('button', { name: 'Disable local/batch-sketch' }).click();
+  await row.locator('[data-status="disabled"]').waitFor();
+  await eventually(async () => assert.equal((await catalogRow('local/batch-sketch')).batch, 'shown when enabled'));
+  await row.getByRole('button', { name: 'Enable local/batch-sketch' }).click();
+  await row.locator('[data-status="enabled"]').waitFor();
+  await row.locator('[data-batch-markup="1.25"]').waitFor();
+  // The public Models page: the batch price beside the price.
+  await page.goto(`${srv.origin}/console/#/models`);
+  const card = page.locator('.models .model').filter({ hasText: 'local/batch-sketch' });
+  await card.waitFor();
+  assert.match(await card.innerText(), /Batch price\s+\$0\.00375 \/ image/);
+  assert.equal(await page.locator('.models .model').filter({ hasText: 'local/sketch' }).first().locator('.batch-price').count(), 0);
+  await shot('09b-models-batch-price');
+});
+
 test('admin: models (disable and enable, cost and price), workspaces and members, health', async () => {
-  await page.getByRole('navigation', { name: 'Admin' }).getByRole('link', { name: 'Models' }).click();
+  await page.goto(`${srv.origin}/console/#/admin/models`);
   const row = page.locator('tr[data-model-id="local/vector"]');
   await row.waitFor();
   await row.getByRole('button', { name: 'Disable local/vector' }).click();

@@ -32,8 +32,21 @@ test('a reset drops the text, preview and progress, and names the attempt; the n
     { event: 'preview', data: { index: 0, url: '/files/a', mediaType: 'image/png' } },
     { event: 'reset', data: { attempt: 2 } },
   ]);
-  assert.deepEqual(w, { ...NOTHING_YET, attempt: 2 });
+  // That text was written stays known: the emptied output is still code (an empty code view).
+  assert.deepEqual(w, { ...NOTHING_YET, attempt: 2, code: true });
   assert.equal(writing(w, { event: 'delta', data: { text: 'second', offset: 0 } }).text, 'second');
+});
+
+test('an output is code once text is written, and only then; a reset of an image keeps it an image', () => {
+  assert.equal(NOTHING_YET.code, false);
+  assert.equal(apply([{ event: 'progress', data: { percent: 10, message: null } }]).code, false);
+  assert.equal(apply([{ event: 'delta', data: { text: '', offset: 0 } }]).code, false, 'an empty delta says nothing');
+  assert.equal(apply([{ event: 'delta', data: { text: 'a', offset: 0 } }]).code, true);
+  const image = apply([
+    { event: 'preview', data: { index: 0, url: '/files/a', mediaType: 'image/png' } },
+    { event: 'reset', data: { attempt: 2 } },
+  ]);
+  assert.deepEqual(image, { ...NOTHING_YET, attempt: 2 });
 });
 
 test('the newest preview is kept; an older index does not replace it', () => {

@@ -1,6 +1,7 @@
 // The console shows output while it is written (docs/console.md, "Streaming output"), in Chromium
 // (playwright-core) against the real server and worker: the playground's code view grows while
-// the generation is processing and ends as the result; a reset is a notice and an emptied view;
+// the generation is processing and ends as the result; a reset is a notice and an emptied code view
+// with its caret (in the playground and in a detail view);
 // previews and progress of an image generation; a run's output card with its text live. The local
 // model streams its text over `upstream.delayMs`; it makes no previews and never starts over, so
 // those streams are written through kiln.stream_generation as the worker writes them
@@ -170,7 +171,11 @@ test('playground: a reset is a notice and an emptied code view; the next attempt
   const notice = page.locator('.output .writing-reset');
   await notice.waitFor();
   assert.match(await notice.innerText(), /started over \(attempt 2\)/);
-  assert.equal(await page.locator('.output pre.code').count(), 0, 'the first attempt\'s text is gone');
+  // Until the next attempt writes: an empty code view with its caret, not the image placeholder.
+  await page.waitForFunction(() => document.querySelector('.output pre.code.writing code')?.textContent === '');
+  assert.deepEqual(await codeView(), { text: '', writing: true, caret: true }, 'the first attempt\'s text is gone; the caret waits');
+  assert.equal(await page.locator('.output .placeholder').count(), 0, 'no image placeholder for code');
+  assert.equal(await page.locator('.output pre.code').getAttribute('aria-busy'), 'true');
   await shot('04-playground-reset');
 
   assert.equal(await flush(id, worker, -1, 0, 'export const Second = () => <i>two</i>;'), 2);
@@ -250,6 +255,29 @@ test('run view: an output node\'s card shows its text live, then the settled res
   const run = (await api(srv.base, key, `/workflows/${workflowId}/runs/${runId}`)).body;
   assert.equal(await page.locator('.result pre.code code').textContent(), run.results[0].code);
   await shot('08-run-completed');
+});
+
+test('a generation\'s detail view: after a reset, an empty code view with its caret and the notice, then the next attempt\'s text', async () => {
+  const created = await api(srv.base, key, '/generations', { body: { type: 'code', prompt: 'A chip', model: 'local/stuck-coder', targetLanguage: 'css' } });
+  const id = created.body.id as string;
+  const worker = await processingUnder(id);
+  await page.goto(`${srv.origin}/console/#/generations/${id}`);
+  await page.locator('.detail [data-status="processing"]').first().waitFor();
+  assert.equal(await flush(id, worker, 0, 0, '.chip {\n'), 1);
+  await page.waitForFunction(() => document.querySelector('.detail pre.code.writing code')?.textContent === '.chip {\n');
+  await srv.db.sql`select kiln.cut_generation_stream(${id}::uuid, ${worker})`;
+  const notice = page.locator('.detail .writing-reset');
+  await notice.waitFor();
+  assert.match(await notice.innerText(), /started over \(attempt 2\)/);
+  await page.waitForFunction(() => document.querySelector('.detail pre.code.writing code')?.textContent === '');
+  assert.equal(await page.locator('.detail pre.code .caret').count(), 1, 'the caret waits in the empty code view');
+  assert.equal(await page.locator('.detail .writing-view [role="status"]:not(.writing-reset)').count(), 0, 'no "processing…" placeholder in its place');
+  await shot('10-detail-reset');
+  assert.equal(await flush(id, worker, -1, 0, '.chip { gap: 4px; }'), 2);
+  await page.waitForFunction(() => document.querySelector('.detail pre.code.writing code')?.textContent === '.chip { gap: 4px; }');
+  assert.equal(await notice.count(), 1);
+  await api(srv.base, key, `/generations/${id}/cancel`, { method: 'POST' });
+  await page.locator('.detail [data-status="failed"]').first().waitFor();
 });
 
 test('a generation\'s detail view opened part-way shows the text so far, then what follows', async () => {

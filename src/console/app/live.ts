@@ -107,12 +107,14 @@ export interface Writing {
   chars: number;
   /** The execution writing it: 1, or the attempt a `reset` announced. */
   attempt: number;
+  /** Text has been written (in this execution or one a reset dropped): the output is code, shown as code even while empty. */
+  code: boolean;
   /** The newest partial image. */
   preview: Preview | null;
   progress: OutputProgress | null;
 }
 
-export const NOTHING_YET: Writing = { text: '', chars: 0, attempt: 1, preview: null, progress: null };
+export const NOTHING_YET: Writing = { text: '', chars: 0, attempt: 1, code: false, preview: null, progress: null };
 
 /** `text` up to its `n`th code point. */
 function firstChars(text: string, n: number): string {
@@ -136,7 +138,7 @@ const codePoints = (text: string) => {
 /**
  * The output after one event. A delta goes at its offset (the server sends none twice and leaves
  * no gap, but one that overlaps replaces the overlap rather than repeating it); a reset drops
- * everything shown, the following deltas starting again at offset 0.
+ * everything shown (but not that the output is code), the following deltas starting again at offset 0.
  */
 export function writing(w: Writing, e: WritingEvent): Writing {
   switch (e.event) {
@@ -144,14 +146,15 @@ export function writing(w: Writing, e: WritingEvent): Writing {
       const { text, offset } = e.data;
       const kept = offset >= w.chars ? w.text : firstChars(w.text, offset);
       const keptChars = Math.min(offset, w.chars);
-      return { ...w, text: kept + text, chars: keptChars + codePoints(text) };
+      return { ...w, text: kept + text, chars: keptChars + codePoints(text), code: w.code || text !== '' };
     }
     case 'preview':
       return w.preview && w.preview.index > e.data.index ? w : { ...w, preview: e.data };
     case 'progress':
       return { ...w, progress: e.data };
     case 'reset':
-      return { ...NOTHING_YET, attempt: e.data.attempt };
+      // What kind of output it is stays known: code starts over as an empty code view.
+      return { ...NOTHING_YET, attempt: e.data.attempt, code: w.code };
   }
 }
 

@@ -1,7 +1,8 @@
-// Models: the catalog this key can use, with billed prices and modalities.
+// Models: the catalog this key can use, with billed prices (and the batch price of entries that
+// set one) and modalities.
 
 import { Alert, Loading, Section, useLoad } from './ui.tsx';
-import { priceParts } from './playground.tsx';
+import { priceParts, pricingParts } from './playground.tsx';
 import type { KilnClient } from './api.ts';
 
 /** A catalog category as people write it ("SVG", not "Svg"). */
@@ -27,6 +28,9 @@ export function Models({ client }: { client: KilnClient }) {
               <dl class="facts">
                 {/* Each price stays whole: a line breaks only between two of them. */}
                 <div class="wide"><dt>Price</dt><dd class="price">{priceParts(m).map((p, i) => <>{i > 0 && ' · '}<span class="nowrap">{p}</span></>)}</dd></div>
+                {m.batchPrice !== undefined && (
+                  <div class="wide"><dt>Batch price</dt><dd class="batch-price">{pricingParts(m.batchPrice).map((p, i) => <>{i > 0 && ' · '}<span class="nowrap">{p}</span></>)}</dd></div>
+                )}
                 <div><dt>Input</dt><dd>{m.input_modalities.join(', ')}</dd></div>
                 <div><dt>Output</dt><dd>{m.output_modalities.join(', ')}</dd></div>
                 <div><dt>Provider</dt><dd>{m.provider}{m.provider === 'local' ? ' (offline)' : ''}</dd></div>

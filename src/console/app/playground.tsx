@@ -16,7 +16,11 @@ const LANGUAGES = ['tsx', 'jsx', 'typescript', 'javascript', 'css', 'svg', 'json
 
 /** A model's billed prices in words, one per unit billed. */
 export function priceParts(m: Model): string[] {
-  const p = m.pricing;
+  return pricingParts(m.pricing);
+}
+
+/** A price table (`pricing`, `batchPrice`) in words, one per unit billed. */
+export function pricingParts(p: Model['pricing']): string[] {
   if (!p) return ['price unknown'];
   const parts: string[] = [];
   if (p.micros_per_image !== undefined) parts.push(`${money(p.micros_per_image)} / image`);
@@ -35,7 +39,8 @@ export function Playground({ client }: { client: KilnClient }) {
   const [prompt, setPrompt] = useState('');
   const [aspect, setAspect] = useState<(typeof ASPECTS)[number]>('1:1');
   const [lang, setLang] = useState<(typeof LANGUAGES)[number]>('tsx');
-  const [job, setJob] = useState<{ id: string; state: Generation | { id: string; status: 'pending' }; started: number; ended?: number } | null>(null);
+  // The job shown, with the type it was asked for (the type field may have changed since).
+  const [job, setJob] = useState<{ id: string; type: 'image' | 'code'; state: Generation | { id: string; status: 'pending' }; started: number; ended?: number } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   // What the running job has written so far (null: nothing yet), rendered once a frame.
@@ -69,7 +74,7 @@ export function Playground({ client }: { client: KilnClient }) {
       const accepted = await client.generations.create(body);
       remember({ id: accepted.id, request: body, createdAt: new Date().toISOString(), seen: [{ status: 'pending', at: new Date().toISOString() }] });
       const started = performance.now();
-      setJob({ id: accepted.id, state: accepted, started });
+      setJob({ id: accepted.id, type: body.type as 'image' | 'code', state: accepted, started });
       setBusy(false);
       for await (const ev of watchGeneration(client, accepted.id, { signal: ac.signal })) {
         if (ac.signal.aborted) break;
@@ -80,7 +85,7 @@ export function Playground({ client }: { client: KilnClient }) {
         noteStatus(accepted.id, ev.data);
         // The result replaces what was streamed (it may differ: fences are stripped).
         if (ev.terminal) setLive(null);
-        setJob({ id: accepted.id, state: ev.data, started, ended: ev.terminal ? performance.now() : undefined });
+        setJob({ id: accepted.id, type: body.type as 'image' | 'code', state: ev.data, started, ended: ev.terminal ? performance.now() : undefined });
       }
     } catch (err) {
       if (!ac.signal.aborted) setError(err);
@@ -156,7 +161,7 @@ export function Playground({ client }: { client: KilnClient }) {
                 {r && <span class="cost"> · {money(r.costMicros)}</span>}
               </p>
               {!r && job.state.status !== 'failed' && (
-                <WritingView w={live} alt={prompt || 'the image'}
+                <WritingView w={live} alt={prompt || 'the image'} code={job.type === 'code'}
                   empty={<div class="placeholder"><span class="spinner" aria-hidden="true" /></div>} />
               )}
               {g?.status === 'failed' && <div class="notice error">{g.error}</div>}

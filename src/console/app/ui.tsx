@@ -5,9 +5,25 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { errorText, type KilnClient } from './api.ts';
 
-/** The route is the URL's hash (`#/generations/<id>`): no server routes, nothing secret in it. */
+/** The hash's path, before any `?`: `#/generations/<id>` → `generations/<id>`. */
+function hashPath(): string {
+  const h = location.hash.replace(/^#\/?/, '');
+  const q = h.indexOf('?');
+  return q < 0 ? h : h.slice(0, q);
+}
+
+/** The hash's query, after its first `?` (`#/generations?endUser=…`): a view's state that a link or a reload keeps. */
+function hashQuery(): string {
+  const q = location.hash.indexOf('?');
+  return q < 0 ? '' : location.hash.slice(q + 1);
+}
+
+/**
+ * The route is the URL's hash (`#/generations/<id>`): no server routes, nothing secret in it. A
+ * `?query` after the path (a view's filters) is not part of the route: useHashQuery reads it.
+ */
 export function useRoute(): string[] {
-  const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const read = () => hashPath().split('/').filter(Boolean).map(decodeURIComponent);
   const [parts, setParts] = useState(read);
   useEffect(() => {
     const on = () => setParts(read());
@@ -15,6 +31,17 @@ export function useRoute(): string[] {
     return () => removeEventListener('hashchange', on);
   }, []);
   return parts;
+}
+
+/** The hash's query (`#/generations?status=failed` → `status=failed`), read again on every hash change. */
+export function useHashQuery(): URLSearchParams {
+  const [query, setQuery] = useState(hashQuery);
+  useEffect(() => {
+    const on = () => setQuery(hashQuery());
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return new URLSearchParams(query);
 }
 
 /**

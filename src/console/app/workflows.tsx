@@ -193,7 +193,7 @@ function LiveResultView({ graph, promptNodeId, outputNodeId, w }: { graph: Graph
   return (
     <div class="result live" data-live-output={outputNodeId} data-prompt-node={promptNodeId}>
       <p><Status status="running" /> <strong>{name}</strong> <span class="muted">{prompt?.output ?? ''}{prompt?.model ? ` · ${prompt.model}` : ''} · writing…</span></p>
-      <WritingView w={w} alt={`output ${name}`} empty={<p class="muted small"><span class="spinner" aria-hidden="true" /> Waiting for the model…</p>} />
+      <WritingView w={w} alt={`output ${name}`} code={prompt?.output === 'code'} empty={<p class="muted small"><span class="spinner" aria-hidden="true" /> Waiting for the model…</p>} />
     </div>
   );
 }

@@ -1,13 +1,19 @@
 // One output while it is written (docs/console.md, "Streaming output"): the code so far,
 // highlighted, with a caret; or the newest partial image; the provider's progress; and, after a
-// reset, a notice that the model started over.
+// reset, a notice that the model started over (code: over an empty code view with its caret).
 
 import type { ComponentChildren } from 'preact';
 import { Highlighted } from './highlight.tsx';
 import { shownCode, type Writing } from './live.ts';
 
-export function WritingView({ w, alt, empty }: { w: Writing | null; alt: string; empty?: ComponentChildren }) {
+/**
+ * `code`: the page knows the output is code (the request's type). Code that a reset emptied stays
+ * a code view (empty, with the caret) until the next attempt writes: `empty` (a placeholder) is
+ * for an output nothing has been written to yet.
+ */
+export function WritingView({ w, alt, empty, code }: { w: Writing | null; alt: string; empty?: ComponentChildren; code?: boolean }) {
   const p = w?.progress;
+  const startedOver = !!w && w.attempt > 1 && (code || w.code);
   return (
     <div class="writing-view" data-attempt={w?.attempt ?? 1}>
       {w && w.attempt > 1 && (
@@ -28,7 +34,7 @@ export function WritingView({ w, alt, empty }: { w: Writing | null; alt: string;
           <img class="result-image" src={w.preview.url} alt={`Preview ${w.preview.index + 1} of ${alt}`} data-preview-index={w.preview.index} />
           <figcaption class="muted small"><span class="spinner" aria-hidden="true" /> Preview {w.preview.index + 1}: still painting</figcaption>
         </figure>
-      ) : w && w.text ? (
+      ) : w && (w.text || startedOver) ? (
         <Highlighted code={shownCode(w.text)} writing />
       ) : empty}
     </div>
