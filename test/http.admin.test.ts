@@ -151,6 +151,8 @@ test('models: the whole catalog with cost and price; disabling one leaves GET /m
   assert.equal(list.status, 200);
   const sketch = list.body.data.find((m: any) => m.id === 'local/sketch');
   assert.ok(sketch && sketch.enabled && typeof sketch.markup === 'number');
+  assert.equal(sketch.batchMarkup, null, 'no batch markup: batch lines bill at the markup');
+  assert.equal(sketch.batchPricing, null);
   assert.ok('cost' in sketch && 'pricing' in sketch);
 
   const warm = await api(srv.base, userKey.key, '/models');

@@ -86,8 +86,10 @@ export const AdminModel = v.object({
   provider: v.string(),
   enabled: v.boolean(),
   markup: v.pipe(v.number(), v.description('Billed price = upstream cost × markup (the entry\'s own, else KILN_DEFAULT_MARKUP).')),
+  batchMarkup: v.pipe(v.nullable(v.number()), v.description('The markup lines of batches are billed at (`batchMarkup` of the entry, never above `markup`); null: they bill at `markup`.')),
   cost: v.pipe(v.nullable(PriceTable), v.description('What the upstream charges, in microdollars (per image, per second, per input/output token); null when unknown.')),
   pricing: v.pipe(v.nullable(PriceTable), v.description('What callers are billed (cost × markup), as GET /models shows it.')),
+  batchPricing: v.pipe(v.nullable(PriceTable), v.description('What batch lines are billed (cost × batchMarkup), as GET /models shows it as `batchPrice`; null when the entry has no batch markup or its cost is unknown.')),
   fallbacks: v.array(v.string()),
   updatedAt: dateTime,
 });

@@ -5,7 +5,7 @@
 
 import type { Caller } from '../auth/access.ts';
 import { audited } from '../auth/audit.ts';
-import { invalidateCatalog, pricingOf, rowToModel } from '../billing/catalog.ts';
+import { batchPricingOf, invalidateCatalog, pricingOf, rowToModel } from '../billing/catalog.ts';
 import type { Context } from '../context.ts';
 import {
   adminGetAccount, adminGetWorkspace, adminHealth, adminListAccounts, adminListWorkspaces, adminRevokeAccountKeys,
@@ -93,7 +93,7 @@ function adminModel(row: ModelRow, defaultMarkup: number) {
   const m = rowToModel(row, defaultMarkup);
   return {
     id: m.id, name: m.name, category: m.category, provider: m.provider, enabled: m.enabled, markup: m.markup,
-    cost: costOf(row), pricing: pricingOf(m), fallbacks: m.fallbacks,
+    batchMarkup: m.batchMarkup, cost: costOf(row), pricing: pricingOf(m), batchPricing: batchPricingOf(m) ?? null, fallbacks: m.fallbacks,
     updatedAt: new Date(row.updated_at).toISOString(),
   };
 }

@@ -2049,12 +2049,18 @@ export interface components {
             enabled: boolean;
             /** @description Billed price = upstream cost × markup (the entry's own, else KILN_DEFAULT_MARKUP). */
             markup: number;
+            /** @description The markup lines of batches are billed at (`batchMarkup` of the entry, never above `markup`); null: they bill at `markup`. */
+            batchMarkup: number | null;
             /** @description What the upstream charges, in microdollars (per image, per second, per input/output token); null when unknown. */
             cost: {
                 [key: string]: number;
             } | null;
             /** @description What callers are billed (cost × markup), as GET /models shows it. */
             pricing: {
+                [key: string]: number;
+            } | null;
+            /** @description What batch lines are billed (cost × batchMarkup), as GET /models shows it as `batchPrice`; null when the entry has no batch markup or its cost is unknown. */
+            batchPricing: {
                 [key: string]: number;
             } | null;
             fallbacks: string[];

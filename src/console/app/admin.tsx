@@ -4,7 +4,7 @@
 // upstream cost, markup, batch markup and billed price) and health.
 
 import { useEffect, useState } from 'preact/hooks';
-import { KilnError, money, when, whenMinute, type KilnClient } from './api.ts';
+import { money, when, whenMinute, type KilnClient } from './api.ts';
 import { dollarsToMicros, keyStatus } from './keys.tsx';
 import { Alert, defaultRoute, Empty, Loading, Section, Status, useLoad } from './ui.tsx';
 
@@ -292,68 +292,24 @@ function prices(p: Record<string, number> | null): string {
   }).join(' · ');
 }
 
-type PublicModel = Awaited<ReturnType<KilnClient['models']['list']>>['data'][number];
-
-/**
- * What an entry bills batch lines at (its `batchMarkup`: docs/providers.md, "Model catalog"). The
- * admin API's entry does not carry it; GET /models does, as `batchPrice` (cost × batchMarkup) of
- * each enabled entry that sets one, so it is that price over the upstream cost, taken on the
- * entry's largest cost (the price is rounded to 6 decimals of a microdollar).
- */
-type BatchMarkup =
-  | { state: 'set'; markup: number; price: Record<string, number> }
-  | { state: 'set-unpriced' } // set, but the cost is unknown: no price to read it from
-  | { state: 'none' } // batch lines bill at the markup
-  | { state: 'unlisted' }; // not in GET /models (disabled): not known here
-
-function batchMarkupOf(cost: Record<string, number> | null, pub: PublicModel | undefined): BatchMarkup {
-  if (!pub) return { state: 'unlisted' };
-  if (pub.batchPrice === undefined) return { state: 'none' };
-  if (pub.batchPrice === null || !cost) return { state: 'set-unpriced' };
-  let best: [number, number] | null = null;
-  for (const [k, c] of Object.entries(cost)) {
-    const b = pub.batchPrice[k];
-    if (c > 0 && typeof b === 'number' && (!best || c > best[0])) best = [c, b];
-  }
-  if (!best) return { state: 'set-unpriced' };
-  return { state: 'set', markup: Math.round((best[1] / best[0]) * 1e4) / 1e4, price: pub.batchPrice };
-}
-
-/**
- * GET /models read afresh: the browser may keep an answer for 5 minutes (its `cache-control:
- * private, max-age=300`), and an entry just enabled or disabled here must show as it is now.
- */
-async function freshCatalog(client: KilnClient, signal: AbortSignal) {
-  const { data, error, response } = await client.raw.GET('/models', { cache: 'no-cache', signal });
-  if (!response.ok || !data) throw KilnError.from(response, error);
-  return data;
-}
-
-function BatchMarkupCell({ b }: { b: BatchMarkup }) {
-  switch (b.state) {
-    case 'set': return <td data-batch-markup={b.markup}>×{b.markup}<br /><span class="muted small">billed {prices(b.price)}</span></td>;
-    case 'set-unpriced': return <td class="muted small">set (cost unknown)</td>;
-    case 'none': return <td class="muted small" data-batch-markup="none">as markup</td>;
-    case 'unlisted': return <td class="muted small">shown when enabled</td>;
-  }
+/** What an entry bills batch lines at (its `batchMarkup`: docs/providers.md, "Model catalog"). */
+function BatchMarkupCell({ m }: { m: { batchMarkup: number | null; batchPricing: Record<string, number> | null } }) {
+  if (m.batchMarkup === null) return <td class="muted small" data-batch-markup="none">as markup</td>;
+  return <td data-batch-markup={m.batchMarkup}>×{m.batchMarkup}{m.batchPricing && <><br /><span class="muted small">billed {prices(m.batchPricing)}</span></>}</td>;
 }
 
 function Models({ client }: { client: KilnClient }) {
   const [load, reload] = useLoad((signal) => client.admin.models.list({ signal }), [client]);
-  // The public catalog: where each enabled entry's batch price is (see batchMarkupOf).
-  const [pub, reloadPub] = useLoad((signal) => freshCatalog(client, signal), [client]);
   const [error, setError] = useState<unknown>(null);
   const toggle = async (id: string, enabled: boolean) => {
     setError(null);
     try {
       await client.admin.models.update(id, { enabled });
       reload();
-      reloadPub();
     } catch (err) {
       setError(err);
     }
   };
-  const listed = new Map(pub.state === 'ok' ? pub.value.data.map((m) => [m.id, m]) : []);
   return (
     <>
       {error !== null && <Alert error={error} />}
@@ -372,7 +328,7 @@ function Models({ client }: { client: KilnClient }) {
                   <td>{prices(m.cost)}</td>
                   <td>{prices(m.pricing)}</td>
                   <td>×{m.markup}</td>
-                  {pub.state === 'ok' ? <BatchMarkupCell b={batchMarkupOf(m.cost, listed.get(m.id))} /> : <td class="muted small">{pub.state === 'loading' ? '…' : 'unknown'}</td>}
+                  <BatchMarkupCell m={m} />
                   <td><Status status={m.enabled ? 'enabled' : 'disabled'} /></td>
                   <td><button type="button" class={`btn small ${m.enabled ? 'danger' : ''}`} aria-label={`${m.enabled ? 'Disable' : 'Enable'} ${m.id}`}
                     onClick={() => toggle(m.id, !m.enabled)}>{m.enabled ? 'Disable' : 'Enable'}</button></td>
