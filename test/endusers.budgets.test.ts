@@ -5,6 +5,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createKilnClient, KilnError } from 'kiln/client';
+import { cli } from './_cli.ts';
 import { spawnKiln } from './_live.ts';
 import { api, createAccount, createKey, startServer } from './_setup.ts';
 
@@ -324,4 +326,43 @@ test('a reservation made at start (a run output, a batch line: kiln.reserve_budg
   await assert.rejects(reserve(), (e: any) => e.code === 'KQ001' && e.message === 'end user "lena"\'s budget for this month is exhausted');
   // Without an end user (the nine-argument call of before), only the pool decides.
   await sql`select kiln.reserve_budget(${o.id}::uuid, null::uuid, null::uuid, 'fal/flux-schnell', 'workflow', ${IMAGE}::bigint)`;
+});
+
+test('typed client: endUsers.set / get / remove, with the end user URL-encoded and typed KilnErrors', async () => {
+  const o = await owner();
+  const c = createKilnClient({ baseUrl: srv.origin, apiKey: o.key });
+  const set = await c.endUsers.set('m/é ?#', { budgetMicros: 3000, period: 'day', rpm: 2 });
+  assert.deepEqual({ endUser: set.endUser, budget: set.budgetMicros, period: set.period, rpm: set.rpm }, { endUser: 'm/é ?#', budget: 3000, period: 'day', rpm: 2 });
+  const got = await c.endUsers.get('m/é ?#');
+  assert.equal(got.remainingMicros, 3000);
+  await c.endUsers.remove('m/é ?#');
+  await assert.rejects(c.endUsers.remove('m/é ?#'), (e: unknown) => e instanceof KilnError && e.status === 404 && e.type === 'not_found');
+  await assert.rejects(c.endUsers.set('x', { budgetMicros: -1, period: 'day' }),
+    (e: unknown) => e instanceof KilnError && e.status === 400 && e.details[0]?.path === '/budgetMicros');
+});
+
+test('CLI: kiln end-user set / get / rm, as JSON lines, with exit codes for what the service refused', async () => {
+  const o = await owner();
+  const env = { KILN_URL: `${srv.origin}/api/v1/`, KILN_API_KEY: o.key };
+  const set = await cli(['end-user', 'set', 'nora', '--budget-usd', '2.5', '--period', 'day', '--rpm', '30'], env);
+  assert.equal(set.code, 0, set.stderr);
+  assert.deepEqual({ ...set.lines[0], periodStart: undefined, updatedAt: undefined }, { event: 'set', endUser: 'nora', budgetMicros: 2_500_000, period: 'day', rpm: 30,
+    periodStart: undefined, usedMicros: 0, heldMicros: 0, remainingMicros: 2_500_000, updatedAt: undefined });
+  const micros = await cli(['end-user', 'set', 'nora', '--budget', '1000', '--period', 'month'], env);
+  assert.equal(micros.lines[0].budgetMicros, 1000);
+  assert.equal(micros.lines[0].rpm, null, 'a PUT sets every field: no --rpm, no rpm');
+  const got = await cli(['end-user', 'get', 'nora'], env);
+  assert.equal(got.code, 0);
+  assert.equal(got.lines[0].remainingMicros, 1000);
+  assert.equal((await cli(['end-user', 'rm', 'nora'], env)).code, 0);
+  const again = await cli(['end-user', 'rm', 'nora'], env);
+  assert.equal(again.code, 2, 'a 404 is a usage exit');
+  assert.match(again.stderr, /not_found 404: end user "nora" has no budget/);
+  const bad = await cli(['end-user', 'set', 'nora', '--budget', '5', '--budget-usd', '1', '--period', 'day'], env);
+  assert.equal(bad.code, 2);
+  assert.equal((await cli(['end-user', 'set', 'nora', '--budget', '5', '--period', 'week'], env)).code, 2);
+  const readOnly = await cli(['end-user', 'set', 'nora', '--budget', '5', '--period', 'day'], { ...env, KILN_API_KEY: (await createKey(sql, o.id, { scopes: ['read'] })).key });
+  assert.equal(readOnly.code, 3);
+  const help = await cli(['--help'], env);
+  assert.match(help.stdout + help.stderr, /end-user/);
 });
