@@ -20,7 +20,10 @@ create table if not exists kiln_private.end_user_budget_periods (
   held_micros bigint not null default 0 check (held_micros >= 0),
   settled_micros bigint not null default 0 check (settled_micros >= 0),
   primary key (pool_id, end_user, period_start)
-);
+) with (fillfactor = 50);
+-- Updated by every reservation, settlement and release of a capped end user: room on the page
+-- keeps those updates HOT (as for kiln_private.rate_limit_buckets).
+alter table kiln_private.end_user_budget_periods set (fillfactor = 50);
 comment on table kiln_private.end_user_budget_periods is 'Running totals of end users with a cap, per period (a UTC day or a calendar month, as the cap says); debited in the same statement as the pool (kiln_private.reserve_budgets) and ended with it (settle_charge, release_charge, through charges.end_user_period).';
 
 alter table kiln_private.charges add column if not exists end_user_period timestamptz;
