@@ -15,7 +15,7 @@ export default defineRoute<string>({
   scope: 'keys',
   bucket: null,
   params: { endUser: EndUserParam },
-  success: { status: 204, description: 'Removed.' },
+  success: { status: 204, description: 'Removed.', headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 404, 429, 503],
   prepare: (_ctx, event) => endUserParam(event),
   async handler(ctx, event, { caller, payload }) {
