@@ -6635,6 +6635,8 @@ export interface operations {
             204: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
