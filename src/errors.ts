@@ -137,6 +137,7 @@ export function fromDatabaseError(e: any): ApiError | null {
   if (typeof code !== 'string') return null;
   const type = SQLSTATE[code];
   if (code === 'KI002') return endUserRequired(String(e.message ?? END_USER_REQUIRED));
+  if (code === 'KR001') return endUserRateLimited(String(e.message ?? ''));
   if (type) return new ApiError(type, String(e.message ?? 'Request failed.'));
   if (isUnavailable(e)) return errors.unavailable();
   // Postgres's own text names columns and values: never sent.
@@ -153,6 +154,17 @@ export const END_USER_REQUIRED = 'endUser: is required: this API key requires an
  */
 export function endUserRequired(message = END_USER_REQUIRED, at = ''): ApiError {
   return errors.invalidBody(message, [{ path: `${at}/endUser`, message: message.replace(/^endUser: /, '') }]);
+}
+
+/**
+ * An end user over its own rpm (KR001, docs/usage.md#budgets-per-end-user): a 429 rate_limited
+ * whose Retry-After is the seconds the SQL message names ("Retry after N seconds.").
+ */
+export function endUserRateLimited(message: string): ApiError {
+  const seconds = Math.max(1, Number(/Retry after (\d+) second/.exec(message)?.[1] ?? 1));
+  return new ApiError('rate_limited', message || `Too many requests. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`, {
+    headers: { 'retry-after': String(seconds) },
+  });
 }
 
 /** Seconds a client is told to wait while the object store is down. */

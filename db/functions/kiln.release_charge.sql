@@ -25,6 +25,11 @@ begin
       set held_micros = held_micros - v_charge.reserved_micros
       where key_id = v_charge.key_id and period_start = v_charge.period_start;
   end if;
+  if v_charge.end_user_period is not null then
+    update kiln_private.end_user_budget_periods
+      set held_micros = held_micros - v_charge.reserved_micros
+      where pool_id = v_charge.pool_id and end_user = v_charge.end_user and period_start = v_charge.end_user_period;
+  end if;
   update kiln_private.charges
     set status = 'released', finished_at = now()
     where id = p_charge_id
@@ -32,4 +37,4 @@ begin
   return v_charge;
 end;
 $function$;
-comment on function kiln.release_charge(uuid) is 'Releases a reservation without charging (failed output). Idempotent; a settled charge stays settled.';
+comment on function kiln.release_charge(uuid) is 'Releases a reservation without charging (failed output), on the pool, the key''s budget and the end user''s cap alike. Idempotent; a settled charge stays settled.';

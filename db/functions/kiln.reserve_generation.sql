@@ -21,7 +21,7 @@ begin
   end if;
   -- Raises KQ001 / KP001 when the budget cannot cover the worst case.
   v_charge := kiln.reserve_budget(v_gen.account_id, v_gen.workspace_id, v_gen.key_id, v_gen.model_id, v_gen.origin,
-                                  p_amount_micros, v_gen.id, v_gen.run_id, v_gen.output_node_id);
+                                  p_amount_micros, v_gen.id, v_gen.run_id, v_gen.output_node_id, v_gen.end_user);
   if v_gen.batch_id is not null then
     -- A batch line's charge names its batch: usage and the analysts' views show batch spend apart.
     update kiln_private.charges set batch_id = v_gen.batch_id where id = v_charge.id;
@@ -29,11 +29,12 @@ begin
   update kiln_private.generations
     set charge_id = v_charge.id, reserved_micros = v_charge.reserved_micros, updated_at = now()
     where id = p_id;
-  -- The charge carries the generation's attribution (docs/api.md, "Attribution").
-  if v_gen.end_user is not null or v_gen.metadata is not null then
-    update kiln_private.charges set end_user = v_gen.end_user, metadata = v_gen.metadata where id = v_charge.id;
+  -- The charge carries the generation's attribution (docs/api.md, "Attribution"): its end user
+  -- from kiln.reserve_budget, its metadata here.
+  if v_gen.metadata is not null then
+    update kiln_private.charges set metadata = v_gen.metadata where id = v_charge.id;
   end if;
   return json_build_object('ok', true, 'reserved_micros', v_charge.reserved_micros);
 end;
 $function$;
-comment on function kiln.reserve_generation(uuid,bigint) is 'Reserves the worst-case cost of a processing generation created without a reservation (a run output, priced once its inputs are known; a batch line, whose charge gets its batch_id) on its budget pool, once (idempotent); the charge carries the generation''s end_user and metadata. Raises KQ001 or KP001 when the budget cannot cover it.';
+comment on function kiln.reserve_generation(uuid,bigint) is 'Reserves the worst-case cost of a processing generation created without a reservation (a run output, priced once its inputs are known; a batch line, whose charge gets its batch_id) on its budget pool, once (idempotent), and on its end user''s cap when it has one; the charge carries the generation''s end_user and metadata. Raises KQ001 or KP001 when the budget cannot cover it.';

@@ -31,6 +31,12 @@ begin
           settled_micros = settled_micros + v_amount
       where key_id = v_charge.key_id and period_start = v_charge.period_start;
   end if;
+  if v_charge.end_user_period is not null then
+    update kiln_private.end_user_budget_periods
+      set held_micros = held_micros - v_charge.reserved_micros,
+          settled_micros = settled_micros + v_amount
+      where pool_id = v_charge.pool_id and end_user = v_charge.end_user and period_start = v_charge.end_user_period;
+  end if;
   update kiln_private.charges
     set status = 'settled', settled_micros = v_amount, finished_at = now()
     where id = p_charge_id
@@ -38,4 +44,4 @@ begin
   return v_charge;
 end;
 $function$;
-comment on function kiln.settle_charge(uuid,bigint) is 'Settles a reservation at the actual cost (clamped to the reservation). Idempotent: settling or releasing twice changes nothing.';
+comment on function kiln.settle_charge(uuid,bigint) is 'Settles a reservation at the actual cost (clamped to the reservation). The pool''s, the key''s and the end user''s held amounts become settled alike. Idempotent: settling or releasing twice changes nothing.';

@@ -22,6 +22,8 @@ declare
   r_msg text[];
   v_created uuid[];
   v_n int;
+  v_retry int;
+  v_eu record;
 begin
   if coalesce(cardinality(p_account_ids), 0) = 0 then
     return;
@@ -79,6 +81,27 @@ begin
     end loop;
   end if;
 
+  -- 1c. End users' rpm (kiln_private.end_user_budgets.rpm): one request against the end user's
+  --     GCRA bucket, in bucket order then arrival order (buckets are locked in one order: no
+  --     deadlocks). Only requests naming an end user look; only a cap with an rpm consumes.
+  if exists (select 1 from generate_subscripts(p_account_ids, 1) as s(i) where c_err[s.i] is null and p_requests[s.i] ? 'endUser') then
+    for v_eu in
+      select s.i, eb.rpm, 'end_user:' || eb.pool_id::text || ':' || eb.end_user as bucket
+      from generate_subscripts(p_account_ids, 1) as s(i)
+      join kiln_private.end_user_budgets eb
+        on eb.pool_id = coalesce(p_workspace_ids[s.i], p_account_ids[s.i]) and eb.end_user = p_requests[s.i]->>'endUser'
+      where c_err[s.i] is null and eb.rpm is not null
+      order by 3, 1
+    loop
+      v_retry := kiln.consume_rate_limits(array[v_eu.bucket], array[v_eu.rpm]);
+      if v_retry > 0 then
+        c_err[v_eu.i] := 'KR001';
+        c_msg[v_eu.i] := format('Too many requests for end user "%s" (%s per minute). Retry after %s second%s.',
+                                p_requests[v_eu.i]->>'endUser', v_eu.rpm, v_retry, case when v_retry = 1 then '' else 's' end);
+      end if;
+    end loop;
+  end if;
+
   -- 2. The reservations of the requests that passed (reserve_budgets' rules, its ledger rows).
   select array_agg(s.i order by s.i) into v_idx from generate_subscripts(p_account_ids, 1) as s(i) where c_err[s.i] is null;
   if v_idx is not null then
@@ -93,7 +116,8 @@ begin
         array(select p_reserves[i] from unnest(v_idx) as u(i)),
         array(select c_gid[i] from unnest(v_idx) as u(i)),
         array_fill(null::uuid, array[cardinality(v_idx)]),
-        array_fill(null::text, array[cardinality(v_idx)])) r;
+        array_fill(null::text, array[cardinality(v_idx)]),
+        array(select p_requests[i]->>'endUser' from unnest(v_idx) as u(i))) r;
     for v_n in 1 .. cardinality(v_idx) loop
       c_charge[v_idx[v_n]] := r_charge[v_n];
       c_err[v_idx[v_n]] := r_err[v_n];
@@ -114,13 +138,14 @@ begin
     select array_agg(g.id order by g.created_at) into v_created from gens g;
     perform kiln_private.enqueue_new_generations(v_created, p_max_attempts);
     -- The charges reserve_budgets made carry their generation's attribution (docs/api.md,
-    -- "Attribution"); requests without any touch no charge.
+    -- "Attribution"): the end user from reserve_budgets, the metadata here; requests without
+    -- metadata touch no charge.
     if exists (select 1 from generate_subscripts(p_account_ids, 1) as s(i)
-               where c_charge[s.i] is not null and (p_requests[s.i] ? 'endUser' or p_requests[s.i] ? 'metadata')) then
+               where c_charge[s.i] is not null and p_requests[s.i] ? 'metadata') then
       update kiln_private.charges c
-        set end_user = p_requests[s.i]->>'endUser', metadata = nullif(p_requests[s.i]->'metadata', 'null'::jsonb)
+        set metadata = nullif(p_requests[s.i]->'metadata', 'null'::jsonb)
         from generate_subscripts(p_account_ids, 1) as s(i)
-        where c.id = c_charge[s.i] and (p_requests[s.i] ? 'endUser' or p_requests[s.i] ? 'metadata');
+        where c.id = c_charge[s.i] and p_requests[s.i] ? 'metadata';
     end if;
   end if;
 
@@ -148,4 +173,4 @@ begin
     order by s.i;
 end;
 $function$;
-comment on function kiln_private.insert_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer,text[],bytea[],integer) is 'The generation primitive: claims the requests'' idempotency keys (kiln_private.claim_idempotency_keys; a replay answers the stored id, another body KD001), checks each request''s type and model (KI001), its catalog price version (KS001) and, for a key made with requireEndUser, its endUser (KI002), reserves the worst case (kiln_private.reserve_budgets), inserts the generations with their attribution (the request''s endUser and metadata, copied onto their charges too) and queues their generation__run jobs, for a whole set at once. Each row carries the new (or replayed) id or the request''s own refusal; the others still go in.';
+comment on function kiln_private.insert_generations(uuid[],uuid[],uuid[],text[],text[],text[],bigint[],jsonb[],bigint[],integer,text[],bytea[],integer) is 'The generation primitive: claims the requests'' idempotency keys (kiln_private.claim_idempotency_keys; a replay answers the stored id, another body KD001), checks each request''s type and model (KI001), its catalog price version (KS001) and, for a key made with requireEndUser, its endUser (KI002), consumes its end user''s rpm when the end user has a cap with one (KR001, in the message the seconds to wait), reserves the worst case (kiln_private.reserve_budgets), inserts the generations with their attribution (the request''s endUser and metadata, copied onto their charges too) and queues their generation__run jobs, for a whole set at once. Each row carries the new (or replayed) id or the request''s own refusal; the others still go in.';

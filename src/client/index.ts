@@ -33,6 +33,8 @@ export type WorkflowNode = Schemas['WorkflowNode'];
 export type WorkflowEdge = Schemas['WorkflowEdge'];
 export type SaveWorkflowRequest = Schemas['SaveWorkflowRequest'];
 /** One problem of a refused save (`KilnError.details`): a JSON pointer into the body and what is wrong there. */
+export type EndUserBudget = Schemas['EndUserBudget'];
+export type SetEndUserBudgetRequest = Schemas['SetEndUserBudgetRequest'];
 export type ErrorDetail = NonNullable<Schemas['Error']['error']['details']>[number];
 export type RunAccepted = Schemas['RunAccepted'];
 export type WorkflowRun = Schemas['WorkflowRun'];
@@ -597,6 +599,20 @@ export function createKilnClient(options: KilnClientOptions) {
     revoke: (id: string, opts: CallOptions = {}) => unwrap(raw.DELETE('/keys/{id}', { params: { path: { id } }, signal: opts.signal })),
   };
 
+  /** Budgets per end user: your own users, as requests name them with `endUser`. */
+  const endUsers = {
+    /** GET /end-users/{endUser}: the cap (null = none) and what the end user used this period (this calendar month without a cap). */
+    get: (endUser: string, opts: CallOptions = {}) =>
+      unwrap(raw.GET('/end-users/{endUser}', { params: { path: { endUser } }, signal: opts.signal })),
+    /** PUT /end-users/{endUser}: caps the end user per UTC day or calendar month, optionally with an rpm (needs the `keys` scope). */
+    set: (endUser: string, body: SetEndUserBudgetRequest, opts: CallOptions = {}) =>
+      unwrap(raw.PUT('/end-users/{endUser}', { params: { path: { endUser } }, body, signal: opts.signal })),
+    /** DELETE /end-users/{endUser}: removes the cap (KilnError 404 when there is none; needs the `keys` scope). */
+    async remove(endUser: string, opts: CallOptions = {}): Promise<void> {
+      await unwrap(raw.DELETE('/end-users/{endUser}', { params: { path: { endUser } }, signal: opts.signal }));
+    },
+  };
+
   const audit = {
     /** One page of the scope's audit log, newest first; pass `nextCursor` as `cursor` for the next. */
     list: (query: AuditQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/audit', { params: { query: query as { limit?: number } }, signal: opts.signal })),
@@ -652,6 +668,7 @@ export function createKilnClient(options: KilnClientOptions) {
     batches,
     webhooks,
     keys,
+    endUsers,
     audit,
     admin,
     events,

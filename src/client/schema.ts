@@ -706,6 +706,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/end-users/{endUser}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an end user's budget and use
+         * @description The cap set with `PUT /end-users/{endUser}` and what the end user used this period (settled plus held) and has left. An end user without a cap answers the same shape with `budgetMicros: null` and its use this calendar month (UTC): never 404. The billing scope is the caller's (a workspace-bound key reads the workspace's end users); another scope's end user of the same id is another end user.
+         */
+        get: operations["getEndUserBudget"];
+        /**
+         * Set an end user's budget
+         * @description Caps what requests naming this `endUser` may reserve per period, in the caller's billing scope, on top of the account's (or workspace's) and the key's own budgets: the tightest wins. Over it, a request gets 429 `insufficient_quota` naming the end user; with `rpm`, its quick requests past the limit get 429 `rate_limited` with `Retry-After`. A new cap (or a new period) counts what the end user already spent in the period. Every change is an audit entry (`end_user.budget_set`). Needs the `keys` scope.
+         */
+        put: operations["setEndUserBudget"];
+        post?: never;
+        /**
+         * Remove an end user's budget
+         * @description Its requests are then bound only by the account's (or workspace's) and the key's budgets; reservations held on the cap still end on it. An audit entry (`end_user.budget_removed`). 404 when the end user has no cap in the caller's billing scope. Needs the `keys` scope.
+         */
+        delete: operations["removeEndUserBudget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me": {
         parameters: {
             query?: never;
@@ -1881,6 +1909,42 @@ export interface components {
             data: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` for the next (older) page; null on the last. */
             nextCursor: string | null;
+        };
+        EndUserBudget: {
+            /** @description The end user. */
+            endUser: string;
+            /** @description The cap per period; null = no cap (the use shown is then this calendar month's). */
+            budgetMicros: number | null;
+            /**
+             * @description The cap's period (`month` when there is no cap).
+             * @enum {string}
+             */
+            period: "day" | "month";
+            /** @description Generation starts per minute; null = none. */
+            rpm: number | null;
+            /**
+             * Format: date-time
+             * @description Start of the current period (UTC midnight of the day, or of the month's first day).
+             */
+            periodStart: string;
+            /** @description Settled plus held this period (as `GET /usage` counts `usedMicros`). */
+            usedMicros: number;
+            /** @description Of that, what reservations of generations still running hold. */
+            heldMicros: number;
+            /** @description budgetMicros − usedMicros (never below 0); null without a cap. */
+            remainingMicros: number | null;
+            /** @description When the cap was last set; null without a cap. */
+            updatedAt: string | null;
+        };
+        SetEndUserBudgetRequest: {
+            /** @description What the end user may spend per period, in microdollars (0 refuses every request that spends). */
+            budgetMicros: number;
+            /**
+             * @description `day`: the UTC day; `month`: the calendar month in UTC. Not the account's billing period.
+             * @enum {string}
+             */
+            period: "day" | "month";
+            rpm?: number | null;
         };
         /** @description The caller, as `GET /me` answers it. */
         Me: {
@@ -6350,6 +6414,272 @@ export interface operations {
             };
             /** @description The key lacks the scope this endpoint needs. */
             403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEndUserBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUser: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The end user's cap and use. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserBudget"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setEndUserBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUser: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetEndUserBudgetRequest"];
+            };
+        };
+        responses: {
+            /** @description The end user's cap and use, as `GET` shows them. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserBudget"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is larger than the server accepts (`invalid_request`). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request body is not `application/json` (`invalid_request`). */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeEndUserBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endUser: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;

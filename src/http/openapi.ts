@@ -33,6 +33,7 @@ const TAGS: Record<string, string> = {
   Workflows: 'Saved workflows — create, read, replace (optimistic, with `If-Match`), delete — and their server-side runs: start, poll, stream, cancel, retry, and the run\'s graph.',
   Webhooks: 'Endpoints that receive the scope\'s events, signed the Standard Webhooks way, and their delivery log.',
   Keys: 'API keys a billing scope manages itself (create, rotate with a grace period, revoke, cap with a budget), and its audit log. Needs the `keys` scope.',
+  'End users': 'Your own users, as requests name them (`endUser`): a budget per UTC day or calendar month and an rpm for each, and what each used this period.',
   Account: 'Who the request\'s credential is (`GET /me`): its account, scopes, workspace and admin flag, for an API key and a console session alike.',
   Session: 'The console session of a browser signed in with SSO (`/auth/login`): who it is, and the workspace it acts in. API keys have none.',
   admin: 'The operator\'s view, for admins only (an admin\'s console session, or an admin\'s key with the `admin` scope; anyone else gets 403): accounts by spend this period, an account\'s tier, budget and keys, workspaces and members, the whole catalog with upstream cost, and the service\'s health. Every change is in the audit log under the admin\'s name.',

@@ -6,12 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LoadResult } from './_env.ts';
+import { renderEndUserPost } from './endusers-post.ts';
 
 // KILN_BENCH_FILE sends a run's sections elsewhere (test/bench/node.ts: runs that only feed the
 // Node versions section leave BENCH.md's other sections as they were).
 export const BENCH_FILE = process.env.KILN_BENCH_FILE ? path.resolve(process.env.KILN_BENCH_FILE) : path.resolve(import.meta.dirname, '..', '..', 'BENCH.md');
 
-export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale', 'telemetry', 'admin', 'streaming', 'batches'] as const;
+export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale', 'telemetry', 'admin', 'streaming', 'batches', 'enduser-post'] as const;
 
 /** The targets, in one place: the console report and BENCH.md both state them. */
 export const TARGETS = {
@@ -307,7 +308,7 @@ function telemetry(f: Figures): string[] {
   ];
 }
 
-const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, telemetry, soak, admin, streaming, batches };
+const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, telemetry, soak, admin, streaming, batches, 'enduser-post': renderEndUserPost };
 
 function batches(f: Figures): string[] {
   const a = f.accept;

@@ -7,6 +7,7 @@ import { describe, exitCodeOf } from './exit.ts';
 import { generate, GENERATE_HELP } from './generate.ts';
 import { ls, LS_HELP, usage, USAGE_HELP } from './history.ts';
 import { me, ME_HELP, models, MODELS_HELP, transform, TRANSFORM_HELP } from './info.ts';
+import { endUser, END_USER_HELP } from './end-users.ts';
 import { keys, KEYS_HELP } from './keys.ts';
 import { listen, LISTEN_HELP } from './listen.ts';
 import { run, RUN_HELP } from './run.ts';
@@ -30,6 +31,7 @@ export const userCommands: Record<string, UserCommand> = {
   ls: { help: LS_HELP, run: ls },
   usage: { help: USAGE_HELP, run: usage },
   keys: { help: KEYS_HELP, run: keys },
+  'end-user': { help: END_USER_HELP, run: endUser },
 };
 
 export async function runUserCommand(name: string, argv: string[]): Promise<number> {

@@ -44,6 +44,9 @@ import createKey from './keys/create.ts';
 import rotateKey from './keys/rotate.ts';
 import revokeKey from './keys/delete.ts';
 import getKey from './keys/get.ts';
+import getEndUserBudget from './end-users/[endUser]/get.ts';
+import setEndUserBudget from './end-users/[endUser]/put.ts';
+import removeEndUserBudget from './end-users/[endUser]/delete.ts';
 import listAudit from './audit/list.ts';
 import getMe from './me/get.ts';
 import getSession from './session/get.ts';
@@ -65,6 +68,7 @@ export const apiRoutes: RouteDef[] = [
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
   listWebhookDeliveries, redeliverWebhook, recoverWebhook, testWebhook, streamEvents,
   listKeys, createKey, rotateKey, revokeKey, getKey, listAudit,
+  getEndUserBudget, setEndUserBudget, removeEndUserBudget,
   getMe, getSession, switchSessionWorkspace,
   adminListAccounts, adminGetAccount, adminUpdateAccount, adminRevokeAccountKeys, adminListWorkspaces, adminGetWorkspace,
   adminListModels, adminUpdateModel, adminHealth,
