@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { createKilnClient, KilnError } from 'kiln/client';
 import { cli } from './_cli.ts';
 import { spawnKiln } from './_live.ts';
+import { startTestWorker, until } from './_generations.ts';
 import { api, createAccount, createKey, startServer } from './_setup.ts';
 
 const srv = await startServer();
@@ -326,6 +327,28 @@ test('a reservation made at start (a run output, a batch line: kiln.reserve_budg
   await assert.rejects(reserve(), (e: any) => e.code === 'KQ001' && e.message === 'end user "lena"\'s budget for this month is exhausted');
   // Without an end user (the nine-argument call of before), only the pool decides.
   await sql`select kiln.reserve_budget(${o.id}::uuid, null::uuid, null::uuid, 'fal/flux-schnell', 'workflow', ${IMAGE}::bigint)`;
+});
+
+test('batch lines reserve on their end user\'s cap when they start: past it they fail insufficient_quota naming the end user, uncharged', async (t) => {
+  const o = await owner();
+  await put(o.key, 'bea', { budgetMicros: 2 * IMAGE, period: 'day' });
+  const line = (i: number, endUser: string) => JSON.stringify({ custom_id: `${endUser}-${i}`, method: 'POST', url: '/api/v1/generations', body: { type: 'image', prompt: `line ${i}`, endUser } });
+  const body = [...[1, 2, 3, 4, 5].map((i) => line(i, 'bea')), line(1, 'cy'), line(2, 'cy')].join('\n');
+  const res = await fetch(`${srv.base}/batches`, { method: 'POST', headers: { authorization: `Bearer ${o.key}`, 'content-type': 'application/jsonl' }, body });
+  assert.equal(res.status, 202, await res.clone().text());
+  const batch = (await res.json()) as { id: string };
+  const worker = await startTestWorker(srv);
+  t.after(() => worker.stop());
+  await until('the batch completed', async () => (await api(srv.base, o.key, `/batches/${batch.id}`)).body.status === 'completed', 30_000);
+  const lines = await sql`select end_user, status, error from kiln_private.generations where batch_id = ${batch.id} order by end_user, batch_line`;
+  const of = (who: string, status: string) => lines.filter((l) => l.end_user === who && l.status === status);
+  assert.equal(of('bea', 'completed').length, 2, JSON.stringify(lines));
+  assert.equal(of('bea', 'failed').length, 3);
+  for (const l of of('bea', 'failed')) assert.equal(l.error, 'insufficient_quota: end user "bea"\'s budget for this day is exhausted');
+  assert.equal(of('cy', 'completed').length, 2, 'another end user of the same batch is unaffected');
+  const a = await ledger(o.id, 'bea');
+  assert.deepEqual(a.charges, { held: 0, settled: 2 * IMAGE, n: 2, capped: 2 });
+  assert.deepEqual(a.table, { held: 0, settled: 2 * IMAGE });
 });
 
 test('typed client: endUsers.set / get / remove, with the end user URL-encoded and typed KilnErrors', async () => {

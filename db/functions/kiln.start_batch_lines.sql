@@ -106,16 +106,17 @@ begin
     if v_gen.charge_id is null then
       begin
         v_charge := kiln.reserve_budget(v_gen.account_id, v_gen.workspace_id, v_gen.key_id, v_gen.model_id, v_gen.origin,
-                                        v_gen.reserved_micros, v_gen.id, null, null);
+                                        v_gen.reserved_micros, v_gen.id, null, null, v_gen.end_user);
       exception when sqlstate 'KQ001' or sqlstate 'KP001' then
         v_error := case when sqlstate = 'KQ001' then 'insufficient_quota: ' else 'payment_required: ' end || sqlerrm;
         perform kiln.fail_generation(v_gen.id, v_error);
         v_failed := v_failed + 1;
         continue;
       end;
-      -- The charge names its batch and carries the line's attribution (kiln.reserve_generation).
+      -- The charge names its batch and carries the line's metadata (its end user, held on the end
+      -- user's cap when it has one, came with the reservation: kiln.reserve_generation).
       update kiln_private.charges
-        set batch_id = v_gen.batch_id, end_user = v_gen.end_user, metadata = v_gen.metadata
+        set batch_id = v_gen.batch_id, metadata = v_gen.metadata
         where id = v_charge.id;
       update kiln_private.generations
         set charge_id = v_charge.id, reserved_micros = v_charge.reserved_micros
@@ -132,4 +133,4 @@ begin
   return json_build_object('lines', to_json(v_out));
 end;
 $function$;
-comment on function kiln.start_batch_lines(uuid,integer,integer,text,bigint,integer,integer,integer) is 'A batch__run job''s start of its group of lines (batch_line p_from to p_to) in one call: each pending line takes one of the account''s parallel slots (or waits for one with a generation__run job of its own) and reserves its worst case, once (a budget that cannot cover it fails it insufficient_quota or payment_required, uncharged); a line whose worker died is taken over (a crash, not an attempt; p_max_crashes in a row fail it); lines ended, run by a live worker or by a job of their own are left. Lines of a canceled or expired batch end. Returns the lines to run (id, attempt, max_attempts, account_id, request with its catalog entries, reserved_micros); counts the group once.';
+comment on function kiln.start_batch_lines(uuid,integer,integer,text,bigint,integer,integer,integer) is 'A batch__run job''s start of its group of lines (batch_line p_from to p_to) in one call: each pending line takes one of the account''s parallel slots (or waits for one with a generation__run job of its own) and reserves its worst case, once, on its end user''s cap too when it has one (a budget that cannot cover it fails it insufficient_quota or payment_required, uncharged); a line whose worker died is taken over (a crash, not an attempt; p_max_crashes in a row fail it); lines ended, run by a live worker or by a job of their own are left. Lines of a canceled or expired batch end. Returns the lines to run (id, attempt, max_attempts, account_id, request with its catalog entries, reserved_micros); counts the group once.';
