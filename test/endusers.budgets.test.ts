@@ -10,6 +10,7 @@ import { cli } from './_cli.ts';
 import { spawnKiln } from './_live.ts';
 import { startTestWorker, until } from './_generations.ts';
 import { api, createAccount, createKey, startServer } from './_setup.ts';
+import { saveWorkflow } from './_workflows.ts';
 
 const srv = await startServer();
 const sql = srv.db.sql;
@@ -349,6 +350,24 @@ test('batch lines reserve on their end user\'s cap when they start: past it they
   const a = await ledger(o.id, 'bea');
   assert.deepEqual(a.charges, { held: 0, settled: 2 * IMAGE, n: 2, capped: 2 });
   assert.deepEqual(a.table, { held: 0, settled: 2 * IMAGE });
+});
+
+test('a workflow run for an end user whose cap is used up is refused when it starts, naming the end user; others run', async () => {
+  const o = await owner();
+  await put(o.key, 'rune', { budgetMicros: IMAGE, period: 'month' });
+  const wf = await saveWorkflow(srv, o.id, {
+    nodes: [{ id: 'p', kind: 'prompt', output: 'image', prompt: 'a kiln' }, { id: 'o', kind: 'output', label: 'Image' }],
+    edges: [{ from: 'p', to: 'o' }],
+  });
+  const run = (endUser: string) => api(srv.base, o.key, `/workflows/${wf}/runs`, { body: { endUser } });
+  assert.equal((await image(o.key, 'rune')).status, 202, 'the cap is used up by one image');
+  const refused = await run('rune');
+  assert.equal(refused.status, 429, JSON.stringify(refused.body));
+  assert.equal(refused.body.error.type, 'insufficient_quota');
+  assert.equal(refused.body.error.message, 'end user "rune"\'s budget for this month is exhausted');
+  const [n] = await sql`select count(*)::int as n from kiln_private.workflow_runs where account_id = ${o.id}`;
+  assert.equal(n!.n, 0, 'nothing stored');
+  assert.equal((await run('other')).status, 202);
 });
 
 test('typed client: endUsers.set / get / remove, with the end user URL-encoded and typed KilnErrors', async () => {

@@ -37,7 +37,7 @@ begin
   if v_old.end_user is null and exists (select 1 from kiln_private.api_keys k where k.id = p_key_id and k.require_end_user) then
     raise exception 'endUser: is required: this API key requires an end user (requireEndUser), and the run it retries has none' using errcode = 'KI002';
   end if;
-  perform kiln_private.check_run_budget(p_account_id, p_workspace_id);
+  perform kiln_private.check_run_budget(p_account_id, p_workspace_id, v_old.end_user);
 
   -- Outputs of the failed run still in flight would be run (and charged) twice: cancel them
   -- (released, their calls aborted); the new run runs them again.

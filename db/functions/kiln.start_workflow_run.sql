@@ -24,7 +24,7 @@ begin
     raise exception 'endUser: is required: this API key requires an end user (requireEndUser)' using errcode = 'KI002';
   end if;
   -- Refuse a run that could not charge a single output (every output reserves as it starts).
-  perform kiln_private.check_run_budget(p_account_id, p_workspace_id);
+  perform kiln_private.check_run_budget(p_account_id, p_workspace_id, p_end_user);
 
   insert into kiln_private.workflow_runs
     (id, workflow_id, account_id, key_id, workspace_id, origin, snapshot, total, deadline, window_seconds, max_attempts, end_user, metadata)

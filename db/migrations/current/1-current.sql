@@ -1,1 +1,7 @@
--- Enter migration here
+--! Message: end-user caps refuse a workflow run up front
+-- A run for an end user whose cap is used up is refused when it starts, as one whose budget is
+-- (docs/usage.md, "Budgets per end user").
+drop function if exists kiln_private.check_run_budget(uuid, uuid);
+--! include functions/kiln_private.check_run_budget.sql
+--! include functions/kiln.start_workflow_run.sql
+--! include functions/kiln.retry_workflow_run.sql
