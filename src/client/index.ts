@@ -64,7 +64,6 @@ export type RunListQuery = NonNullable<operations['listWorkflowRuns']['parameter
 export type RunRequest = components['schemas']['RunRequest'];
 export type GenerationListQuery = NonNullable<operations['listGenerations']['parameters']['query']>;
 export type DailyUsageQuery = NonNullable<operations['getDailyUsage']['parameters']['query']>;
-export type DailyUsageGrouped = Schemas['DailyUsageGrouped'];
 export type DailyUsageGroup = Schemas['DailyUsageGroup'];
 export type EndUser = Schemas['EndUser'];
 export type EndUserList = Schemas['EndUserList'];
@@ -670,7 +669,7 @@ export function createKilnClient(options: KilnClientOptions) {
       async *groups(query: Omit<DailyUsageQuery, 'cursor'> & { groupBy: string }, opts: CallOptions = {}): AsyncGenerator<DailyUsageGroup, void, undefined> {
         let cursor: string | null | undefined;
         do {
-          const page: DailyUsageGrouped = await unwrap(raw.GET('/usage/daily', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, signal: opts.signal }));
+          const page: DailyUsage = await unwrap(raw.GET('/usage/daily', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, signal: opts.signal }));
           yield* page.groups ?? [];
           cursor = page.next_cursor;
         } while (cursor);

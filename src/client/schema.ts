@@ -1700,6 +1700,12 @@ export interface components {
             to: string;
             /** @description One entry per day and model with charges, by day then model. Over a whole period they add up exactly to `used_micros` (`workspace_used_micros` for a workspace-bound key) of `GET /usage`. */
             days: components["schemas"]["DailyUsageDay"][];
+            /** @description With `groupBy`: the grouping asked for (`endUser` or `metadata.<key>`). */
+            groupBy?: string;
+            /** @description With `groupBy`: one row per day and group, by day, then `spend_micros` descending, then group (null last), a page at a time. The groups of a day add up exactly to that day's `days` rows (`spend_micros`, `charges`, `held_micros` and their parts). */
+            groups?: components["schemas"]["DailyUsageGroup"][];
+            /** @description With `groupBy`: pass as `cursor` for the next page of groups; null on the last page. */
+            next_cursor?: string | null;
         };
         DailyUsageDay: {
             /** @description UTC day the charges were made on. */
@@ -1731,27 +1737,6 @@ export interface components {
                 held_micros: number;
             };
         };
-        DailyUsageGrouped: {
-            /**
-             * @description As in `GET /usage`: `workspace` for workspace-bound keys (the Team pool's days, every member's charges).
-             * @enum {string}
-             */
-            scope: "personal" | "workspace";
-            /** @description Set for workspace-bound keys. */
-            workspace_id: string | null;
-            /** @description First day of the range. */
-            from: string;
-            /** @description Last day of the range. */
-            to: string;
-            /** @description One entry per day and model with charges, by day then model. Over a whole period they add up exactly to `used_micros` (`workspace_used_micros` for a workspace-bound key) of `GET /usage`. */
-            days: components["schemas"]["DailyUsageDay"][];
-            /** @description With `groupBy`: the grouping asked for. */
-            groupBy?: string;
-            /** @description With `groupBy`: one row per day and group, by day, then spend descending, then group (null last), a page at a time. The groups of a day add up exactly to that day's `days` rows (`spend_micros`, `charges`, `held_micros` and their parts). */
-            groups?: components["schemas"]["DailyUsageGroup"][];
-            /** @description With `groupBy`: pass as `cursor` for the next page of groups; null on the last page. */
-            next_cursor?: string | null;
-        };
         DailyUsageGroup: {
             /** @description UTC day the charges were made on. */
             day: string;
@@ -1759,26 +1744,26 @@ export interface components {
             group: string | null;
             /** @description As a day's `spend_micros`: settled charges at their cost plus reservations in flight at their reserved amount. */
             spend_micros: number;
-            /** @description Charges counted: settled ones and reservations in flight. */
+            /** @description Charges counted: settled ones and reservations still in flight. */
             charges: number;
             /** @description The part of `spend_micros` still reserved by generations in flight. */
             held_micros: number;
-            /** @description The group's figures made by lines of batches (`POST /batches`); `batch` and `interactive` add up exactly to them. */
+            /** @description The day's figures made by lines of batches (`POST /batches`), billed at their batch price; `batch` and `interactive` add up exactly to them. */
             batch: {
-                /** @description The part of `spend_micros` made by lines of batches (`POST /batches`). */
+                /** @description The part of `spend_micros` made by lines of batches (`POST /batches`), billed at their batch price. */
                 spend_micros: number;
-                /** @description The part of `charges` made by lines of batches (`POST /batches`). */
+                /** @description The part of `charges` made by lines of batches (`POST /batches`), billed at their batch price. */
                 charges: number;
-                /** @description The part of `held_micros` made by lines of batches (`POST /batches`). */
+                /** @description The part of `held_micros` made by lines of batches (`POST /batches`), billed at their batch price. */
                 held_micros: number;
             };
-            /** @description The group's figures made by everything else; `batch` and `interactive` add up exactly to them. */
+            /** @description The day's figures made by everything else (`POST /generations`, workflow runs, MCP); `batch` and `interactive` add up exactly to them. */
             interactive: {
-                /** @description The part of `spend_micros` made by everything else. */
+                /** @description The part of `spend_micros` made by everything else (`POST /generations`, workflow runs, MCP). */
                 spend_micros: number;
-                /** @description The part of `charges` made by everything else. */
+                /** @description The part of `charges` made by everything else (`POST /generations`, workflow runs, MCP). */
                 charges: number;
-                /** @description The part of `held_micros` made by everything else. */
+                /** @description The part of `held_micros` made by everything else (`POST /generations`, workflow runs, MCP). */
                 held_micros: number;
             };
         };
@@ -2370,7 +2355,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DailyUsageGrouped"];
+                    "application/json": components["schemas"]["DailyUsage"];
                 };
             };
             /** @description Invalid request. */

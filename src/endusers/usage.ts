@@ -6,7 +6,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import { authorizedCall, callerRead, type AuthorizedCall, type CallerRead } from '../auth/access.ts';
-import { DailyUsage, DailyUsageQuery, MAX_DAILY_RANGE_DAYS, parseDailyRange } from '../billing/daily.ts';
+import { DailyUsageQuery, MAX_DAILY_RANGE_DAYS, parseDailyRange } from '../billing/daily.ts';
 import type { Context } from '../context.ts';
 import {
   getDailyUsageGroupsForCallers, getDailyUsageGroupsForKeys, type DailyGroupsArgs, type DailyUsageGroupsJson, type GroupsPosition,
@@ -72,33 +72,6 @@ export const DailyUsageGroupedQuery = {
   cursor: v.pipe(v.string(), v.description('With `groupBy`: `next_cursor` of the previous page. Opaque; pass it back unchanged, with the same `groupBy`.')),
 };
 
-const Part = (lane: string) => v.pipe(v.object({
-  spend_micros: micros(`The part of \`spend_micros\` ${lane}.`),
-  charges: micros(`The part of \`charges\` ${lane}.`),
-  held_micros: micros(`The part of \`held_micros\` ${lane}.`),
-}), v.description(`The group's figures ${lane}; \`batch\` and \`interactive\` add up exactly to them.`));
-
-export const DailyUsageGroup = v.object({
-  day: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.description('UTC day the charges were made on.')),
-  group: v.pipe(v.nullable(v.string()), v.description('The end user, or the value of the metadata key; null for the day\'s charges without it (the day\'s total minus its other groups).')),
-  spend_micros: micros('As a day\'s `spend_micros`: settled charges at their cost plus reservations in flight at their reserved amount.'),
-  charges: micros('Charges counted: settled ones and reservations in flight.'),
-  held_micros: micros('The part of `spend_micros` still reserved by generations in flight.'),
-  batch: Part('made by lines of batches (`POST /batches`)'),
-  interactive: Part('made by everything else'),
-});
-
-export const DailyUsageGrouped = v.object({
-  ...DailyUsage.entries,
-  groupBy: v.optional(v.pipe(v.string(), v.description('With `groupBy`: the grouping asked for.'))),
-  groups: v.optional(v.pipe(v.array(DailyUsageGroup), v.description(
-    'With `groupBy`: one row per day and group, by day, then spend descending, then group (null last), a page at a time. ' +
-    'The groups of a day add up exactly to that day\'s `days` rows (`spend_micros`, `charges`, `held_micros` and their parts).'))),
-  next_cursor: v.optional(v.pipe(v.nullable(v.string()), v.description('With `groupBy`: pass as `cursor` for the next page of groups; null on the last page.'))),
-});
-registerSchemas({ DailyUsageGrouped, DailyUsageGroup });
-
-export type DailyUsageGroupedBody = v.InferOutput<typeof DailyUsageGrouped>;
 
 /** A validated GET /usage/daily query: the range and, with groupBy, the page. */
 export type DailyGroupsQuery = DailyGroupsArgs;

@@ -4,7 +4,8 @@
 import { sendJson } from '../../json.ts';
 import { defineRoute, queryParam } from '../../route.ts';
 import type { DailyUsageGroupsJson } from '../../../db/sql/get_daily_usage_groups.ts';
-import { dailyGroupsCall, dailyGroupsReplica, DailyUsageGrouped, DailyUsageGroupedQuery, parseDailyGroupsQuery, renderDailyGroups, type DailyGroupsQuery } from '../../../endusers/usage.ts';
+import { DailyUsage } from '../../../billing/daily.ts';
+import { dailyGroupsCall, dailyGroupsReplica, DailyUsageGroupedQuery, parseDailyGroupsQuery, renderDailyGroups, type DailyGroupsQuery } from '../../../endusers/usage.ts';
 import { errors } from '../../../errors.ts';
 
 export default defineRoute<DailyGroupsQuery, { body: DailyUsageGroupsJson | null }>({
@@ -22,7 +23,7 @@ export default defineRoute<DailyGroupsQuery, { body: DailyUsageGroupsJson | null
   scope: 'read',
   bucket: 'read',
   query: DailyUsageGroupedQuery,
-  success: { status: 200, description: 'Usage per day and model (and, with `groupBy`, a page of groups).', schema: DailyUsageGrouped, headers: { 'cache-control': 'Always `no-store`.' } },
+  success: { status: 200, description: 'Usage per day and model (and, with `groupBy`, a page of groups).', schema: DailyUsage, headers: { 'cache-control': 'Always `no-store`.' } },
   errors: [400, 401, 403, 429, 503],
   // Authorization, rate limit and the read in one round trip; a bad query still answers 401/403/429 first.
   call: dailyGroupsCall,
