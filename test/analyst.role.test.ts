@@ -7,7 +7,7 @@ import { before, test } from 'node:test';
 import postgres from 'postgres';
 import { createAccount, createKey, createTestDb, onCleanup, type TestDb } from './_setup.ts';
 
-const VIEWS = ['audit_log', 'batches', 'daily_spend', 'daily_generations', 'daily_workflow_runs', 'generation_latency', 'generation_timings', 'models', 'provider_health'];
+const VIEWS = ['audit_log', 'batches', 'daily_spend', 'daily_generations', 'daily_workflow_runs', 'generation_latency', 'generation_timings', 'models', 'provider_health', 'usage_by_end_user'];
 
 let db: TestDb;
 let alice: postgres.Sql;

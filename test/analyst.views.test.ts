@@ -10,7 +10,7 @@ import type { Caller } from '../src/generations/service.ts';
 import { createAccount, createKey, startServer, type TestServer } from './_setup.ts';
 
 const EXAMPLES = path.resolve(import.meta.dirname, '..', 'db', 'examples', 'analyst.sql');
-const VIEWS = ['daily_spend', 'daily_generations', 'generation_latency', 'generation_timings', 'batches'];
+const VIEWS = ['daily_spend', 'daily_generations', 'generation_latency', 'generation_timings', 'batches', 'usage_by_end_user'];
 
 let srv: TestServer;
 const queries = new Map<string, string>();
@@ -115,12 +115,16 @@ test('top-accounts-this-month and spend-by-key split spend by account, origin an
   assert.ok(byKey.some((r) => r.key_id === null && r.origin === 'mcp'));
 });
 
-test('top-end-users-this-month: billed spend per end user, from generation_timings\' attribution columns', async () => {
+test('top-end-users-this-month: spend per end user, from the roll-up behind kiln.usage_by_end_user', async () => {
   const rows = await run('top-end-users-this-month');
-  assert.deepEqual(rows.map((r) => [r.account_id, r.end_user, Number(r.spend_usd), Number(r.completed)]), [
-    [alice, 'cust-a', 30 / 1e6, 2],
-    [alice, 'cust-b', 30 / 1e6, 1],
+  assert.deepEqual(rows.map((r) => [r.account_id, r.workspace_id, r.end_user, Number(r.spend_usd), Number(r.charges), Number(r.in_flight)]), [
+    [alice, null, 'cust-a', 30 / 1e6, 2, 0],
+    [alice, null, 'cust-b', 30 / 1e6, 1, 0],
   ]);
+  // It is the roll-up's: what the ledger says, per end user.
+  const [r] = await srv.db.sql`select sum(spend_micros)::int as spend, sum(settled_charges)::int as settled
+                               from kiln_private.charge_end_user_days where pool_id = ${alice} and end_user = 'cust-a'`;
+  assert.deepEqual({ ...r }, { spend: 30, settled: 2 });
   const [t] = await srv.db.sql`select end_user, metadata from kiln.generation_timings where account_id = ${alice} and cost_micros = 10`;
   assert.deepEqual({ ...t }, { end_user: 'cust-a', metadata: { project: 'alpha' } });
 });

@@ -116,3 +116,38 @@ test('kiln usage --daily: the API\'s days as JSON, a table with a total on a ter
     assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
   }
 });
+
+test('kiln usage --daily --by endUser|metadata.KEY: the API\'s groups as JSON lines, a table per day and group on a terminal', async () => {
+  // Last in this file: it adds generations the tests above do not expect.
+  for (const [endUser, project, cost] of [['cli-alice', 'alpha', 300], ['cli-bob', 'beta', 200], ['cli-alice', null, 100]] as const) {
+    const res = await api(srv.base, key, '/generations', { body: { type: 'code', prompt: 'a card', targetLanguage: 'tsx', endUser, ...(project && { metadata: { project } }) } });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    await srv.db.sql`select kiln.complete_generation(${res.body.id}, ${srv.db.sql.json({ type: 'code', code: 'x', structuredOutput: null })}, ${cost}, null)`;
+  }
+  for (const by of ['endUser', 'metadata.project']) {
+    const r = await cli(['usage', '--daily', '--by', by], env);
+    assert.equal(r.code, 0, r.stderr);
+    const api1 = await api(srv.base, key, `/usage/daily?groupBy=${by}&limit=1000`);
+    assert.deepEqual(r.lines, api1.body.groups, by);
+    assert.ok(r.lines.some((g) => g.group === null) && r.lines.some((g) => g.group !== null));
+  }
+  const byUser = await cli(['usage', '--daily', '--by', 'endUser'], env);
+  const alice = byUser.lines.find((g) => g.group === 'cli-alice');
+  assert.equal(alice.spend_micros, 400);
+  assert.equal(alice.charges, 2);
+
+  const { code, raw } = await cliOnTty(['usage', '--daily', '--by', 'endUser'], env);
+  assert.equal(code, 0, raw);
+  const screen = finalScreen(raw);
+  assert.equal(screen[0], 'spend per UTC day and end user');
+  assert.ok(screen.some((l) => /^\d{4}-\d{2}-\d{2}  cli-alice\s+\$0\.000400\s+2/.test(l)), screen.join('\n'));
+  assert.ok(screen.some((l) => /^\d{4}-\d{2}-\d{2}  \(no end user\)/.test(l)), screen.join('\n'));
+  const used = (await api(srv.base, key, '/usage')).body.used_micros;
+  const dollars = `$${Math.floor(used / 1e6)}.${String(used % 1e6).padStart(6, '0')}`;
+  assert.match(screen.at(-1)!, new RegExp(`^total\\s+\\${dollars}$`), 'the groups add up to the period\'s spend');
+
+  for (const args of [['--by', 'endUser'], ['--daily', '--by', 'user'], ['--daily', '--by', 'metadata.bad key']]) {
+    const bad = await cli(['usage', ...args], env);
+    assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
+  }
+});

@@ -42,17 +42,19 @@ group by key_id, origin
 order by spend_usd desc;
 
 -- name: top-end-users-this-month
--- The ten end users (the endUser your app sent: docs/api.md, "Attribution") with the most billed
--- spend this calendar month, per account.
+-- The ten end users (the endUser your app sent: docs/api.md, "Attribution") with the most spend
+-- this calendar month (UTC), per billing scope: settled charges plus reservations in flight, from
+-- the roll-up by end user (kiln.usage_by_end_user), so a month costs a month of roll-up rows.
 select account_id,
+       workspace_id,
        end_user,
-       round(sum(cost_micros) / 1e6, 6) as spend_usd,
-       count(*) filter (where status = 'completed') as completed,
-       count(*) as generations
-from kiln.generation_timings
-where end_user is not null and created_at >= date_trunc('month', now())
-group by account_id, end_user
-order by sum(cost_micros) desc nulls last, end_user
+       round(sum(spend_micros + held_micros) / 1e6, 6) as spend_usd,
+       sum(charges - released_charges) as charges,
+       sum(open_reservations) as in_flight
+from kiln.usage_by_end_user
+where day >= date_trunc('month', now() at time zone 'UTC')::date
+group by account_id, workspace_id, end_user
+order by sum(spend_micros + held_micros) desc, end_user
 limit 10;
 
 -- name: spend-by-workspace

@@ -39,14 +39,31 @@ export const DailyUsageDay = v.object({
   interactive: DailyUsagePart('made by everything else (`POST /generations`, workflow runs, MCP)'),
 });
 
+/** One day's group with `groupBy` (docs/usage.md, "Usage by end user and by metadata"). */
+export const DailyUsageGroup = v.object({
+  day: day('UTC day the charges were made on.'),
+  group: v.pipe(v.nullable(v.string()), v.description('The end user, or the value of the metadata key; null for the day\'s charges without it (the day\'s total minus its other groups).')),
+  spend_micros: micros('As a day\'s `spend_micros`: settled charges at their cost plus reservations in flight at their reserved amount.'),
+  charges: micros('Charges counted: settled ones and reservations still in flight.'),
+  held_micros: micros('The part of `spend_micros` still reserved by generations in flight.'),
+  batch: DailyUsagePart('made by lines of batches (`POST /batches`), billed at their batch price'),
+  interactive: DailyUsagePart('made by everything else (`POST /generations`, workflow runs, MCP)'),
+});
+
 export const DailyUsage = v.object({
   scope: v.pipe(v.picklist(['personal', 'workspace']), v.description('As in `GET /usage`: `workspace` for workspace-bound keys (the Team pool\'s days, every member\'s charges).')),
   workspace_id: v.pipe(v.nullable(v.pipe(v.string(), v.uuid())), v.description('Set for workspace-bound keys.')),
   from: day('First day of the range.'),
   to: day('Last day of the range.'),
   days: v.pipe(v.array(DailyUsageDay), v.description('One entry per day and model with charges, by day then model. Over a whole period they add up exactly to `used_micros` (`workspace_used_micros` for a workspace-bound key) of `GET /usage`.')),
+  // Only with `groupBy` (GET /usage/daily): additive, absent otherwise.
+  groupBy: v.optional(v.pipe(v.string(), v.description('With `groupBy`: the grouping asked for (`endUser` or `metadata.<key>`).'))),
+  groups: v.optional(v.pipe(v.array(DailyUsageGroup), v.description(
+    'With `groupBy`: one row per day and group, by day, then `spend_micros` descending, then group (null last), a page at a time. ' +
+    'The groups of a day add up exactly to that day\'s `days` rows (`spend_micros`, `charges`, `held_micros` and their parts).'))),
+  next_cursor: v.optional(v.pipe(v.nullable(v.string()), v.description('With `groupBy`: pass as `cursor` for the next page of groups; null on the last page.'))),
 });
-registerSchemas({ DailyUsage, DailyUsageDay });
+registerSchemas({ DailyUsage, DailyUsageDay, DailyUsageGroup });
 
 export type DailyUsageBody = v.InferOutput<typeof DailyUsage>;
 

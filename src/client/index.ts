@@ -66,6 +66,10 @@ export type RunListQuery = NonNullable<operations['listWorkflowRuns']['parameter
 export type RunRequest = components['schemas']['RunRequest'];
 export type GenerationListQuery = NonNullable<operations['listGenerations']['parameters']['query']>;
 export type DailyUsageQuery = NonNullable<operations['getDailyUsage']['parameters']['query']>;
+export type DailyUsageGroup = Schemas['DailyUsageGroup'];
+export type EndUser = Schemas['EndUser'];
+export type EndUserList = Schemas['EndUserList'];
+export type EndUserListQuery = NonNullable<operations['listEndUsers']['parameters']['query']>;
 export type Key = Schemas['Key'];
 export type KeyWithSecret = Schemas['KeyWithSecret'];
 export type CreateKeyRequest = NonNullable<operations['createKey']['requestBody']>['content']['application/json'];
@@ -678,6 +682,26 @@ export function createKilnClient(options: KilnClientOptions) {
       get: (opts: CallOptions = {}) => unwrap(raw.GET('/usage', { signal: opts.signal })),
       /** GET /usage/daily: per UTC day and model (default: the current period). */
       daily: (query: DailyUsageQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/usage/daily', { params: { query }, signal: opts.signal })),
+      /** Every group of GET /usage/daily?groupBy= (`endUser` or `metadata.<key>`), by day then spend, reading page after page as the loop asks. */
+      async *groups(query: Omit<DailyUsageQuery, 'cursor'> & { groupBy: string }, opts: CallOptions = {}): AsyncGenerator<DailyUsageGroup, void, undefined> {
+        let cursor: string | null | undefined;
+        do {
+          const page: DailyUsage = await unwrap(raw.GET('/usage/daily', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, signal: opts.signal }));
+          yield* page.groups ?? [];
+          cursor = page.next_cursor;
+        } while (cursor);
+      },
+      /** GET /end-users: one page of the billing scope's end users by spend (default: this calendar month). */
+      endUsers: (query: EndUserListQuery = {}, opts: CallOptions = {}) => unwrap(raw.GET('/end-users', { params: { query }, signal: opts.signal })),
+      /** Every end user over the range, by spend, reading page after page as the loop asks. */
+      async *allEndUsers(query: Omit<EndUserListQuery, 'cursor'> = {}, opts: CallOptions = {}): AsyncGenerator<EndUser, void, undefined> {
+        let cursor: string | null | undefined;
+        do {
+          const page: EndUserList = await unwrap(raw.GET('/end-users', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, signal: opts.signal }));
+          yield* page.data;
+          cursor = page.nextCursor;
+        } while (cursor);
+      },
     },
     models: { list: (opts: CallOptions = {}) => unwrap(raw.GET('/models', { signal: opts.signal })) },
     transforms: {

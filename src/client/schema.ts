@@ -51,9 +51,29 @@ export interface paths {
         };
         /**
          * Read usage per day and model
-         * @description The billing scope of `GET /usage` (the personal budget, or the Team pool of a workspace-bound key) per UTC day and model. A charge counts on the UTC day it was made: at its reserved amount while its generation is in flight, at its actual cost once settled, not at all once released. By default the current period, whose days add up exactly to `used_micros` (`workspace_used_micros`).
+         * @description The billing scope of `GET /usage` (the personal budget, or the Team pool of a workspace-bound key) per UTC day and model. A charge counts on the UTC day it was made: at its reserved amount while its generation is in flight, at its actual cost once settled, not at all once released. By default the current period, whose days add up exactly to `used_micros` (`workspace_used_micros`). With `groupBy=endUser` or `groupBy=metadata.<key>`, the body also has `groups`: per day and group (the end user, or the key's value; null for the charges without it), by day then spend descending, in keyset pages (`limit`, `cursor`, `next_cursor`); the groups of a day add up exactly to that day's `days` rows.
          */
         get: operations["getDailyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/end-users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List end users by spend
+         * @description The end users (the `endUser` of requests that spent) of the key's billing scope — the personal budget, or the Team pool of a workspace-bound key — with their spend and charges over `from`..`to` (UTC days; default the current calendar month), by `usedMicros` descending then `endUser`. Pages follow `nextCursor` (keyset). A whole calendar month reads a monthly roll-up in spend order; another range sums its days.
+         */
+        get: operations["listEndUsers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1001,8 +1021,14 @@ export interface components {
                 }[];
             };
         };
-        /** @description Optional. An opaque id of your own user this request is for: 1 to 128 printable characters (no control characters). Stored with the generation and its charge, returned in its bodies and events, never changed; `GET /generations?endUser=` filters by it. Required when the API key was made with `requireEndUser`. */
-        EndUser: string;
+        EndUser: {
+            /** @description The `endUser` the app sent with its requests. */
+            endUser: string;
+            /** @description Spend over the range: settled charges at their cost plus reservations in flight at their reserved amount (as `used_micros` counts them). */
+            usedMicros: number;
+            /** @description Charges counted over the range (one per billable output): settled ones and reservations in flight. */
+            generations: number;
+        };
         /** @description Optional. Your own tags: at most 16 pairs; keys match `^[A-Za-z0-9_.:-]{1,64}$`, values are strings of at most 512 characters. Stored with the generation and its charge, returned in its bodies and events, never changed; `GET /generations?metadata[key]=value` filters by them. */
         Metadata: {
             [key: string]: string;
@@ -1031,7 +1057,8 @@ export interface components {
             targetLanguage?: "text" | "tsx" | "jsx" | "css" | "svg" | "json" | "typescript" | "javascript" | "mdx" | "markdown" | "glsl";
             /** @description For code. Render a full HTML screen. Default false. */
             screenHtml?: boolean;
-            endUser?: components["schemas"]["EndUser"];
+            /** @description Optional. An opaque id of your own user this request is for: 1 to 128 printable characters (no control characters). Stored with the generation and its charge, returned in its bodies and events, never changed; `GET /generations?endUser=` filters by it. Required when the API key was made with `requireEndUser`. */
+            endUser?: string;
             metadata?: components["schemas"]["Metadata"];
         };
         ImageInput: {
@@ -1335,7 +1362,8 @@ export interface components {
         };
         /** @description Optional body of `POST /workflows/{id}/runs`: the run's attribution (docs: Attribution), which every output inherits. */
         RunRequest: {
-            endUser?: components["schemas"]["EndUser"];
+            /** @description Optional. An opaque id of your own user this request is for: 1 to 128 printable characters (no control characters). Stored with the generation and its charge, returned in its bodies and events, never changed; `GET /generations?endUser=` filters by it. Required when the API key was made with `requireEndUser`. */
+            endUser?: string;
             metadata?: components["schemas"]["Metadata"];
         };
         RunAccepted: {
@@ -1700,6 +1728,12 @@ export interface components {
             to: string;
             /** @description One entry per day and model with charges, by day then model. Over a whole period they add up exactly to `used_micros` (`workspace_used_micros` for a workspace-bound key) of `GET /usage`. */
             days: components["schemas"]["DailyUsageDay"][];
+            /** @description With `groupBy`: the grouping asked for (`endUser` or `metadata.<key>`). */
+            groupBy?: string;
+            /** @description With `groupBy`: one row per day and group, by day, then `spend_micros` descending, then group (null last), a page at a time. The groups of a day add up exactly to that day's `days` rows (`spend_micros`, `charges`, `held_micros` and their parts). */
+            groups?: components["schemas"]["DailyUsageGroup"][];
+            /** @description With `groupBy`: pass as `cursor` for the next page of groups; null on the last page. */
+            next_cursor?: string | null;
         };
         DailyUsageDay: {
             /** @description UTC day the charges were made on. */
@@ -1730,6 +1764,42 @@ export interface components {
                 /** @description The part of `held_micros` made by everything else (`POST /generations`, workflow runs, MCP). */
                 held_micros: number;
             };
+        };
+        DailyUsageGroup: {
+            /** @description UTC day the charges were made on. */
+            day: string;
+            /** @description The end user, or the value of the metadata key; null for the day's charges without it (the day's total minus its other groups). */
+            group: string | null;
+            /** @description As a day's `spend_micros`: settled charges at their cost plus reservations in flight at their reserved amount. */
+            spend_micros: number;
+            /** @description Charges counted: settled ones and reservations still in flight. */
+            charges: number;
+            /** @description The part of `spend_micros` still reserved by generations in flight. */
+            held_micros: number;
+            /** @description The day's figures made by lines of batches (`POST /batches`), billed at their batch price; `batch` and `interactive` add up exactly to them. */
+            batch: {
+                /** @description The part of `spend_micros` made by lines of batches (`POST /batches`), billed at their batch price. */
+                spend_micros: number;
+                /** @description The part of `charges` made by lines of batches (`POST /batches`), billed at their batch price. */
+                charges: number;
+                /** @description The part of `held_micros` made by lines of batches (`POST /batches`), billed at their batch price. */
+                held_micros: number;
+            };
+            /** @description The day's figures made by everything else (`POST /generations`, workflow runs, MCP); `batch` and `interactive` add up exactly to them. */
+            interactive: {
+                /** @description The part of `spend_micros` made by everything else (`POST /generations`, workflow runs, MCP). */
+                spend_micros: number;
+                /** @description The part of `charges` made by everything else (`POST /generations`, workflow runs, MCP). */
+                charges: number;
+                /** @description The part of `held_micros` made by everything else (`POST /generations`, workflow runs, MCP). */
+                held_micros: number;
+            };
+        };
+        EndUserList: {
+            /** @description By `usedMicros` descending, then `endUser`. */
+            data: components["schemas"]["EndUser"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
         };
         WebhookEndpoint: {
             /** Format: uuid */
@@ -2336,6 +2406,9 @@ export interface operations {
             query?: {
                 from?: string;
                 to?: string;
+                groupBy?: string;
+                limit?: number;
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2343,7 +2416,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Usage per day and model. */
+            /** @description Usage per day and model (and, with `groupBy`, a page of groups). */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2353,6 +2426,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DailyUsage"];
+                };
+            };
+            /** @description Invalid request. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, malformed, revoked or unknown API key. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "www-authenticate": components["headers"]["WwwAuthenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (`rate_limited`, with `retry-after`) or budget exhausted (`insufficient_quota`). */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency (such as the rate limiter) is briefly unavailable; retry with backoff. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "retry-after": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEndUsers: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of end users. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description Always `no-store`. */
+                    "cache-control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndUserList"];
                 };
             };
             /** @description Invalid request. */

@@ -12,7 +12,7 @@ import { renderEndUserPost } from './endusers-post.ts';
 // Node versions section leave BENCH.md's other sections as they were).
 export const BENCH_FILE = process.env.KILN_BENCH_FILE ? path.resolve(process.env.KILN_BENCH_FILE) : path.resolve(import.meta.dirname, '..', '..', 'BENCH.md');
 
-export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale', 'telemetry', 'admin', 'streaming', 'batches', 'enduser-post'] as const;
+export const SECTION_ORDER = ['foundation', 'generations', 'workflows', 'images', 'wait', 'webhooks', 'scale', 'telemetry', 'admin', 'streaming', 'batches', 'enduser-post', 'endusers'] as const;
 
 /** The targets, in one place: the console report and BENCH.md both state them. */
 export const TARGETS = {
@@ -52,6 +52,8 @@ export const TARGETS = {
   batchAcceptMb: 100,
   batchSpeedup: 3,
   batchLatencyFactor: 2,
+  /** Spend by end user (issue 42) at 10 million charges over 100,000 end users: a month's first page, p99. */
+  endUsersP99Ms: 50,
 } as const;
 
 export interface RunInfo {
@@ -308,7 +310,26 @@ function telemetry(f: Figures): string[] {
   ];
 }
 
-const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, telemetry, soak, admin, streaming, batches, 'enduser-post': renderEndUserPost };
+const RENDER: Record<string, (f: Figures) => string[]> = { foundation, generations, workflows, images, wait, webhooks, scale, telemetry, soak, admin, streaming, batches, 'enduser-post': renderEndUserPost, endusers };
+
+function endusers(f: Figures): string[] {
+  const r = f.rows;
+  const g = f.generateSeconds as Record<string, number>;
+  return [
+    `## End users: ${n(r.charges)} charges over ${n(r.endUsers)} end users of one account in one month`,
+    '',
+    `Generated in SQL, set-based (\`KILN_BENCH_ENDUSERS_SCALE=${f.scale}\`): ${n(r.charges)} charges of one account in ${f.month.from} … ${f.month.to}, each with an end user (${n(r.endUsers)} of them, skewed towards a few: user n with probability ∝ the square of a uniform draw), 5 % released, ${n(r.open)} reservations still open on the last day; ` +
+      `the triggers off and the ledger's secondary indexes dropped and rebuilt, then the roll-ups from the ledger with \`kiln_private.rebuild_charge_days()\`: ${n(r.chargeDays)} \`charge_days\` rows, ${n(r.endUserDays)} \`charge_end_user_days\` rows, ${n(r.endUserMonths)} \`charge_end_user_months\` rows. ` +
+      `Generated in ${g.total} s (${Object.entries(g).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${v} s`).join(', ')}). ` +
+      `Each route timed at the client over HTTP (authorization, the SQL call, rendering and the signed cursor included), ${RUNS_NOTE}; the plans are auto_explain's (ANALYZE, BUFFERS) of the grouped query inside the SQL function, one run.`,
+    '',
+    '| request | rows | p50 / p99 / max | target | | plan of the query inside (time, nodes, buffers) |',
+    '|---|---|---|---|---|---|',
+    ...f.cases.map((c: any) => `| \`${c.path}\` — ${c.name} | ${c.rows} | ${c.p50} / ${c.p99} / ${c.max} ms | p99 ≤ ${TARGETS.endUsersP99Ms} ms | ${met(c.p99 <= TARGETS.endUsersP99Ms)} | ${c.plans.map((p: any) => `${p.ms} ms: ${p.nodes.replace(/\|/g, '\\|')} (${p.buffers})`).join('; ') || '—'} |`),
+    '',
+    `Sizes: ${f.sizes.map((s: any) => `\`${s.name}\` ${n(s.mb)} MB`).join(', ')}.`,
+  ];
+}
 
 function batches(f: Figures): string[] {
   const a = f.accept;

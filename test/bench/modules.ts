@@ -4,6 +4,7 @@ import type { BenchContext } from './run.ts';
 import { benchAdmin } from './admin.ts';
 import { benchBatches } from './batches.ts';
 import { benchEndUserPost } from './endusers-post.ts';
+import { benchEndUsers } from './endusers.ts';
 import { benchGenerations } from './generations.ts';
 import { benchImages } from './images.ts';
 import { benchScale } from './scale.ts';
@@ -26,6 +27,7 @@ export const benchModules: Record<string, (ctx: BenchContext) => Promise<void>> 
   streaming: async (ctx) => ctx.report('streaming', { ...(await benchStreaming(ctx)) }),
   batches: async (ctx) => ctx.report('batches', { ...(await benchBatches(ctx)) }),
   'enduser-post': async (ctx) => ctx.report('enduser-post', { ...(await benchEndUserPost(ctx)) }),
+  endusers: async (ctx) => ctx.report('endusers', { ...(await benchEndUsers(ctx)) }),
   // Not in a full run unless named: 2 × KILN_SOAK_SECONDS (5 min each by default).
   ...(process.env.KILN_BENCH_ONLY?.split(',').map((x) => x.trim()).includes('soak')
     ? { soak: async (ctx: BenchContext) => ctx.report('soak', { ...(await benchSoak(ctx)) }) }

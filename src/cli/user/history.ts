@@ -1,7 +1,7 @@
 // `kiln ls` (the key's generations, newest first) and `kiln usage` (the budget, or with --daily the
 // spend per day and model): a table on a terminal, JSON lines elsewhere.
 
-import type { DailyUsageQuery, Generation, GenerationListQuery } from '../../client/index.ts';
+import type { DailyUsageGroup, DailyUsageQuery, Generation, GenerationListQuery } from '../../client/index.ts';
 import { intFlag, parseArgs, UsageError } from '../args.ts';
 import { clientFromEnv, EXIT } from './exit.ts';
 import { me } from './info.ts';
@@ -9,7 +9,7 @@ import { dim, dollars, interactive, jsonLine, red } from './live.ts';
 
 export const LS_HELP =
   '[--status S[,S…]] [--type image|code] [--model ID] [--since TIME] [--limit N] [--all] [--cursor C] [--json] — your generations, newest first (on a terminal: id, status, cost, prompt, model or error)';
-export const USAGE_HELP = '[--daily [--from YYYY-MM-DD] [--to YYYY-MM-DD]] [--json] — the budget this period, or with --daily the spend per day and model';
+export const USAGE_HELP = '[--daily [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--by endUser|metadata.KEY]] [--json] — the budget this period, or with --daily the spend per day and model (with --by: per day and end user, or per day and value of a metadata key)';
 
 const STATUSES = ['pending', 'processing', 'completed', 'failed'];
 
@@ -74,13 +74,14 @@ function row(g: Generation): string {
 
 export async function usage(argv: string[]): Promise<number> {
   const { values: flags } = parseArgs(argv, {
-    options: { daily: { type: 'boolean' }, from: { type: 'string' }, to: { type: 'string' }, json: { type: 'boolean' } },
+    options: { daily: { type: 'boolean' }, from: { type: 'string' }, to: { type: 'string' }, by: { type: 'string' }, json: { type: 'boolean' } },
   });
   if (!flags.daily) {
-    if (flags.from || flags.to) throw new UsageError('--from and --to go with --daily');
+    if (flags.from || flags.to || flags.by) throw new UsageError('--from, --to and --by go with --daily');
     return me(flags.json ? ['--json'] : []);
   }
   const query: DailyUsageQuery = { ...(flags.from && { from: flags.from }), ...(flags.to && { to: flags.to }) };
+  if (flags.by !== undefined) return usageBy(query, flags.by, flags.json);
   const d = await clientFromEnv().usage.daily(query);
   if (!interactive(flags.json)) {
     jsonLine(process.stdout, d);
@@ -98,6 +99,41 @@ export async function usage(argv: string[]): Promise<number> {
     total += x.spend_micros;
     const held = x.held_micros ? dim(dollars(x.held_micros)) : '';
     process.stdout.write(`${x.day}  ${x.model_id.padEnd(width)}  ${dollars(x.spend_micros).padStart(14)}  ${String(x.charges).padStart(7)}  ${held}\n`);
+  }
+  process.stdout.write(`${'total'.padEnd(10)}  ${''.padEnd(width)}  ${dollars(total).padStart(14)}\n`);
+  return EXIT.ok;
+}
+
+/** `kiln usage --daily --by endUser|metadata.KEY`: every group of every day (docs/usage.md, "Usage by end user and by metadata"). */
+async function usageBy(query: DailyUsageQuery, by: string, json: boolean | undefined): Promise<number> {
+  if (!/^(?:endUser|metadata\.[A-Za-z0-9_.:-]{1,64})$/.test(by)) throw new UsageError('--by must be endUser or metadata.KEY (a metadata key: 1 to 64 characters of A-Z, a-z, 0-9, _ . : -)');
+  const client = clientFromEnv();
+  const table = interactive(json);
+  const groups: DailyUsageGroup[] = [];
+  for await (const g of client.usage.groups({ ...query, groupBy: by, limit: 1000 })) {
+    if (table) groups.push(g);
+    else jsonLine(process.stdout, g);
+  }
+  if (!table) return EXIT.ok;
+  const none = by === 'endUser' ? '(no end user)' : `(no ${by.slice('metadata.'.length)})`;
+  process.stdout.write(`spend per UTC day and ${by === 'endUser' ? 'end user' : by}\n`);
+  if (!groups.length) {
+    process.stdout.write(dim('no charges\n'));
+    return EXIT.ok;
+  }
+  const label = (g: DailyUsageGroup) => g.group ?? none;
+  const width = Math.min(48, Math.max(...groups.map((g) => [...label(g)].length), 5));
+  const cell = (s: string) => {
+    const chars = [...s.replace(/[\p{Cc}\s]+/gu, ' ')];
+    return (chars.length > width ? [...chars.slice(0, width - 1), '…'] : chars).join('').padEnd(width);
+  };
+  process.stdout.write(dim(`${'day'.padEnd(10)}  ${'group'.padEnd(width)}  ${'spend'.padStart(14)}  ${'charges'.padStart(7)}  in flight\n`));
+  let total = 0;
+  for (const g of groups) {
+    total += g.spend_micros;
+    const held = g.held_micros ? dim(dollars(g.held_micros)) : '';
+    const name = g.group === null ? dim(cell(none)) : cell(g.group);
+    process.stdout.write(`${g.day}  ${name}  ${dollars(g.spend_micros).padStart(14)}  ${String(g.charges).padStart(7)}  ${held}\n`);
   }
   process.stdout.write(`${'total'.padEnd(10)}  ${''.padEnd(width)}  ${dollars(total).padStart(14)}\n`);
   return EXIT.ok;

@@ -16,6 +16,7 @@ import transformImage from './images/transform.ts';
 import listModels from './models/list.ts';
 import getUsage from './usage/get.ts';
 import getDailyUsage from './usage/daily.ts';
+import listEndUsers from './end-users/index.get.ts';
 import cancelWorkflowRun from './workflows/cancel-run.ts';
 import createWorkflow from './workflows/create.ts';
 import deleteWorkflow from './workflows/delete.ts';
@@ -62,7 +63,7 @@ import adminUpdateModel from './admin/update-model.ts';
 import adminHealth from './admin/health.ts';
 
 export const apiRoutes: RouteDef[] = [
-  listModels, getUsage, getDailyUsage, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
+  listModels, getUsage, getDailyUsage, listEndUsers, createGeneration, listGenerations, getGeneration, generationEvents, cancelGeneration, transformImage,
   createBatch, listBatches, getBatch, cancelBatch, batchResults, batchEvents,
   listWorkflows, createWorkflow, getWorkflow, replaceWorkflow, deleteWorkflow, runWorkflow, listWorkflowRuns, getWorkflowRun, runEvents, getWorkflowRunGraph, cancelWorkflowRun, retryWorkflowRun,
   createWebhook, listWebhooks, getWebhook, updateWebhook, deleteWebhook, rotateWebhookSecret,
