@@ -224,8 +224,13 @@ test('validation: every bad parameter is a 400 invalid_request naming it, never 
   }
   await bad('/usage/daily?groupBy=endUser&groupBy=endUser', 'groupBy:');
   for (const l of ['0', '1001', '-1', 'x', '1.5', '']) await bad(`/usage/daily?groupBy=endUser&limit=${l}`, 'limit:');
-  await bad('/usage/daily?limit=5', 'limit:');
-  await bad('/usage/daily?cursor=abc', 'cursor:');
+  // Without groupBy, GET /usage/daily answers as it always did: limit and cursor page groups only.
+  const plain = await api(srv.base, key, `/usage/daily?from=${daysAgo(2)}&to=${today()}`);
+  for (const q of ['limit=5', 'cursor=abc']) {
+    const r = await api(srv.base, key, `/usage/daily?from=${daysAgo(2)}&to=${today()}&${q}`);
+    assert.equal(r.status, 200, q);
+    assert.deepEqual(r.body, plain.body, q);
+  }
   await bad('/usage/daily?groupBy=endUser&cursor=abc', 'cursor:');
   await bad('/usage/daily?groupBy=endUser&from=2026-02-30', 'from:');
   // A cursor of one groupBy (or an edited one) is refused with another.

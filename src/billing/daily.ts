@@ -2,12 +2,10 @@
 // body, read from the ledger's rollup (kiln_private.charge_days) so a month costs a month's rows.
 
 import * as v from 'valibot';
-import { authorizedCall, callerRead, type AuthorizedCall, type Caller, type CallerRead } from '../auth/access.ts';
+import type { Caller } from '../auth/access.ts';
 import type { Context } from '../context.ts';
-import { getDailyUsage } from '../db/sql/get_daily_usage.ts';
-import { getDailyUsageForCallers } from '../db/sql/get_daily_usage_for_callers.ts';
+import { getDailyUsage, type DailyUsageJson } from '../db/sql/get_daily_usage.ts';
 import { readTolerant } from '../db/replica.ts';
-import { getDailyUsageForKeys, type DailyUsageJson } from '../db/sql/get_daily_usage_for_keys.ts';
 import { errors } from '../errors.ts';
 import { registerSchemas } from '../schemas.ts';
 
@@ -95,15 +93,6 @@ export function parseDailyRange(raw: { from?: string; to?: string }, today = new
   // would fail every request batched with this one).
   return { from: raw.from, to };
 }
-
-/** GET /usage/daily in one round trip: authorizes each key and reads its billing scope's days. */
-export const dailyUsageCall: AuthorizedCall<DailyRange, { body: DailyUsageJson | null }> = authorizedCall(100, ({ sql, config }, items) =>
-  getDailyUsageForKeys(sql, items.map((i) => i.hash), config.readRpm, items.map((i) => i.payload.from), items.map((i) => i.payload.to)));
-
-/** GET /usage/daily on the read replica, for keys the primary authorized (see Access.replicaRead). */
-export const dailyUsageReplica: CallerRead<DailyRange, { body: DailyUsageJson | null }> = callerRead(100, (sql, _ctx, items) =>
-  getDailyUsageForCallers(sql, items.map((i) => i.caller.accountId), items.map((i) => i.caller.workspaceId),
-    items.map((i) => i.payload.from), items.map((i) => i.payload.to)));
 
 /** The daily usage of a caller already authorized (MCP): its billing scope's days over `range`. */
 export async function dailyUsageOf(ctx: Context, caller: Caller, range: DailyRange): Promise<DailyUsageJson> {

@@ -82,8 +82,8 @@ const GROUPS = 'usage groups';
 export async function parseDailyGroupsQuery(ctx: Context, raw: { from?: string; to?: string; groupBy?: string; limit?: string; cursor?: string }): Promise<DailyGroupsQuery> {
   const range = parseDailyRange({ from: raw.from, to: raw.to });
   if (raw.groupBy === undefined) {
-    if (raw.limit !== undefined) throw errors.invalid('limit: goes with groupBy');
-    if (raw.cursor !== undefined) throw errors.invalid('cursor: goes with groupBy');
+    // Without groupBy the body is what it always was, and so is the query: `limit` and `cursor`
+    // page groups only, and are ignored here as any other unknown parameter always was.
     return { ...range, groupBy: null, limit: DEFAULT_GROUPS_LIMIT, after: null };
   }
   if (!GROUP_BY.test(raw.groupBy)) {

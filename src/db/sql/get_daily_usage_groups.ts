@@ -4,7 +4,7 @@
 
 import { ARRAY_OID, pgArray, type Queryable } from '../pool.ts';
 import type { AuthColumns } from './authorize_requests.ts';
-import type { DailyUsageJson, DailyUsagePart } from './get_daily_usage_for_keys.ts';
+import type { DailyUsageJson, DailyUsagePart } from './get_daily_usage.ts';
 
 /** One group of one day, as kiln.get_daily_usage_groups renders it. */
 export interface DailyUsageGroupJson {
