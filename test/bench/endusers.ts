@@ -6,14 +6,16 @@
 // hundred reservations are left open on the month's last day, so the reads merge them in too.
 // Measures, through the real HTTP server, the first page of GET /usage/daily?groupBy=endUser for
 // that month and the first page of GET /end-users for it: p50/p99 over 50 sequential requests,
-// with auto_explain's plans of the statements inside the SQL functions.
+// with auto_explain's plans of the statements inside the SQL functions. Then, on the same ledger,
+// POST /generations naming one of those end users with a monthly cap set, against the same POST
+// without an end user (rounds interleaved, the queue emptied before each load; no worker).
 // `KILN_BENCH_ONLY=endusers npm run bench` runs this section alone; KILN_BENCH_ENDUSERS_SCALE=0.01 for a hundredth.
 
 import postgres from 'postgres';
 import { generateKey } from '../../src/auth/secrets.ts';
 import { migrateAndSeed } from '../../src/cli/boot.ts';
 import { connect, type Sql } from '../../src/db/pool.ts';
-import { startBenchServer } from './_env.ts';
+import { interleaved, load, startBenchServer, type PairedFigure } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 const RUNS = 50;
@@ -47,6 +49,8 @@ export interface EndUsersFigures {
   generateSeconds: Record<string, number>;
   cases: EndUsersCase[];
   sizes: Array<{ name: string; mb: number }>;
+  /** POST /generations with `endUser` and its cap, against without, on this ledger. */
+  post: { without: PairedFigure; capped: PairedFigure; seconds: number };
 }
 
 /** Last calendar month (UTC): its first and last day. */
@@ -200,6 +204,23 @@ export async function benchEndUsers(ctx: BenchContext): Promise<EndUsersFigures>
       console.log(`  ${c.name.padEnd(66)} rows ${r.rows}  p50 ${r.p50} ms  p99 ${r.p99} ms  max ${r.max} ms`);
       for (const p of plans) console.log(`      ${p.ms} ms  ${p.nodes}  [${p.buffers}]`);
     }
+    // POST /generations on this ledger: an end user with history and a monthly cap, against none.
+    await sql`select kiln.set_end_user_budget(${account!.id}::uuid, null::uuid, 'user-1', 1000000000000000::bigint, 'month', null::int)`;
+    const postSeconds = Number(process.env.KILN_BENCH_SECONDS ?? 3);
+    const postBody = (endUser?: string) => JSON.stringify({ type: 'code', prompt: 'A pricing card with three tiers', targetLanguage: 'tsx', ...(endUser ? { endUser } : {}) });
+    const drain = async () => {
+      await sql`delete from graphile_worker._private_jobs`;
+      await sql`vacuum graphile_worker._private_jobs`;
+    };
+    const post = (b: string, seconds = postSeconds) => async () => {
+      await drain();
+      return load({ url: `${base}/generations`, method: 'POST', headers: [{ authorization: `Bearer ${k.key}` }], body: b, seconds });
+    };
+    await post(postBody(), 1)();
+    await post(postBody('user-1'), 1)();
+    const posts = await interleaved(Number(process.env.KILN_BENCH_ENDUSER_ROUNDS ?? 5), { without: post(postBody()), capped: post(postBody('user-1')) });
+    await drain();
+    console.log(`  POST /generations without endUser ${posts.without.median.rps} req/s; with endUser and its cap ${posts.capped.median.rps} req/s: ratio ${posts.capped.ratio}`);
     const sizes = (await sql`
       select c.relname as name, round(pg_relation_size(c.oid) / 1048576.0)::int as mb
       from pg_class c join pg_namespace s on s.oid = c.relnamespace
@@ -216,6 +237,7 @@ export async function benchEndUsers(ctx: BenchContext): Promise<EndUsersFigures>
       generateSeconds: seconds,
       cases: out,
       sizes,
+      post: { without: posts.without, capped: posts.capped, seconds: postSeconds },
     };
   } finally {
     if (server) {
