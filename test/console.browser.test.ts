@@ -19,7 +19,7 @@ const CHROMIUM = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.resolve(import.meta.dirname, 'artifacts', 'console');
 const AXE = fs.readFileSync(path.resolve(import.meta.dirname, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const GEOMETRY = fs.readFileSync(path.resolve(import.meta.dirname, '_console_geometry.js'), 'utf8');
-const SECTIONS = ['Overview', 'Generations', 'Batches', 'Playground', 'Workflows', 'Webhooks', 'Models'];
+const SECTIONS = ['Overview', 'End users', 'Generations', 'Batches', 'Playground', 'Workflows', 'Webhooks', 'Models'];
 
 let srv: TestServer;
 let key: string;

@@ -39,11 +39,11 @@ function Logo() {
   );
 }
 
-const FIT_STEPS = ['compact', 'tight', 'stack'] as const;
+const FIT_STEPS = ['compact', 'tight', 'snug', 'stack'] as const;
 
 /**
  * Keeps the header on one line wider than a phone: from the full header, each step (no nav
- * icons, narrower links, the nav on a row of its own) is taken only while the content is wider
+ * icons, narrower links, narrower still, the nav on a row of its own) is taken only while the content is wider
  * than the header (style.css, "the header is one line"). Phones have their own layout.
  */
 function fitHeader(header: HTMLElement): void {
