@@ -532,7 +532,7 @@ test('keyboard: the sections are reached and opened with Tab and Enter', async (
   await page.goto(`${srv.origin}/console/#/overview`);
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   let reached = false;
-  for (let i = 0; i < 15 && !reached; i++) {
+  for (let i = 0; i < 25 && !reached; i++) {
     await page.keyboard.press('Tab');
     reached = await page.evaluate(() => document.activeElement?.textContent?.trim() === 'Models');
   }
