@@ -19,7 +19,7 @@ const CHROMIUM = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.resolve(import.meta.dirname, 'artifacts', 'console');
 const AXE = fs.readFileSync(path.resolve(import.meta.dirname, '..', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const GEOMETRY = fs.readFileSync(path.resolve(import.meta.dirname, '_console_geometry.js'), 'utf8');
-const SECTIONS = ['Overview', 'Generations', 'Batches', 'Playground', 'Workflows', 'Webhooks', 'Models'];
+const SECTIONS = ['Overview', 'End users', 'Generations', 'Batches', 'Playground', 'Workflows', 'Webhooks', 'Models'];
 
 let srv: TestServer;
 let key: string;
@@ -532,7 +532,7 @@ test('keyboard: the sections are reached and opened with Tab and Enter', async (
   await page.goto(`${srv.origin}/console/#/overview`);
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   let reached = false;
-  for (let i = 0; i < 15 && !reached; i++) {
+  for (let i = 0; i < 25 && !reached; i++) {
     await page.keyboard.press('Tab');
     reached = await page.evaluate(() => document.activeElement?.textContent?.trim() === 'Models');
   }

@@ -1,5 +1,5 @@
 // The console's header in Chromium (playwright-core), as a person sees it: at 1280 px it is one
-// line with everything an admin signed in by SSO has in it (nine sections, the workspace
+// line with everything an admin signed in by SSO has in it (ten sections, the workspace
 // switcher, API docs, Sign out), as tall as a key's header without the switcher; narrower, it
 // drops the icons, then puts the sections on a row of their own, never scrolling sideways.
 // Signed in through a real OpenID provider on loopback (test/_oidc.ts). Screenshots go to
@@ -99,7 +99,7 @@ after(async () => {
   await browser?.close();
 });
 
-test('at 1280 px an admin\'s SSO header (9 sections, the workspace switcher, API docs, Sign out) is one line, as tall as a key\'s header without them', async () => {
+test('at 1280 px an admin\'s SSO header (10 sections, the workspace switcher, API docs, Sign out) is one line, as tall as a key\'s header without them', async () => {
   const nav = sso.getByRole('navigation', { name: 'Sections' });
   await nav.getByRole('link', { name: 'Admin', exact: true }).waitFor();
   const switcher = sso.getByRole('combobox', { name: 'Workspace' });
@@ -109,7 +109,7 @@ test('at 1280 px an admin\'s SSO header (9 sections, the workspace switcher, API
   await sso.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   await sso.waitForLoadState('networkidle');
   const wide = await headerBoxes(sso);
-  assert.equal(wide.links.length, 9, wide.links.map((l) => l.name).join(', '));
+  assert.equal(wide.links.length, 10, wide.links.map((l) => l.name).join(', '));
   assert.equal(wide.ends.length, 3, 'API docs, the switcher and Sign out');
   assertOneLine(wide, '1280 px, SSO');
   await sso.locator('.topbar').screenshot({ path: path.join(SHOTS, '01-sso-1280-header.png') });
@@ -125,15 +125,19 @@ test('at 1280 px an admin\'s SSO header (9 sections, the workspace switcher, API
   const plain = await headerBoxes(page);
   assertOneLine(plain, '1280 px, key');
   assert.ok(Math.abs(wide.header.height - plain.header.height) <= 1, `SSO header ${wide.header.height} px tall, a key's ${plain.header.height} px`);
-  // The key's header keeps its icons: it has room for them.
-  assert.equal(await page.locator('.topbar .nav a svg').first().isVisible(), true);
   await page.locator('.topbar').screenshot({ path: path.join(SHOTS, '02-key-1280-header.png') });
+  // Wider, the key's header (nine sections) has room for its icons.
+  await page.setViewportSize({ width: 1600, height: 800 });
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  assertOneLine(await headerBoxes(page), '1600 px, key');
+  assert.equal(await page.locator('.topbar .nav a svg').first().isVisible(), true, '1600 px: a key\'s header keeps its icons');
+  await page.locator('.topbar').screenshot({ path: path.join(SHOTS, '02-key-1600-header.png') });
   await context.close();
 });
 
 test('wider, it keeps the icons; narrower, it gives them up, then puts the sections on a row of their own; nothing scrolls sideways or is cut off', async () => {
   const heights: number[] = [];
-  for (const width of [1600, 1280, 1100, 1000, 820]) {
+  for (const width of [1920, 1280, 1100, 1000, 820]) {
     await sso.setViewportSize({ width, height: 800 });
     // The fit runs in the frame after the resize.
     await sso.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
@@ -146,7 +150,7 @@ test('wider, it keeps the icons; narrower, it gives them up, then puts the secti
     await sso.locator('.topbar').screenshot({ path: path.join(SHOTS, `03-sso-${width}-header.png`) });
     const top = Math.max(b.brand.y + b.brand.height, ...b.ends.map((e) => e.y + e.height));
     const stacked = b.links.every((l) => l.y >= top);
-    if (width === 1600) assert.equal(icons, true, '1600 px: room for the icons');
+    if (width === 1920) assert.equal(icons, true, '1920 px: room for the icons');
     if (width >= 1280) assertOneLine(b, `${width} px`);
     else if (!stacked) assertOneLine(b, `${width} px, not stacked`);
     else assert.equal(icons, false, `${width} px: stacked only once the icons are gone`);

@@ -50,25 +50,30 @@ export function daysBetween(from: string, to: string): string[] {
   return out;
 }
 
-export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string; to: string }) {
-  const box = useRef<HTMLDivElement>(null);
-  const days = daysBetween(from, to);
-  const models = [...new Set(rows.map((r) => r.model_id))].sort();
-  // Per model, spend per day (dollars).
-  const perModel = models.map((m) => days.map((d) => rows.filter((r) => r.day === d && r.model_id === m).reduce((s, r) => s + Number(r.spend_micros), 0) / 1e6));
-  const total = rows.reduce((s, r) => s + Number(r.spend_micros), 0);
-  const label = `Daily spend by model from ${from} to ${to}: ${money(total)} in total` +
-    (models.length ? ` across ${models.length} model${models.length === 1 ? '' : 's'} (${models.join(', ')})` : ', no spend yet');
+/** One stack of the bars: its spend per day of the chart's days, in microdollars. */
+export interface BarSeries {
+  key: string;
+  color: string;
+  perDay: number[];
+}
 
+/**
+ * Stacked daily bars (uPlot on a canvas) named by `label` for screen readers; the first series is
+ * drawn at the bottom. The legend and the table are the caller's.
+ */
+export function StackedBars({ days, series, label }: { days: string[]; series: BarSeries[]; label: string }) {
+  const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
+    // In dollars, for the axis.
+    const perSeries = series.map((s) => s.perDay.map((v) => v / 1e6));
     const xs = days.map((d) => Date.parse(`${d}T12:00:00Z`) / 1000);
     // Stacked: each series is the running sum, drawn tallest first so the smaller ones sit on top.
-    const top = Math.max(0, ...stackForDrawing(perModel, 0).at(-1) ?? []);
-    const order = models.map((_, i) => i).reverse();
+    const top = Math.max(0, ...stackForDrawing(perSeries, 0).at(-1) ?? []);
+    const order = series.map((_, i) => i).reverse();
     const drawn = (plotHeight: number) => {
-      const stacked = stackForDrawing(perModel, plotHeight > 0 ? (top * 1.15 * MIN_SEGMENT_PX) / plotHeight : 0);
+      const stacked = stackForDrawing(perSeries, plotHeight > 0 ? (top * 1.15 * MIN_SEGMENT_PX) / plotHeight : 0);
       return [xs, ...order.map((i) => stacked[i]!)] as uPlot.AlignedData;
     };
     const dark = matchMedia('(prefers-color-scheme: dark)').matches;
@@ -96,27 +101,38 @@ export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string;
         },
         { ...axis, size: 64, values: (_u, ticks) => ticks.map((t) => money(Math.round(t * 1e6))) },
       ],
-      series: [{}, ...order.map((i) => ({ label: models[i], stroke: colorOf(i), fill: colorOf(i), width: 0, paths: bars, points: { show: false } }))],
+      series: [{}, ...order.map((i) => ({ label: series[i]!.key, stroke: series[i]!.color, fill: series[i]!.color, width: 0, paths: bars, points: { show: false } }))],
     };
-    const plot = new uPlot(opts, models.length ? drawn(0) : [xs, days.map(() => 0)], el);
+    const plot = new uPlot(opts, series.length ? drawn(0) : [xs, days.map(() => 0)], el);
     // The plot's height is known once it is laid out: then small segments get their minimum.
-    if (models.length) plot.setData(drawn(plot.bbox.height / uPlot.pxRatio));
+    if (series.length) plot.setData(drawn(plot.bbox.height / uPlot.pxRatio));
     const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height: 240 }));
     ro.observe(el);
     return () => {
       ro.disconnect();
       plot.destroy();
     };
-  }, [JSON.stringify(rows), from, to]);
+  }, [JSON.stringify(days), JSON.stringify(series)]);
+  return <div ref={box} class="chart-canvas" role="img" aria-label={label} />;
+}
+
+export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string; to: string }) {
+  const days = daysBetween(from, to);
+  const models = [...new Set(rows.map((r) => r.model_id))].sort();
+  // Per model, spend per day (microdollars).
+  const perModel = models.map((m) => days.map((d) => rows.filter((r) => r.day === d && r.model_id === m).reduce((s, r) => s + Number(r.spend_micros), 0)));
+  const total = rows.reduce((s, r) => s + Number(r.spend_micros), 0);
+  const label = `Daily spend by model from ${from} to ${to}: ${money(total)} in total` +
+    (models.length ? ` across ${models.length} model${models.length === 1 ? '' : 's'} (${models.join(', ')})` : ', no spend yet');
 
   return (
-    <div class="chart">
+    <div class="chart" data-total-micros={total}>
       {models.length === 0 && <p class="muted small">No spend in this period yet.</p>}
-      <div ref={box} class="chart-canvas" role="img" aria-label={label} />
+      <StackedBars days={days} label={label} series={models.map((m, i) => ({ key: m, color: colorOf(i), perDay: perModel[i]! }))} />
       {models.length > 0 && (
         <ul class="legend" aria-hidden="true">
           {models.map((m, i) => (
-            <li key={m} data-model={m}><span class="swatch" style={{ background: colorOf(i) }} />{m} <span class="muted">{money(Math.round(perModel[i]!.reduce((a, b) => a + b, 0) * 1e6))}</span></li>
+            <li key={m} data-model={m}><span class="swatch" style={{ background: colorOf(i) }} />{m} <span class="muted">{money(perModel[i]!.reduce((a, b) => a + b, 0))}</span></li>
           ))}
         </ul>
       )}
@@ -126,7 +142,7 @@ export function SpendChart({ rows, from, to }: { rows: DaySpend[]; from: string;
           <thead><tr><th scope="col">Day</th><th scope="col">Model</th><th scope="col" class="num">Spend</th></tr></thead>
           <tbody>
             {rows.length === 0 && <tr><td colSpan={3} class="muted">No spend in this period.</td></tr>}
-            {rows.map((r) => <tr key={`${r.day}-${r.model_id}`}><td>{r.day}</td><td>{r.model_id}</td><td class="num">{money(Number(r.spend_micros))}</td></tr>)}
+            {rows.map((r) => <tr key={`${r.day}-${r.model_id}`} data-day={r.day} data-micros={Number(r.spend_micros)}><td>{r.day}</td><td>{r.model_id}</td><td class="num">{money(Number(r.spend_micros))}</td></tr>)}
           </tbody>
         </table>
       </details>

@@ -5,6 +5,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/ho
 import { errorText, makeClient, storedKey, storeKey, type KilnClient } from './api.ts';
 import { Admin } from './admin.tsx';
 import { Batches } from './batches.tsx';
+import { EndUsers } from './endusers.tsx';
 import { Generations } from './generations.tsx';
 import { Keys } from './keys.tsx';
 import { Models } from './models.tsx';
@@ -17,6 +18,7 @@ import { defaultRoute, go, isAdmin, useMe, useRoute } from './ui.tsx';
 
 const SECTIONS = [
   { path: 'overview', name: 'Overview', icon: 'M3 13h4v8H3zM10 3h4v18h-4zM17 9h4v12h-4z' },
+  { path: 'end-users', name: 'End users', icon: 'M9 11a3.5 3.5 0 1 0 0-.1M3 20v-.5a6 6 0 0 1 12 0v.5M16 4.3a3.5 3.5 0 0 1 0 6.6M21 20v-.5a6 6 0 0 0-3.5-5.4' },
   { path: 'generations', name: 'Generations', icon: 'M4 4h7v7H4zM13 4h7v7h-7zM4 13h7v7H4zM13 13h7v7h-7z' },
   { path: 'batches', name: 'Batches', icon: 'M12 3l9 4.5-9 4.5-9-4.5zM3 12l9 4.5 9-4.5M3 16.5l9 4.5 9-4.5' },
   { path: 'playground', name: 'Playground', icon: 'M12 3l2.6 5.8L21 9.6l-4.8 4.3 1.3 6.3L12 17l-5.5 3.2 1.3-6.3L3 9.6l6.4-.8z' },
@@ -37,11 +39,11 @@ function Logo() {
   );
 }
 
-const FIT_STEPS = ['compact', 'tight', 'stack'] as const;
+const FIT_STEPS = ['compact', 'tight', 'snug', 'stack'] as const;
 
 /**
  * Keeps the header on one line wider than a phone: from the full header, each step (no nav
- * icons, narrower links, the nav on a row of its own) is taken only while the content is wider
+ * icons, narrower links, narrower still, the nav on a row of its own) is taken only while the content is wider
  * than the header (style.css, "the header is one line"). Phones have their own layout.
  */
 function fitHeader(header: HTMLElement): void {
@@ -167,6 +169,7 @@ function Shell({ client, onSignOut, account }: { client: KilnClient; onSignOut: 
       </header>
       <main id="main" ref={mainRef} class="content">
         {section.path === 'overview' && <Overview client={client} />}
+        {section.path === 'end-users' && <EndUsers client={client} me={me} />}
         {section.path === 'generations' && <Generations client={client} id={route[1]} />}
         {section.path === 'batches' && <Batches client={client} id={route[1]} />}
         {section.path === 'playground' && <Playground client={client} />}

@@ -1,9 +1,12 @@
 // Overview: the key's tier and budgets (personal, and the workspace pool for workspace keys),
-// and daily spend by model for the period.
+// and daily spend by model for the period, or split by end user or a metadata key
+// (split-chart.tsx; the split is the hash's `groupBy`).
 
 import { money, shortId, whenMinute, type KilnClient } from './api.ts';
 import { SpendChart, type DaySpend } from './chart.tsx';
-import { Alert, Loading, Section, useLoad } from './ui.tsx';
+import { overviewHref, SplitChart, SplitControl, splitName } from './split-chart.tsx';
+import { Alert, Loading, Section, useHashQuery, useLoad } from './ui.tsx';
+import { splitOf } from './usage-split.ts';
 
 interface Daily {
   from: string;
@@ -41,6 +44,8 @@ function Meter({ label, used, budget, remaining, resets }: { label: string; used
 export function Overview({ client }: { client: KilnClient }) {
   const [usage] = useLoad((signal) => client.usage.get({ signal }), [client]);
   const [daily] = useLoad((signal) => loadDaily(client, signal), [client]);
+  const asked = splitOf(useHashQuery().get('groupBy'));
+  const split = asked && 'problem' in asked ? null : asked;
   return (
     <Section title="Overview" intro="What this key can spend, and where the money went.">
       {usage.state === 'loading' && <Loading what="usage" />}
@@ -70,13 +75,19 @@ export function Overview({ client }: { client: KilnClient }) {
         );
       })()}
       <div class="card">
-        <h2 class="card-title">Daily spend by model</h2>
+        <div class="card-head">
+          <h2 class="card-title">Daily spend by {split ? splitName(split) : 'model'}</h2>
+          <SplitControl split={split} navigate={(s) => { location.hash = overviewHref(s); }} />
+        </div>
+        {asked && 'problem' in asked && <p class="notice error" role="alert">{asked.problem}</p>}
         {daily.state === 'loading' && <Loading what="daily spend" />}
         {daily.state === 'error' && <Alert error={daily.error} />}
         {daily.state === 'ok' && (
           <>
-            <SpendChart rows={daily.value.days} from={daily.value.from} to={daily.value.to} />
-            <p class="muted small">This period, {daily.value.from} to {daily.value.to} (UTC days), from <code>GET /usage/daily</code>; it adds up to the budget used.</p>
+            {split
+              ? <SplitChart key={overviewHref(split)} client={client} split={split} from={daily.value.from} to={daily.value.to} />
+              : <SpendChart rows={daily.value.days} from={daily.value.from} to={daily.value.to} />}
+            <p class="muted small">This period, {daily.value.from} to {daily.value.to} (UTC days), from <code>GET /usage/daily</code>{split ? <> with <code>groupBy={split.kind === 'endUser' ? 'endUser' : `metadata.${split.key}`}</code></> : null}; it adds up to the budget used.</p>
           </>
         )}
       </div>
