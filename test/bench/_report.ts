@@ -321,7 +321,7 @@ function endusers(f: Figures): string[] {
     `Generated in SQL, set-based (\`KILN_BENCH_ENDUSERS_SCALE=${f.scale}\`): ${n(r.charges)} charges of one account in ${f.month.from} … ${f.month.to}, each with an end user (${n(r.endUsers)} of them, skewed towards a few: user n with probability ∝ the square of a uniform draw), 5 % released, ${n(r.open)} reservations still open on the last day; ` +
       `the triggers off and the ledger's secondary indexes dropped and rebuilt, then the roll-ups from the ledger with \`kiln_private.rebuild_charge_days()\`: ${n(r.chargeDays)} \`charge_days\` rows, ${n(r.endUserDays)} \`charge_end_user_days\` rows, ${n(r.endUserMonths)} \`charge_end_user_months\` rows. ` +
       `Generated in ${g.total} s (${Object.entries(g).filter(([k]) => k !== 'total').map(([k, v]) => `${k} ${v} s`).join(', ')}). ` +
-      `Each route timed at the client over HTTP (authorization, the SQL call, rendering and the signed cursor included), ${RUNS_NOTE}; the plans are auto_explain's (ANALYZE, BUFFERS) of the grouped query inside the SQL function, one run.`,
+      `Each route timed at the client over HTTP (authorization, the SQL call, rendering and the signed cursor included), ${f.runs ?? 50} sequential calls after a warm-up; the plans are auto_explain's (ANALYZE, BUFFERS) of the grouped query inside the SQL function, one run.`,
     '',
     '| request | rows | p50 / p99 / max | target | | plan of the query inside (time, nodes, buffers) |',
     '|---|---|---|---|---|---|',
