@@ -25,6 +25,13 @@ begin
   end if;
   -- Counted below at once, not line by line by the trigger.
   perform set_config('kiln.batch_bulk', 'on', true);
+  if p_worker_id is not null then
+    -- The job goes on, so this call starts lines too: the account's slot lock is taken first, as
+    -- a start takes it before its reservation (kiln.start_batch_lines), never after the pool's
+    -- row that the settlement below locks (no lock cycle with another job's start).
+    perform pg_advisory_xact_lock(hashtextextended('kiln.slots:' || b.account_id::text, 0))
+      from kiln_private.batches b where b.id = p_batch_id;
+  end if;
   -- 1. The lines, locked in batch order (as kiln.start_batch_lines locks them); those to complete
   --    are this batch's, not ended, with a reservation (as kiln.complete_generation: idempotent,
   --    a duplicated or retried completion finds the first in place).
