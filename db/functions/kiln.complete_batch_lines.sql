@@ -13,6 +13,8 @@ declare
   v_amounts bigint[];
   v_models text[];
   v_done uuid[];
+  v_lids uuid[];
+  v_costs bigint[];
   v_account uuid;
   v_applied json;
   v_completed int := 0;
@@ -25,13 +27,6 @@ begin
   end if;
   -- Counted below at once, not line by line by the trigger.
   perform set_config('kiln.batch_bulk', 'on', true);
-  if p_worker_id is not null then
-    -- The job goes on, so this call starts lines too: the account's slot lock is taken first, as
-    -- a start takes it before its reservation (kiln.start_batch_lines), never after the pool's
-    -- row that the settlement below locks (no lock cycle with another job's start).
-    perform pg_advisory_xact_lock(hashtextextended('kiln.slots:' || b.account_id::text, 0))
-      from kiln_private.batches b where b.id = p_batch_id;
-  end if;
   -- 1. The lines, locked in batch order (as kiln.start_batch_lines locks them); those to complete
   --    are this batch's, not ended, with a reservation (as kiln.complete_generation: idempotent,
   --    a duplicated or retried completion finds the first in place).
@@ -42,11 +37,16 @@ begin
             for update) x
     where x.status not in ('completed', 'failed') and x.charge_id is not null;
   if cardinality(v_gids) > 0 then
-    -- 2. Their charges, locked; those still reserved settle at the actual cost, clamped to the
-    --    reservation (as kiln.settle_charge: a charge is settled once).
-    select array_agg(c.id order by c.id), array_agg(c.amount order by c.id), array_agg(c.model order by c.id)
-      into v_cids, v_amounts, v_models
-      from (select ch.id, ch.status, least(greatest(coalesce(p.cost, 0), 0), ch.reserved_micros) as amount, p.model
+    -- 2. Their charges, locked: each line costs the actual cost clamped to its reservation (as
+    --    kiln.settle_charge), or what its charge settled at when it is not reserved any more.
+    select array_agg(c.gid order by c.id), array_agg(c.cost order by c.id),
+           array_agg(c.id order by c.id) filter (where c.status = 'reserved'),
+           array_agg(c.cost order by c.id) filter (where c.status = 'reserved'),
+           array_agg(c.model order by c.id) filter (where c.status = 'reserved')
+      into v_lids, v_costs, v_cids, v_amounts, v_models
+      from (select ch.id, ch.status, p.id as gid, p.model,
+                   case when ch.status = 'reserved' then least(greatest(coalesce(p.cost, 0), 0), ch.reserved_micros)
+                        else coalesce(ch.settled_micros, 0) end as cost
               from (select distinct on (u.id) u.id, u.cost, u.model
                       from unnest(p_ids, p_costs, p_model_ids) with ordinality as u(id, cost, model, i)
                       where u.id = any (v_gids)
@@ -54,10 +54,39 @@ begin
               join kiln_private.generations g on g.id = p.id
               join kiln_private.charges ch on ch.id = g.charge_id
               order by ch.id
-              for update of ch) c
-      where c.status = 'reserved';
+              for update of ch) c;
+    -- 3. The lines complete with their results and costs (rows of this job's own: done before the
+    --    locks other jobs of the account wait for).
+    with done as (
+      update kiln_private.generations g
+        set status = 'completed',
+            result = p_results -> (p.i::int - 1),
+            cost_micros = l.cost,
+            provider_request_id = left(p.prid, 200),
+            waiting = false,
+            finished_at = now(),
+            updated_at = now()
+        from (select distinct on (u.id) u.id, u.prid, u.i
+                from unnest(p_ids, p_provider_request_ids) with ordinality as u(id, prid, i)
+                where u.id = any (v_gids)
+                order by u.id, u.i) p,
+             unnest(v_lids, v_costs) as l(id, cost)
+        where g.id = p.id and l.id = p.id
+        returning g.id, g.cost_micros, g.account_id)
+    select array_agg(d.id), count(*)::int, coalesce(sum(d.cost_micros), 0)::bigint, min(d.account_id::text)::uuid
+      into v_done, v_completed, v_spent, v_account
+      from done d;
+  end if;
+  if p_worker_id is not null then
+    -- The job goes on, so this call starts lines too: the account's slot lock is taken before the
+    -- pool's row that the settlement below locks, as a start takes it before its reservation
+    -- (kiln.start_batch_lines): no lock cycle with another job's start.
+    perform pg_advisory_xact_lock(hashtextextended('kiln.slots:' || b.account_id::text, 0))
+      from kiln_private.batches b where b.id = p_batch_id;
+  end if;
+  if v_completed > 0 then
     if v_cids is not null then
-      -- 3. The held amounts become settled: one update per pool, key and end user's cap (in that
+      -- 4. The held amounts become settled: one update per pool, key and end user's cap (in that
       --    order, as reservations take them), then the charges in one statement; a fallback that
       --    produced the output is the model the ledger names.
       update kiln_private.budget_periods b
@@ -91,30 +120,8 @@ begin
         from unnest(v_cids, v_amounts, v_models) as a(id, amount, model)
         where ch.id = a.id;
     end if;
-    -- 4. The lines complete with their results and what their charges settled at.
-    with done as (
-      update kiln_private.generations g
-        set status = 'completed',
-            result = p_results -> (p.i::int - 1),
-            cost_micros = coalesce(ch.settled_micros, 0),
-            provider_request_id = left(p.prid, 200),
-            waiting = false,
-            finished_at = now(),
-            updated_at = now()
-        from (select distinct on (u.id) u.id, u.prid, u.i
-                from unnest(p_ids, p_provider_request_ids) with ordinality as u(id, prid, i)
-                where u.id = any (v_gids)
-                order by u.id, u.i) p,
-             kiln_private.charges ch
-        where g.id = p.id and ch.id = g.charge_id
-        returning g.id, g.cost_micros, g.account_id)
-    select array_agg(d.id), count(*)::int, coalesce(sum(d.cost_micros), 0)::bigint, min(d.account_id::text)::uuid
-      into v_done, v_completed, v_spent, v_account
-      from done d;
     -- Their slots are free: the account's oldest generation waiting for one runs now.
-    if v_completed > 0 then
-      perform kiln_private.nudge_waiting_generation(v_account);
-    end if;
+    perform kiln_private.nudge_waiting_generation(v_account);
   end if;
   select coalesce(json_agg(u.id = any (coalesce(v_done, '{}')) and u.first order by u.i), '[]'::json) into v_applied
     from (select x.id, x.i, row_number() over (partition by x.id order by x.i) = 1 as first
