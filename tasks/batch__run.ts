@@ -1,4 +1,5 @@
-// Task batch__run: runs a group of a batch's lines (docs/api.md, "Batches"):
+// Task batch__run: runs a group of a batch's lines, then its next groups while it is their turn,
+// for a few seconds (docs/api.md, "Lanes: interactive first, batches take turns"):
 // src/generations/run.ts, runBatchLines. Queued by kiln_private.dispatch_batches with the flag
 // `batch`, which a worker skips while its batch slots are full (src/worker/worker.ts). A line's
 // retry is a generation__run job of its own; attempts and crashes are counted on each line.

@@ -92,6 +92,45 @@ test('a mixed batch completes: every custom_id once in the results, charged exac
   assert.deepEqual(events.map((e) => e.type), ['batch.completed']);
 });
 
+test('a batch__run job keeps its lines flowing: later groups start in its completion call, under the same job; settled exactly once', async () => {
+  await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json({
+    id: 'local/instant', name: 'instant', category: 'text', provider: 'local', upstream: { delayMs: 0, stream: false },
+    cost: { input_micros_per_token: 1, output_micros_per_token: 1 }, maxOutputTokens: 100, markup: 1,
+  })})`;
+  // A pro account: 4 parallel slots, so groups of 2 lines and 30 groups for 60 lines.
+  const { id, key } = await account();
+  const n = 60;
+  // A job's completion call that starts lines takes the account's slot lock before the pool's row,
+  // as another job's start does: no deadlock between them (Postgres would break one after 1 s).
+  const deadlocks = async () => Number((await srv.db.sql`select deadlocks from pg_stat_database where datname = current_database()`)[0]!.deadlocks);
+  const deadlocksBefore = await deadlocks();
+  const res = await post(key, jsonl(Array.from({ length: n }, (_, i) => line(`l-${i}`, { type: 'code', prompt: `line ${i}`, model: 'local/instant' }))));
+  assert.equal(res.status, 202, JSON.stringify(res.body));
+  const b = await settled(key, res.body.id);
+  assert.equal(b.status, 'completed');
+  assert.deepEqual(b.requestCounts, { total: n, completed: n, failed: 0, canceled: 0 });
+  // One queued job per group would be 30 jobs; a job that goes on runs many groups.
+  const [{ jobs, groups }] = await srv.db.sql`select count(distinct job_id)::int as jobs, count(distinct (batch_line - 1) / 2)::int as groups
+    from kiln_private.generations where batch_id = ${res.body.id}`;
+  assert.equal(groups, n / 2);
+  assert.ok(jobs <= 8, `${n} lines ran under ${jobs} batch__run jobs (one per group would be ${groups})`);
+  // (The statistics collector reports a backend's counts when its transaction ends, within a second.)
+  await new Promise((r) => setTimeout(r, 1100));
+  await srv.db.sql`select pg_stat_clear_snapshot()`;
+  assert.equal(await deadlocks(), deadlocksBefore, 'no deadlock');
+  // Every line settled once, and the pool holds nothing any more: spend is the sum of the lines.
+  const [c] = await srv.db.sql`select count(*)::int as charges, count(*) filter (where ch.status = 'settled')::int as settled,
+      coalesce(sum(ch.settled_micros), 0)::bigint as spent, coalesce(sum(g.cost_micros), 0)::bigint as costs
+    from kiln_private.generations g join kiln_private.charges ch on ch.generation_id = g.id where g.batch_id = ${res.body.id}`;
+  assert.deepEqual({ charges: c!.charges, settled: c!.settled }, { charges: n, settled: n });
+  assert.equal(c!.spent, c!.costs);
+  assert.ok(Number(c!.spent) > 0);
+  const [{ held, used }] = await srv.db.sql`select coalesce(sum(held_micros), 0)::bigint as held, coalesce(sum(settled_micros), 0)::bigint as used
+    from kiln_private.budget_periods where pool_id = ${id}`;
+  assert.equal(Number(held), 0);
+  assert.equal(used, c!.spent);
+});
+
 test('validation is all or nothing: every problem with its pointer, nothing created', async () => {
   const { id, key } = await account();
   const body = jsonl([

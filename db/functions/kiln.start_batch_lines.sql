@@ -1,7 +1,7 @@
 -- functions/kiln.start_batch_lines.sql: the current definition. Edit it here, and ship the change with
 -- `--! include functions/kiln.start_batch_lines.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
 
-CREATE OR REPLACE FUNCTION kiln.start_batch_lines(p_batch_id uuid, p_from integer, p_to integer, p_worker_id text, p_job_id bigint, p_stale_seconds integer, p_wait_ms integer, p_max_crashes integer DEFAULT 10)
+CREATE OR REPLACE FUNCTION kiln.start_batch_lines(p_batch_id uuid, p_from integer, p_to integer, p_worker_id text, p_job_id bigint, p_stale_seconds integer, p_wait_ms integer, p_max_crashes integer DEFAULT 10, p_takeover boolean DEFAULT false)
  RETURNS json
  LANGUAGE plpgsql
  SECURITY DEFINER
@@ -13,9 +13,12 @@ declare
   v_account kiln_private.accounts;
   v_free int;
   v_crashed boolean;
-  v_charge kiln_private.charges;
-  v_out json[] := '{}';
-  v_error text;
+  v_ids uuid[] := '{}';
+  v_crash boolean[] := '{}';
+  v_res record;
+  v_cids uuid[] := '{}';
+  v_gids uuid[] := '{}';
+  v_out json;
   v_left int := 0;
   v_started boolean := false;
   v_failed int := 0;
@@ -29,9 +32,18 @@ begin
   -- Counted below at once (kiln_private.count_batch_lines), not line by line by the trigger.
   perform set_config('kiln.batch_bulk', 'on', true);
   -- Lines are locked before the batch row, as every worker's transaction does (no lock cycle).
+  -- With p_takeover (a job's first call), also the lines this job had started beyond its own
+  -- group (kiln.complete_batch_lines hands a running job further groups): after a crash its next
+  -- run takes them over.
   for v_gen in
     select * from kiln_private.generations g
-      where g.batch_id = p_batch_id and g.batch_line between p_from and p_to
+      where g.id in (
+        select x.id from kiln_private.generations x
+          where x.batch_id = p_batch_id and x.batch_line between p_from and p_to
+        union
+        select x.id from kiln_private.generations x
+          where p_takeover and x.account_id = v_b.account_id and x.status = 'processing'
+            and x.batch_id = p_batch_id and x.job_id = p_job_id)
       order by g.batch_line
       for update
   loop
@@ -41,7 +53,7 @@ begin
     v_crashed := false;
     if v_gen.status = 'processing' then
       if v_gen.worker_id = p_worker_id and v_gen.job_id = p_job_id then
-        null; -- the same job again (cannot normally happen): carry on
+        null; -- the same job again (its task failed and is retried): carry on
       elsif kiln_private.lease_held(v_gen.worker_id, v_gen.job_id, p_stale_seconds) then
         continue; -- a live worker runs it (a retry's own job): never twice
       else
@@ -93,44 +105,75 @@ begin
       v_free := v_free - 1;
       v_started := true;
     end if;
-    update kiln_private.generations
-      set status = 'processing', waiting = false,
-          attempts = attempts + case when v_crashed then 0 else 1 end,
-          crashes = crashes + v_crashed::int, crash_streak = crash_streak + v_crashed::int,
-          worker_id = p_worker_id, job_id = p_job_id,
-          started_at = coalesce(started_at, now()), updated_at = now()
-      where id = v_gen.id
-      returning * into v_gen;
-    -- Its worst case (priced when the batch was created, from the entries it runs with) is
-    -- reserved now, once; a budget that cannot cover it fails the line, uncharged.
-    if v_gen.charge_id is null then
-      begin
-        v_charge := kiln.reserve_budget(v_gen.account_id, v_gen.workspace_id, v_gen.key_id, v_gen.model_id, v_gen.origin,
-                                        v_gen.reserved_micros, v_gen.id, null, null, v_gen.end_user);
-      exception when sqlstate 'KQ001' or sqlstate 'KP001' then
-        v_error := case when sqlstate = 'KQ001' then 'insufficient_quota: ' else 'payment_required: ' end || sqlerrm;
-        perform kiln.fail_generation(v_gen.id, v_error);
-        v_failed := v_failed + 1;
-        continue;
-      end;
-      -- The charge names its batch and carries the line's metadata (its end user, held on the end
-      -- user's cap when it has one, came with the reservation: kiln.reserve_generation).
-      update kiln_private.charges
-        set batch_id = v_gen.batch_id, metadata = v_gen.metadata
-        where id = v_charge.id;
-      update kiln_private.generations
-        set charge_id = v_charge.id, reserved_micros = v_charge.reserved_micros
-        where id = v_gen.id
-        returning * into v_gen;
-    end if;
-    v_out := v_out || json_build_object(
-      'id', v_gen.id, 'attempt', v_gen.attempts, 'max_attempts', v_gen.max_attempts, 'account_id', v_gen.account_id,
-      'request', kiln_private.batch_line_request(v_gen.request, v_b.models),
-      'reserved_micros', v_gen.reserved_micros);
+    v_ids := v_ids || v_gen.id;
+    v_crash := v_crash || v_crashed;
   end loop;
+
+  if cardinality(v_ids) > 0 then
+    -- The lines start, in one statement.
+    update kiln_private.generations g
+      set status = 'processing', waiting = false,
+          attempts = g.attempts + case when c.crashed then 0 else 1 end,
+          crashes = g.crashes + c.crashed::int, crash_streak = g.crash_streak + c.crashed::int,
+          worker_id = p_worker_id, job_id = p_job_id,
+          started_at = coalesce(g.started_at, now()), updated_at = now()
+      from unnest(v_ids, v_crash) as c(id, crashed)
+      where g.id = c.id;
+    -- Their worst cases (priced when the batch was created, from the entries they run with) are
+    -- reserved now, once, in one call (on each line's end user's cap too when it has one); a
+    -- budget that cannot cover a line fails it, uncharged, the lines before it in batch order
+    -- reserved first.
+    for v_res in
+      with todo as (
+        select g.*, row_number() over (order by g.batch_line) as i
+          from kiln_private.generations g
+          where g.id = any (v_ids) and g.charge_id is null),
+      r as (
+        select * from kiln_private.reserve_budgets(
+          array(select t.account_id from todo t order by t.i), array(select t.workspace_id from todo t order by t.i),
+          array(select t.key_id from todo t order by t.i), array(select t.model_id from todo t order by t.i),
+          array(select t.origin from todo t order by t.i), array(select t.reserved_micros from todo t order by t.i),
+          array(select t.id from todo t order by t.i), array(select null::uuid from todo t order by t.i),
+          array(select null::text from todo t order by t.i), array(select t.end_user from todo t order by t.i)))
+      select t.id, r.charge_id, r.error_code, r.error_message
+        from r join todo t on t.i = r.ord
+    loop
+      if v_res.error_code is not null then
+        if v_res.error_code not in ('KQ001', 'KP001') then
+          raise exception '%', v_res.error_message using errcode = v_res.error_code;
+        end if;
+        perform kiln.fail_generation(v_res.id, case when v_res.error_code = 'KQ001' then 'insufficient_quota: ' else 'payment_required: ' end
+                                               || v_res.error_message);
+        v_failed := v_failed + 1;
+      else
+        v_cids := v_cids || v_res.charge_id;
+        v_gids := v_gids || v_res.id;
+      end if;
+    end loop;
+    -- The charges name their batch and carry the lines' metadata (each end user, held on its cap
+    -- when it has one, came with the reservation).
+    if cardinality(v_cids) > 0 then
+      update kiln_private.charges ch
+        set batch_id = g.batch_id, metadata = g.metadata
+        from unnest(v_cids, v_gids) as c(charge_id, id)
+        join kiln_private.generations g on g.id = c.id
+        where ch.id = c.charge_id;
+      update kiln_private.generations g
+        set charge_id = c.charge_id
+        from unnest(v_cids, v_gids) as c(charge_id, id)
+        where g.id = c.id;
+    end if;
+    select json_agg(json_build_object(
+             'id', g.id, 'attempt', g.attempts, 'max_attempts', g.max_attempts, 'account_id', g.account_id,
+             'request', kiln_private.batch_line_request(g.request, v_b.models),
+             'reserved_micros', g.reserved_micros) order by g.batch_line)
+      into v_out
+      from kiln_private.generations g
+      where g.id = any (v_ids) and g.status = 'processing';
+  end if;
   perform kiln_private.count_batch_lines(p_batch_id, v_left, v_started, 0, v_failed, v_canceled, 0);
   perform set_config('kiln.batch_bulk', 'off', true);
-  return json_build_object('lines', to_json(v_out));
+  return json_build_object('lines', coalesce(v_out, '[]'::json));
 end;
 $function$;
-comment on function kiln.start_batch_lines(uuid,integer,integer,text,bigint,integer,integer,integer) is 'A batch__run job''s start of its group of lines (batch_line p_from to p_to) in one call: each pending line takes one of the account''s parallel slots (or waits for one with a generation__run job of its own) and reserves its worst case, once, on its end user''s cap too when it has one (a budget that cannot cover it fails it insufficient_quota or payment_required, uncharged); a line whose worker died is taken over (a crash, not an attempt; p_max_crashes in a row fail it); lines ended, run by a live worker or by a job of their own are left. Lines of a canceled or expired batch end. Returns the lines to run (id, attempt, max_attempts, account_id, request with its catalog entries, reserved_micros); counts the group once.';
+comment on function kiln.start_batch_lines(uuid,integer,integer,text,bigint,integer,integer,integer,boolean) is 'A batch__run job''s start of its group of lines (batch_line p_from to p_to) in one call: each pending line takes one of the account''s parallel slots (or waits for one with a generation__run job of its own), and the lines started reserve their worst cases, once, in one kiln_private.reserve_budgets call, on their end users'' caps too when they have one (a budget that cannot cover a line fails it insufficient_quota or payment_required, uncharged); a line whose worker died is taken over (a crash, not an attempt; p_max_crashes in a row fail it), and with p_takeover (a job''s first call) so are the lines this job had started beyond its group; lines ended, run by a live worker or by a job of their own are left. Lines of a canceled or expired batch end. Returns the lines to run (id, attempt, max_attempts, account_id, request with its catalog entries, reserved_micros); counts the group once.';

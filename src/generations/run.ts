@@ -30,7 +30,8 @@ import { holdGenerationOutput } from '../db/sql/hold_generation_output.ts';
 import type { UnitSpec } from '../workflows/plan.ts';
 import { buildRequest, type Upstream } from '../workflows/request.ts';
 import { completeGeneration } from '../db/sql/complete_generation.ts';
-import { completeBatchLines, startBatchLines, type CompletedBatchLine } from '../db/sql/batches.ts';
+import { completeBatchLines, startBatchLines, type BatchClaim, type CompletedBatchLine, type StartedBatchLine } from '../db/sql/batches.ts';
+import type { EndedGeneration } from '../db/sql/ended_generations.ts';
 import { deferGeneration } from '../db/sql/defer_generation.ts';
 import { failGeneration } from '../db/sql/fail_generation.ts';
 import { reserveGeneration } from '../db/sql/reserve_generation.ts';
@@ -360,16 +361,28 @@ interface GroupLine {
   release(): void;
 }
 
+/** How long a batch__run job goes on starting its batch's next groups before it ends (its batch's next group is queued then). */
+export const BATCH_RUN_MS = 5000;
+
 /**
  * The completions of a group's code lines, sent in one call (kiln.complete_batch_lines) once every
  * line of the group completed or was released: one settle and one count of the batch per group.
+ * While the job goes on (`claim` says so), the same call starts the batch's next group for it
+ * (`next`: none when it ends).
  */
 class GroupCompletion {
   private open: number;
   private readonly waiting: Array<{ line: CompletedBatchLine; resolve: (applied: boolean) => void; reject: (e: unknown) => void }> = [];
+  private resolveNext!: (next: { lines: StartedBatchLine[]; ended: EndedGeneration[] | null }) => void;
+  private rejectNext!: (e: unknown) => void;
+  /** The lines the completion call started for the job next (an empty list when it ends). */
+  readonly next: Promise<{ lines: StartedBatchLine[]; ended: EndedGeneration[] | null }>;
 
-  constructor(private readonly ctx: Context, private readonly batchId: string, lines: number) {
+  constructor(private readonly ctx: Context, private readonly batchId: string, lines: number, private readonly claim: () => BatchClaim | null) {
     this.open = lines;
+    this.next = new Promise((resolve, reject) => { this.resolveNext = resolve; this.rejectNext = reject; });
+    // Awaited once every line settled (runBatchLines); a failure before then is not unhandled.
+    this.next.catch(() => {});
   }
 
   line(): GroupLine {
@@ -391,48 +404,74 @@ class GroupCompletion {
   }
 
   private settled(): void {
-    if (--this.open > 0 || !this.waiting.length) return;
+    if (--this.open > 0) return;
     const batch = this.waiting.splice(0);
-    completeBatchLines(this.ctx.sql, this.batchId, batch.map((w) => w.line)).then(
-      ([{ r }]) => batch.forEach((w, i) => w.resolve(r.applied[i] === true)),
-      (e) => batch.forEach((w) => w.reject(e)),
+    const claim = this.claim();
+    if (!batch.length && !claim) {
+      this.resolveNext({ lines: [], ended: null });
+      return;
+    }
+    completeBatchLines(this.ctx.sql, this.batchId, batch.map((w) => w.line), claim).then(
+      ([{ r, ended }]) => {
+        batch.forEach((w, i) => w.resolve(r.applied[i] === true));
+        this.resolveNext({ lines: r.lines ?? [], ended });
+      },
+      (e) => {
+        batch.forEach((w) => w.reject(e));
+        this.rejectNext(e);
+      },
     );
   }
 }
 
 /**
- * Runs a group of a batch's lines (batch_line `from` to `to`) as one batch__run job (docs/api.md,
- * "Batches"): one call starts and reserves them (kiln.start_batch_lines), they run at once, and one
- * call completes and settles those that ran to an end. Each line keeps a generation's semantics:
- * leased to this job (a crash is taken over when the job runs again, never run twice), its own
- * attempts, retries as a job of its own, failures and cancels line by line.
+ * Runs a batch's lines as one batch__run job (docs/api.md, "Batches"): its group (batch_line
+ * `from` to `to`), started and reserved in one call (kiln.start_batch_lines), run at once, then
+ * completed and settled in one call (kiln.complete_batch_lines) which, for up to BATCH_RUN_MS,
+ * also starts the next group of the batch whose turn it is for this job, so lines keep flowing
+ * without a queued job per group. Each line keeps a generation's semantics: leased to this job (a
+ * crash is taken over when the job runs again, never run twice), its own attempts, retries as a
+ * job of its own, failures and cancels line by line.
  */
 export async function runBatchLines(ctx: Context, lease: Lease, job: GenerationJob, batchId: string, from: number, to: number): Promise<void> {
-  const t0 = Date.now();
+  const began = Date.now();
   const [{ s, ended }] = await startBatchLines(ctx.sql, {
     batchId, from, to, workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds,
-    waitMs: ctx.config.slotRetryMs, maxCrashes: ctx.config.generationMaxCrashes,
+    waitMs: ctx.config.slotRetryMs, maxCrashes: ctx.config.generationMaxCrashes, takeover: true,
   });
   countEnded(ended);
-  const lines = s.lines ?? [];
-  if (!lines.length) return;
-  const group = new GroupCompletion(ctx, batchId, lines.length);
-  await Promise.all(lines.map(async (l) => {
-    const started: Started = {
-      outcome: 'run', attempt: l.attempt, max_attempts: l.max_attempts, account_id: l.account_id, request: l.request,
-      reserved: true, reserved_micros: l.reserved_micros, run_id: null, batch_id: batchId, output_node_id: null, upstream: null, held: false,
-    };
-    const line = group.line();
-    // Tracked before it runs, so that a cancel finds it (./running.ts).
-    const cancel = new AbortController();
-    const untrack = track(l.id.toLowerCase(), cancel);
-    try {
-      await runStarted(ctx, lease, job, l.id, started, cancel.signal, t0, 'batch__run', line);
-    } catch (e) {
-      ctx.log.error('a batch line failed unexpectedly', { generation: l.id, ...errorFields(e) });
-    } finally {
-      line.release();
-      untrack();
-    }
-  }));
+  // The job goes on while it has time left and nothing stops it.
+  const claim = (): BatchClaim | null =>
+    Date.now() - began < BATCH_RUN_MS && !job.signal.aborted && !lease.signal.aborted && !ctx.shutdown.aborted
+      ? { workerId: lease.id, jobId: job.id, staleSeconds: ctx.config.workerStaleSeconds, waitMs: ctx.config.slotRetryMs, maxCrashes: ctx.config.generationMaxCrashes }
+      : null;
+  let lines = s.lines ?? [];
+  // Lines of later groups were not queued as this job: no queue time of theirs to observe.
+  let lineJob = job;
+  while (lines.length) {
+    const t0 = Date.now();
+    const group = new GroupCompletion(ctx, batchId, lines.length, claim);
+    await Promise.all(lines.map(async (l) => {
+      const started: Started = {
+        outcome: 'run', attempt: l.attempt, max_attempts: l.max_attempts, account_id: l.account_id, request: l.request,
+        reserved: true, reserved_micros: l.reserved_micros, run_id: null, batch_id: batchId, output_node_id: null, upstream: null, held: false,
+      };
+      const line = group.line();
+      // Tracked before it runs, so that a cancel finds it (./running.ts).
+      const cancel = new AbortController();
+      const untrack = track(l.id.toLowerCase(), cancel);
+      try {
+        await runStarted(ctx, lease, lineJob, l.id, started, cancel.signal, t0, 'batch__run', line);
+      } catch (e) {
+        ctx.log.error('a batch line failed unexpectedly', { generation: l.id, ...errorFields(e) });
+      } finally {
+        line.release();
+        untrack();
+      }
+    }));
+    const next = await group.next;
+    countEnded(next.ended);
+    lines = next.lines;
+    lineJob = { ...job, createdAt: undefined };
+  }
 }

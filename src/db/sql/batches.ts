@@ -158,6 +158,8 @@ export interface StartBatchLinesArgs {
   staleSeconds: number;
   waitMs: number;
   maxCrashes: number;
+  /** A job's first call: also take over the lines it had started beyond its group (after a crash). */
+  takeover: boolean;
 }
 
 /** kiln.start_batch_lines: a batch__run job's lines started and reserved in one call; `ended`: the lines it ended. */
@@ -165,7 +167,7 @@ export function startBatchLines(sql: Queryable, a: StartBatchLinesArgs) {
   return sql<Array<{ s: { lines: StartedBatchLine[] }; ended: import('./ended_generations.ts').EndedGeneration[] }>>`
     with c as materialized (
       select kiln.start_batch_lines(${a.batchId}::uuid, ${a.from}::int, ${a.to}::int, ${a.workerId}, ${a.jobId}::bigint,
-                                    ${a.staleSeconds}::int, ${a.waitMs}::int, ${a.maxCrashes}::int) as s)
+                                    ${a.staleSeconds}::int, ${a.waitMs}::int, ${a.maxCrashes}::int, ${a.takeover}::boolean) as s)
     select c.s, kiln.take_ended_generations() as ended from c`;
 }
 
@@ -177,10 +179,27 @@ export interface CompletedBatchLine {
   modelId: string;
 }
 
-/** kiln.complete_batch_lines: code lines of a group completed and settled in one call; `applied` per line. */
-export function completeBatchLines(sql: Queryable, batchId: string, lines: CompletedBatchLine[]) {
-  return sql<Array<{ r: { applied: boolean[] } }>>`
-    select kiln.complete_batch_lines(${batchId}::uuid, ${sql.array(lines.map((l) => l.id), 2950)}::uuid[],
-      ${JSON.stringify(lines.map((l) => l.result))}::text::jsonb, ${sql.array(lines.map((l) => String(l.costMicros)), INT8)},
-      ${sql.array(lines.map((l) => l.providerRequestId ?? null) as string[], TEXT)}, ${sql.array(lines.map((l) => l.modelId), TEXT)}) as r`;
+/** The job that goes on after a group: the next group of its batch is started for it in the same call. */
+export interface BatchClaim {
+  workerId: string;
+  jobId: string;
+  staleSeconds: number;
+  waitMs: number;
+  maxCrashes: number;
+}
+
+/**
+ * kiln.complete_batch_lines: code lines of a group completed and settled in one call; `applied` per
+ * line. With `claim`, `lines` are the next lines of the batch started for the job (none: it ends),
+ * and `ended` the lines that start ended.
+ */
+export function completeBatchLines(sql: Queryable, batchId: string, lines: CompletedBatchLine[], claim: BatchClaim | null = null) {
+  return sql<Array<{ r: { applied: boolean[]; lines: StartedBatchLine[] }; ended: import('./ended_generations.ts').EndedGeneration[] | null }>>`
+    with c as materialized (
+      select kiln.complete_batch_lines(${batchId}::uuid, ${sql.array(lines.map((l) => l.id), 2950)}::uuid[],
+        ${JSON.stringify(lines.map((l) => l.result))}::text::jsonb, ${sql.array(lines.map((l) => String(l.costMicros)), INT8)},
+        ${sql.array(lines.map((l) => l.providerRequestId ?? null) as string[], TEXT)}, ${sql.array(lines.map((l) => l.modelId), TEXT)},
+        ${claim?.workerId ?? null}::text, ${claim?.jobId ?? null}::bigint, ${claim?.staleSeconds ?? null}::int,
+        ${claim?.waitMs ?? null}::int, ${claim?.maxCrashes ?? 10}::int) as r)
+    select c.r, kiln.take_ended_generations() as ended from c`;
 }
