@@ -163,6 +163,20 @@ test('GET /generations filters by endUser and metadata[key]=value (pairs ANDed, 
   const p2 = await api(srv.base, a.key, `/generations?endUser=u1&limit=1&cursor=${p1.body.nextCursor}`);
   assert.deepEqual(p2.body.data.map((g: any) => g.id), [u1alpha]);
   assert.equal(p2.body.nextCursor, null);
+  // And with a metadata pair: read from the pairs' btree (generation_tags) a page at a time.
+  const m1 = await api(srv.base, a.key, '/generations?metadata[project]=alpha&limit=1');
+  assert.deepEqual(m1.body.data.map((g: any) => g.id), [u2alphaProd]);
+  const m2 = await api(srv.base, a.key, `/generations?metadata[project]=alpha&limit=1&cursor=${m1.body.nextCursor}`);
+  assert.deepEqual(m2.body.data.map((g: any) => g.id), [u1alpha]);
+  assert.equal(m2.body.nextCursor, null);
+  const tags = await srv.db.sql`select generation_id, mkey, mvalue from kiln_private.generation_tags where account_id = ${a.id} order by generation_id, mkey`;
+  assert.deepEqual(tags.map((t) => [t.generation_id, t.mkey, t.mvalue]), [
+    [u1alpha, 'project', 'alpha'], [u1beta, 'project', 'beta'], [u2alphaProd, 'env', 'prod'], [u2alphaProd, 'project', 'alpha'],
+  ].sort((x, y) => (x[0]! < y[0]! ? -1 : x[0]! > y[0]! ? 1 : x[1]! < y[1]! ? -1 : 1)));
+  const [plan] = await srv.db.sql`explain (format json) select t.generation_id from kiln_private.generation_tags t
+    where t.account_id = ${a.id} and t.pool_id = ${a.id} and t.origin = 'api' and t.mkey = 'project' and t.mvalue = 'alpha'
+    order by t.created_at desc, t.generation_id desc limit 21`;
+  assert.match(JSON.stringify(plan), /generation_tags_list_idx/, 'a page is read in the index\'s order');
 
   // The typed client sends metadata as metadata[key]=value (deepObject).
   const client = createKilnClient({ baseUrl: srv.origin, apiKey: a.key });

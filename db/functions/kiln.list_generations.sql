@@ -19,6 +19,8 @@ declare
   v_ids uuid[];
   v_next json;
   v_data json;
+  v_key text;
+  v_value text;
 begin
   if p_end_user is not null then
     -- One end user's: generations_end_user_list_idx, a keyset probe per (type, status).
@@ -37,15 +39,20 @@ begin
           order by h.created_at desc, h.id desc
           limit v_limit + 1) h;
   elsif p_metadata is not null then
-    -- Tagged ones: containment through generations_metadata_idx.
+    -- Tagged ones: one of the pairs through generation_tags_list_idx in keyset order (a page reads
+    -- about a page of it), the other pairs and filters on the row.
+    select t.key, t.value into v_key, v_value from jsonb_each_text(p_metadata) t order by t.key limit 1;
     select array_agg(h.id order by h.created_at desc, h.id desc) into v_ids
-    from (select g.created_at, g.id from kiln_private.generations g
-          where g.metadata @> p_metadata
-            and g.account_id = p_account_id and coalesce(g.workspace_id, g.account_id) = v_pool
-            and g.origin = p_origin and g.type = any (v_types) and g.status = any (v_statuses)
-            and (g.created_at, g.id) < (v_at, v_id) and g.created_at >= v_since
+    from (select t.created_at, t.generation_id as id
+          from kiln_private.generation_tags t
+          join kiln_private.generations g on g.id = t.generation_id
+          where t.account_id = p_account_id and t.pool_id = v_pool and t.origin = p_origin
+            and t.mkey = v_key and t.mvalue = v_value
+            and (t.created_at, t.generation_id) < (v_at, v_id) and t.created_at >= v_since
+            and g.metadata @> p_metadata
+            and g.type = any (v_types) and g.status = any (v_statuses)
             and (p_model_id is null or g.model_id = p_model_id)
-          order by g.created_at desc, g.id desc
+          order by t.created_at desc, t.generation_id desc
           limit v_limit + 1) h;
   elsif p_model_id is null then
     select array_agg(h.id order by h.created_at desc, h.id desc) into v_ids
