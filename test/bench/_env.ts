@@ -250,3 +250,17 @@ export async function failBacklog(sql: Sql): Promise<number> {
     if (n === 0) return total;
   }
 }
+
+/** The p-th percentile (0–1) of `xs`, nearest rank, to 2 decimals. */
+export const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return +s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!.toFixed(2);
+};
+
+/** Runs `fn`, records its wall time in seconds under `label` in `out`, and prints it. */
+export async function timed(label: string, out: Record<string, number>, fn: () => Promise<unknown>) {
+  const t = performance.now();
+  await fn();
+  out[label] = +((performance.now() - t) / 1000).toFixed(1);
+  console.log(`  ${label}: ${out[label]} s`);
+}

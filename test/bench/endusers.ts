@@ -15,23 +15,12 @@ import postgres from 'postgres';
 import { generateKey } from '../../src/auth/secrets.ts';
 import { migrateAndSeed } from '../../src/cli/boot.ts';
 import { connect, type Sql } from '../../src/db/pool.ts';
-import { interleaved, load, startBenchServer, type PairedFigure } from './_env.ts';
+import { interleaved, load, pct, startBenchServer, timed, type PairedFigure } from './_env.ts';
 import type { BenchContext } from './run.ts';
 
 /** Sequential calls per route: enough that p99 is not simply the slowest call. */
 export const END_USERS_RUNS = 300;
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return +s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!.toFixed(2);
-};
-
-async function timed(label: string, out: Record<string, number>, fn: () => Promise<unknown>) {
-  const t = performance.now();
-  await fn();
-  out[label] = +((performance.now() - t) / 1000).toFixed(1);
-  console.log(`  ${label}: ${out[label]} s`);
-}
 
 export interface EndUsersCase {
   name: string;
