@@ -383,17 +383,6 @@ function admin(f: Figures): string[] {
     `| \`GET /admin/accounts?limit=50\` over HTTP (authorization included) | 50 | ${f.http.p50} / ${f.http.p99} ms | p99 ≤ ${TARGETS.adminPageP99Ms} ms | ${met(f.http.p99 <= TARGETS.adminPageP99Ms)} | |`,
     '',
     `Sizes: ${f.sizes.map((s: any) => `\`${s.name}\` ${n(s.mb)} MB`).join(', ')}.`,
-    ...(f.post ? [
-      '',
-      `On this ledger, \`POST /generations\` from 32 connections with one key of the account (no worker; the queue emptied before each load), ${f.post.seconds} s rounds interleaved; the ratio is the median of the rounds' ratios:`,
-      '',
-      '| body | req/s | p50 / p99 ms | ratio | target | |',
-      '|---|---|---|---|---|---|',
-      `| without \`endUser\` | ${f.post.without.median.rps} | ${f.post.without.median.p50} / ${f.post.without.median.p99} | 1 | | |`,
-      `| \`endUser\` (one of the 100,000) with a monthly cap | ${f.post.capped.median.rps} | ${f.post.capped.median.p50} / ${f.post.capped.median.p99} | ${f.post.capped.ratio} | ≥ 0.9 | ${met(f.post.capped.ratio >= 0.9)} |`,
-      '',
-      `Rounds (req/s): without ${f.post.without.rounds.join(', ')}; with ${f.post.capped.rounds.join(', ')}.`,
-    ] : []),
   ];
 }
 const RUNS_NOTE = '50 sequential calls after a warm-up';
