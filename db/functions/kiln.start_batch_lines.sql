@@ -15,7 +15,10 @@ declare
   v_crashed boolean;
   v_ids uuid[] := '{}';
   v_crash boolean[] := '{}';
-  v_res record;
+  v_rids uuid[];
+  v_rcodes text[];
+  v_rmsgs text[];
+  v_i int;
   v_cids uuid[] := '{}';
   v_gids uuid[] := '{}';
   v_out json;
@@ -110,59 +113,47 @@ begin
   end loop;
 
   if cardinality(v_ids) > 0 then
-    -- The lines start, in one statement.
+    -- Their worst cases (priced when the batch was created, from the entries they run with) are
+    -- reserved, once, in one call (on each line's end user's cap too when it has one), the charges
+    -- naming their batch and carrying the lines' metadata; a budget that cannot cover a line fails
+    -- it below, uncharged, the lines before it in batch order reserved first.
+    with todo as (
+      select g.*, row_number() over (order by g.batch_line) as i
+        from kiln_private.generations g
+        where g.id = any (v_ids) and g.charge_id is null),
+    r as (
+      select * from kiln_private.reserve_budgets(
+        array(select t.account_id from todo t order by t.i), array(select t.workspace_id from todo t order by t.i),
+        array(select t.key_id from todo t order by t.i), array(select t.model_id from todo t order by t.i),
+        array(select t.origin from todo t order by t.i), array(select t.reserved_micros from todo t order by t.i),
+        array(select t.id from todo t order by t.i), null, null, array(select t.end_user from todo t order by t.i),
+        array(select t.batch_id from todo t order by t.i), array(select t.metadata from todo t order by t.i)))
+    select coalesce(array_agg(t.id order by t.i) filter (where r.charge_id is not null), '{}'),
+           coalesce(array_agg(r.charge_id order by t.i) filter (where r.charge_id is not null), '{}'),
+           coalesce(array_agg(t.id order by t.i) filter (where r.charge_id is null), '{}'),
+           coalesce(array_agg(r.error_code order by t.i) filter (where r.charge_id is null), '{}'),
+           coalesce(array_agg(r.error_message order by t.i) filter (where r.charge_id is null), '{}')
+      into v_gids, v_cids, v_rids, v_rcodes, v_rmsgs
+      from r join todo t on t.i = r.ord;
+    -- The lines start, with their charges, in one statement (a refused line too: it fails below,
+    -- as kiln.fail_generation ends a started line).
     update kiln_private.generations g
       set status = 'processing', waiting = false,
           attempts = g.attempts + case when c.crashed then 0 else 1 end,
           crashes = g.crashes + c.crashed::int, crash_streak = g.crash_streak + c.crashed::int,
-          worker_id = p_worker_id, job_id = p_job_id,
+          worker_id = p_worker_id, job_id = p_job_id, charge_id = coalesce(g.charge_id, r.charge_id),
           started_at = coalesce(g.started_at, now()), updated_at = now()
       from unnest(v_ids, v_crash) as c(id, crashed)
+      left join unnest(v_gids, v_cids) as r(id, charge_id) on r.id = c.id
       where g.id = c.id;
-    -- Their worst cases (priced when the batch was created, from the entries they run with) are
-    -- reserved now, once, in one call (on each line's end user's cap too when it has one); a
-    -- budget that cannot cover a line fails it, uncharged, the lines before it in batch order
-    -- reserved first.
-    for v_res in
-      with todo as (
-        select g.*, row_number() over (order by g.batch_line) as i
-          from kiln_private.generations g
-          where g.id = any (v_ids) and g.charge_id is null),
-      r as (
-        select * from kiln_private.reserve_budgets(
-          array(select t.account_id from todo t order by t.i), array(select t.workspace_id from todo t order by t.i),
-          array(select t.key_id from todo t order by t.i), array(select t.model_id from todo t order by t.i),
-          array(select t.origin from todo t order by t.i), array(select t.reserved_micros from todo t order by t.i),
-          array(select t.id from todo t order by t.i), array(select null::uuid from todo t order by t.i),
-          array(select null::text from todo t order by t.i), array(select t.end_user from todo t order by t.i)))
-      select t.id, r.charge_id, r.error_code, r.error_message
-        from r join todo t on t.i = r.ord
-    loop
-      if v_res.error_code is not null then
-        if v_res.error_code not in ('KQ001', 'KP001') then
-          raise exception '%', v_res.error_message using errcode = v_res.error_code;
-        end if;
-        perform kiln.fail_generation(v_res.id, case when v_res.error_code = 'KQ001' then 'insufficient_quota: ' else 'payment_required: ' end
-                                               || v_res.error_message);
-        v_failed := v_failed + 1;
-      else
-        v_cids := v_cids || v_res.charge_id;
-        v_gids := v_gids || v_res.id;
+    for v_i in 1 .. cardinality(v_rids) loop
+      if v_rcodes[v_i] not in ('KQ001', 'KP001') then
+        raise exception '%', v_rmsgs[v_i] using errcode = v_rcodes[v_i];
       end if;
+      perform kiln.fail_generation(v_rids[v_i], case when v_rcodes[v_i] = 'KQ001' then 'insufficient_quota: ' else 'payment_required: ' end
+                                                || v_rmsgs[v_i]);
+      v_failed := v_failed + 1;
     end loop;
-    -- The charges name their batch and carry the lines' metadata (each end user, held on its cap
-    -- when it has one, came with the reservation).
-    if cardinality(v_cids) > 0 then
-      update kiln_private.charges ch
-        set batch_id = g.batch_id, metadata = g.metadata
-        from unnest(v_cids, v_gids) as c(charge_id, id)
-        join kiln_private.generations g on g.id = c.id
-        where ch.id = c.charge_id;
-      update kiln_private.generations g
-        set charge_id = c.charge_id
-        from unnest(v_cids, v_gids) as c(charge_id, id)
-        where g.id = c.id;
-    end if;
     select json_agg(json_build_object(
              'id', g.id, 'attempt', g.attempts, 'max_attempts', g.max_attempts, 'account_id', g.account_id,
              'request', kiln_private.batch_line_request(g.request, v_b.models),

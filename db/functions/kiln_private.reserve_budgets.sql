@@ -1,7 +1,7 @@
 -- functions/kiln_private.reserve_budgets.sql: the current definition. Edit it here, and ship the change with
 -- `--! include functions/kiln_private.reserve_budgets.sql` in db/migrations/current/ (docs/development.md). Checked by test/db.definitions.test.ts.
 
-CREATE OR REPLACE FUNCTION kiln_private.reserve_budgets(p_account_ids uuid[], p_workspace_ids uuid[], p_key_ids uuid[], p_model_ids text[], p_origins text[], p_amounts bigint[], p_generation_ids uuid[], p_run_ids uuid[], p_node_ids text[], p_end_users text[])
+CREATE OR REPLACE FUNCTION kiln_private.reserve_budgets(p_account_ids uuid[], p_workspace_ids uuid[], p_key_ids uuid[], p_model_ids text[], p_origins text[], p_amounts bigint[], p_generation_ids uuid[], p_run_ids uuid[], p_node_ids text[], p_end_users text[], p_batch_ids uuid[] DEFAULT NULL::uuid[], p_metadata jsonb[] DEFAULT NULL::jsonb[])
  RETURNS TABLE(ord integer, charge_id uuid, error_code text, error_message text)
  LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
@@ -154,13 +154,14 @@ begin
     end if;
   end loop;
 
-  -- 4. The ledger: one reserved charge per request that got its reservation.
+  -- 4. The ledger: one reserved charge per request that got its reservation, with its batch and
+  --    metadata when the caller gives them (p_batch_ids, p_metadata: no update after the insert).
   insert into kiln_private.charges
     (id, account_id, workspace_id, pool_id, period_start, key_id, model_id, origin, reserved_micros,
-     generation_id, workflow_run_id, node_id, key_pool, end_user, end_user_period)
+     generation_id, workflow_run_id, node_id, key_pool, end_user, end_user_period, batch_id, metadata)
   select c_id[s.i], p_account_ids[s.i], p_workspace_ids[s.i], c_pool[s.i], c_period[s.i], p_key_ids[s.i], p_model_ids[s.i],
          p_origins[s.i], p_amounts[s.i], p_generation_ids[s.i], p_run_ids[s.i], p_node_ids[s.i], c_kbudget[s.i] is not null,
-         p_end_users[s.i], c_eperiod[s.i]
+         p_end_users[s.i], c_eperiod[s.i], p_batch_ids[s.i], p_metadata[s.i]
   from generate_subscripts(p_account_ids, 1) as s(i)
   where c_err[s.i] is null;
 
@@ -170,4 +171,4 @@ begin
     order by s.i;
 end;
 $function$;
-comment on function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[],text[]) is 'Reserves the worst-case cost of each request on its personal pool or, for workspace-bound calls, its Team pool, on its key''s own budget when the key has one and on its end user''s cap (p_end_users; kiln_private.end_user_budgets) when it has one, in the same step, and writes its ledger row (with its end_user, and end_user_period when a cap held it): one check-and-debit per pool, per key and per end user for the set''s total, request by request in arrival order where any cannot take it; a refusal gives back every other debit. Each row carries the charge id or the request''s own refusal: 22023 (bad amount), KN001 (no account), KQ001 (blocked tier, budget, key budget or end user''s cap exhausted), KP001 (plan not active, caller left the workspace).';
+comment on function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[],text[],uuid[],jsonb[]) is 'Reserves the worst-case cost of each request on its personal pool or, for workspace-bound calls, its Team pool, on its key''s own budget when the key has one and on its end user''s cap (p_end_users; kiln_private.end_user_budgets) when it has one, in the same step, and writes its ledger row (with its end_user, and end_user_period when a cap held it; its batch_id and metadata from the optional p_batch_ids and p_metadata): one check-and-debit per pool, per key and per end user for the set''s total, request by request in arrival order where any cannot take it; a refusal gives back every other debit. Each row carries the charge id or the request''s own refusal: 22023 (bad amount), KN001 (no account), KQ001 (blocked tier, budget, key budget or end user''s cap exhausted), KP001 (plan not active, caller left the workspace).';

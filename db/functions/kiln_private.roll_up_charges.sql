@@ -3,9 +3,13 @@
 
 CREATE OR REPLACE FUNCTION kiln_private.roll_up_charges(p_added kiln_private.charges[], p_removed kiln_private.charges[])
  RETURNS void
- LANGUAGE sql
+ LANGUAGE plpgsql
  SET search_path TO 'pg_catalog', 'pg_temp'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
+begin
+  -- PL/pgSQL, so that each statement's plan is kept for the session (a SQL function planned its
+  -- five statements at every call: most of a settlement's roll-up time).
   -- Each ended charge row contributes its counts to its group (an open reservation contributes
   -- nothing), and a batch line's (batch_id set) to the group's batch part too; a change is its
   -- new row minus its old one.
@@ -192,5 +196,6 @@ AS $function$
         batch_settled_charges = t.batch_settled_charges + excluded.batch_settled_charges,
         batch_released_charges = t.batch_released_charges + excluded.batch_released_charges,
         batch_spend_micros = t.batch_spend_micros + excluded.batch_spend_micros;
+end;
 $function$;
 comment on function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]) is 'Adds the contribution of the ended (settled or released) rows of p_added to kiln_private.charge_days and subtracts that of p_removed (the old versions of changed rows), with the part of batch lines (batch_id set) in the batch_* columns, one upsert per group, groups in key order. Open reservations contribute nothing. The same for charges with an end user or metadata, into kiln_private.charge_end_user_days, charge_end_user_months, charge_metadata_days (one row per pair) and charge_attribute_days (per attribute, the sum of its groups).';
