@@ -199,6 +199,7 @@ create table kiln_private.batches (
   completed_at timestamp with time zone,
   expires_at timestamp with time zone not null,
   updated_at timestamp with time zone default now() not null,
+  models jsonb,
   constraint batches_pkey PRIMARY KEY (id),
   constraint batches_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint batches_key_id_fkey FOREIGN KEY (key_id) REFERENCES kiln_private.api_keys(id),
@@ -208,6 +209,7 @@ create table kiln_private.batches (
   constraint batches_total_check CHECK (((total >= 1) AND (total <= 50000)))
 );
 comment on table kiln_private.batches is 'POST /batches: one row per batch; its lines are kiln_private.generations with batch_id. Counters are kept by kiln_private.tg_generations__batch.';
+comment on column kiln_private.batches.models is 'The catalog entries its lines run with (batch-priced), by key: a line''s stored request names its model and fallbacks by these keys (kiln_private.batch_line_request). Null for batches whose lines hold their entries themselves.';
 CREATE INDEX batches_account_created_idx ON kiln_private.batches USING btree (account_id, created_at DESC, id DESC);
 CREATE INDEX batches_open_idx ON kiln_private.batches USING btree (expires_at) WHERE (status = ANY (ARRAY['in_progress'::text, 'canceling'::text]));
 
@@ -233,6 +235,22 @@ create table kiln_private.budget_thresholds (
   constraint budget_thresholds_threshold_check CHECK ((threshold = ANY (ARRAY[50, 80, 100])))
 );
 comment on table kiln_private.budget_thresholds is 'Budget thresholds already announced (budget.threshold), once per pool, period and threshold.';
+
+create table kiln_private.charge_attribute_days (
+  pool_id uuid not null,
+  day date not null,
+  attribute text collate "C" not null,
+  charges bigint default 0 not null,
+  settled_charges bigint default 0 not null,
+  released_charges bigint default 0 not null,
+  spend_micros bigint default 0 not null,
+  batch_charges bigint default 0 not null,
+  batch_settled_charges bigint default 0 not null,
+  batch_released_charges bigint default 0 not null,
+  batch_spend_micros bigint default 0 not null,
+  constraint charge_attribute_days_pkey PRIMARY KEY (pool_id, day, attribute)
+) with (fillfactor=80);
+comment on table kiln_private.charge_attribute_days is 'Per budget pool and UTC day, the ended charges that have an attribute: ''endUser'' (an end_user) or ''metadata.<key>'' (that metadata key): the sum of that attribute''s groups, so the day''s total (kiln_private.charge_days) minus it is the group without the attribute.';
 
 create table kiln_private.charge_days (
   pool_id uuid not null,
@@ -261,6 +279,61 @@ CREATE INDEX charge_days_account_day_idx ON kiln_private.charge_days USING btree
 CREATE INDEX charge_days_day_idx ON kiln_private.charge_days USING btree (day);
 CREATE UNIQUE INDEX charge_days_key ON kiln_private.charge_days USING btree (pool_id, day, account_id, model_id, origin, key_id, period_start) NULLS NOT DISTINCT;
 
+create table kiln_private.charge_end_user_days (
+  pool_id uuid not null,
+  day date not null,
+  end_user text collate "C" not null,
+  workspace_id uuid,
+  charges bigint default 0 not null,
+  settled_charges bigint default 0 not null,
+  released_charges bigint default 0 not null,
+  spend_micros bigint default 0 not null,
+  batch_charges bigint default 0 not null,
+  batch_settled_charges bigint default 0 not null,
+  batch_released_charges bigint default 0 not null,
+  batch_spend_micros bigint default 0 not null,
+  constraint charge_end_user_days_pkey PRIMARY KEY (pool_id, day, end_user)
+) with (fillfactor=80);
+comment on table kiln_private.charge_end_user_days is 'Ended charges of kiln_private.charges with an end_user, summed per budget pool, UTC day of creation and end user, with the meaning of kiln_private.charge_days'' columns (batch_* the part of batch lines). Kept by kiln_private.roll_up_charges in the transaction that ends a charge; open reservations are read from the ledger.';
+CREATE INDEX charge_end_user_days_spend_idx ON kiln_private.charge_end_user_days USING btree (pool_id, day, ((- spend_micros)), end_user) WHERE (settled_charges > 0);
+
+create table kiln_private.charge_end_user_months (
+  pool_id uuid not null,
+  month date not null,
+  end_user text collate "C" not null,
+  workspace_id uuid,
+  charges bigint default 0 not null,
+  settled_charges bigint default 0 not null,
+  released_charges bigint default 0 not null,
+  spend_micros bigint default 0 not null,
+  batch_charges bigint default 0 not null,
+  batch_settled_charges bigint default 0 not null,
+  batch_released_charges bigint default 0 not null,
+  batch_spend_micros bigint default 0 not null,
+  constraint charge_end_user_months_pkey PRIMARY KEY (pool_id, month, end_user)
+) with (fillfactor=80);
+comment on table kiln_private.charge_end_user_months is 'kiln_private.charge_end_user_days summed per calendar month (UTC; month = its first day): the month''s end users of a pool in spend order (charge_end_user_months_spend_idx) for GET /end-users.';
+CREATE INDEX charge_end_user_months_spend_idx ON kiln_private.charge_end_user_months USING btree (pool_id, month, ((- spend_micros)), end_user) WHERE (settled_charges > 0);
+
+create table kiln_private.charge_metadata_days (
+  pool_id uuid not null,
+  day date not null,
+  mkey text collate "C" not null,
+  mvalue text collate "C" not null,
+  workspace_id uuid,
+  charges bigint default 0 not null,
+  settled_charges bigint default 0 not null,
+  released_charges bigint default 0 not null,
+  spend_micros bigint default 0 not null,
+  batch_charges bigint default 0 not null,
+  batch_settled_charges bigint default 0 not null,
+  batch_released_charges bigint default 0 not null,
+  batch_spend_micros bigint default 0 not null,
+  constraint charge_metadata_days_pkey PRIMARY KEY (pool_id, day, mkey, mvalue)
+) with (fillfactor=80);
+comment on table kiln_private.charge_metadata_days is 'Ended charges of kiln_private.charges per budget pool, UTC day and metadata pair (mkey, mvalue): each charge counts once under each of its pairs. Same columns and upkeep as kiln_private.charge_end_user_days.';
+CREATE INDEX charge_metadata_days_spend_idx ON kiln_private.charge_metadata_days USING btree (pool_id, mkey, day, ((- spend_micros)), mvalue) WHERE (settled_charges > 0);
+
 create table kiln_private.charges (
   id uuid default kiln_private.uuid_v7() not null,
   account_id uuid not null,
@@ -282,6 +355,7 @@ create table kiln_private.charges (
   batch_id uuid,
   end_user text,
   metadata jsonb,
+  end_user_period timestamp with time zone,
   constraint charges_pkey PRIMARY KEY (id),
   constraint charges_account_id_fkey FOREIGN KEY (account_id) REFERENCES kiln_private.accounts(id),
   constraint charges_batch_id_fkey FOREIGN KEY (batch_id) REFERENCES kiln_private.batches(id),
@@ -297,8 +371,10 @@ comment on column kiln_private.charges.key_pool is 'The reservation is also held
 comment on column kiln_private.charges.batch_id is 'The batch whose line this charge bills (set when the line reserves: kiln.reserve_generation); null for every other charge.';
 comment on column kiln_private.charges.end_user is 'The end user of the generation this charge bills (kiln_private.generations.end_user).';
 comment on column kiln_private.charges.metadata is 'The metadata of the generation this charge bills (kiln_private.generations.metadata).';
+comment on column kiln_private.charges.end_user_period is 'The reservation is also held on its end user''s cap: the period_start of its row in kiln_private.end_user_budget_periods (null = no cap held).';
 CREATE INDEX charges_account_created_idx ON kiln_private.charges USING btree (account_id, created_at);
 CREATE INDEX charges_batch_idx ON kiln_private.charges USING btree (batch_id) WHERE (batch_id IS NOT NULL);
+CREATE INDEX charges_end_user_idx ON kiln_private.charges USING btree (pool_id, end_user, created_at) WHERE (end_user IS NOT NULL);
 CREATE INDEX charges_generation_idx ON kiln_private.charges USING btree (generation_id) WHERE (generation_id IS NOT NULL);
 CREATE INDEX charges_key_idx ON kiln_private.charges USING btree (key_id) WHERE (key_id IS NOT NULL);
 CREATE INDEX charges_open_idx ON kiln_private.charges USING btree (pool_id, created_at) WHERE (status = 'reserved'::text);
@@ -306,6 +382,35 @@ CREATE UNIQUE INDEX charges_workflow_output_key ON kiln_private.charges USING bt
 CREATE TRIGGER tg_charges__roll_up_delete AFTER DELETE ON kiln_private.charges REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
 CREATE TRIGGER tg_charges__roll_up_insert_ended AFTER INSERT ON kiln_private.charges FOR EACH ROW WHEN (new.status <> 'reserved'::text) EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
 CREATE TRIGGER tg_charges__roll_up_update AFTER UPDATE ON kiln_private.charges REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_charges__roll_up();
+
+create table kiln_private.end_user_budget_periods (
+  pool_id uuid not null,
+  end_user text not null,
+  period_start timestamp with time zone not null,
+  held_micros bigint default 0 not null,
+  settled_micros bigint default 0 not null,
+  constraint end_user_budget_periods_pkey PRIMARY KEY (pool_id, end_user, period_start),
+  constraint end_user_budget_periods_held_micros_check CHECK ((held_micros >= 0)),
+  constraint end_user_budget_periods_settled_micros_check CHECK ((settled_micros >= 0))
+) with (fillfactor=50);
+comment on table kiln_private.end_user_budget_periods is 'Running totals of end users with a cap, per period (a UTC day or a calendar month, as the cap says); debited in the same statement as the pool (kiln_private.reserve_budgets) and ended with it (settle_charge, release_charge, through charges.end_user_period).';
+
+create table kiln_private.end_user_budgets (
+  pool_id uuid not null,
+  end_user text not null,
+  budget_micros bigint not null,
+  period text not null,
+  rpm integer,
+  created_at timestamp with time zone default now() not null,
+  updated_at timestamp with time zone default now() not null,
+  constraint end_user_budgets_pkey PRIMARY KEY (pool_id, end_user),
+  constraint end_user_budgets_budget_micros_check CHECK ((budget_micros >= 0)),
+  constraint end_user_budgets_end_user_check CHECK (((char_length(end_user) >= 1) AND (char_length(end_user) <= 128))),
+  constraint end_user_budgets_period_check CHECK ((period = ANY (ARRAY['day'::text, 'month'::text]))),
+  constraint end_user_budgets_rpm_check CHECK ((rpm >= 1))
+);
+comment on table kiln_private.end_user_budgets is 'PUT /end-users/{endUser}: an end user''s cap in a billing scope (pool_id: the account, or the workspace for workspace-bound calls), per UTC day or calendar month (UTC), and its optional rpm (GCRA bucket "end_user:<pool>:<end user>"). Enforced by kiln_private.reserve_budgets and kiln_private.insert_generations; changes are audited (end_user.budget_set, end_user.budget_removed).';
+CREATE TRIGGER tg_end_user_budgets__audit AFTER INSERT OR DELETE OR UPDATE ON kiln_private.end_user_budgets FOR EACH ROW EXECUTE FUNCTION kiln_private.tg_end_user_budgets__audit();
 
 create table kiln_private.events (
   id bigint generated always as identity not null,
@@ -352,6 +457,20 @@ create unlogged table kiln_private.generation_streams (
   constraint generation_streams_pkey PRIMARY KEY (generation_id)
 ) with (fillfactor=50);
 CREATE INDEX generation_streams_run_id ON kiln_private.generation_streams USING btree (run_id) WHERE (run_id IS NOT NULL);
+
+create table kiln_private.generation_tags (
+  generation_id uuid not null,
+  account_id uuid not null,
+  pool_id uuid not null,
+  origin text not null,
+  mkey text not null,
+  mvalue text not null,
+  created_at timestamp with time zone not null,
+  constraint generation_tags_pkey PRIMARY KEY (generation_id, mkey),
+  constraint generation_tags_generation_id_fkey FOREIGN KEY (generation_id) REFERENCES kiln_private.generations(id) ON DELETE CASCADE
+);
+comment on table kiln_private.generation_tags is 'One row per metadata pair of a generation (kiln_private.tg_generations__tags), for GET /generations?metadata[k]=v in keyset order (generation_tags_list_idx).';
+CREATE INDEX generation_tags_list_idx ON kiln_private.generation_tags USING btree (account_id, pool_id, origin, mkey, mvalue, created_at, generation_id);
 
 create table kiln_private.generations (
   id uuid not null,
@@ -422,13 +541,13 @@ CREATE INDEX generations_created_brin ON kiln_private.generations USING brin (cr
 CREATE INDEX generations_end_user_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, end_user, type, status, created_at, id) WHERE (end_user IS NOT NULL);
 CREATE INDEX generations_list_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, type, status, created_at, id);
 CREATE INDEX generations_list_model_idx ON kiln_private.generations USING btree (account_id, COALESCE(workspace_id, account_id), origin, model_id, type, status, created_at, id);
-CREATE INDEX generations_metadata_idx ON kiln_private.generations USING gin (metadata jsonb_path_ops) WHERE (metadata IS NOT NULL);
 CREATE UNIQUE INDEX generations_run_output_key ON kiln_private.generations USING btree (run_id, output_node_id) WHERE (run_id IS NOT NULL);
 CREATE INDEX generations_waiting_idx ON kiln_private.generations USING btree (account_id, created_at) WHERE (waiting AND (status = 'pending'::text));
 CREATE TRIGGER tg_generations__batch AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND new.batch_id IS NOT NULL) EXECUTE FUNCTION kiln_private.tg_generations__batch();
 CREATE TRIGGER tg_generations__drop_held AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text]))) EXECUTE FUNCTION kiln_private.tg_generations__drop_held();
 CREATE TRIGGER tg_generations__notify AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status) EXECUTE FUNCTION kiln_private.tg_generations__notify();
 CREATE TRIGGER tg_generations__outbox AFTER UPDATE OF status ON kiln_private.generations FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status AND (new.status = ANY (ARRAY['completed'::text, 'failed'::text])) AND new.run_id IS NULL AND new.batch_id IS NULL) EXECUTE FUNCTION kiln_private.tg_generations__outbox();
+CREATE TRIGGER tg_generations__tags AFTER INSERT ON kiln_private.generations REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION kiln_private.tg_generations__tags();
 
 create table kiln_private.held_outputs (
   generation_id uuid not null,
@@ -880,9 +999,11 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- view kiln.generation_timings: db/views/kiln.generation_timings.sql
 -- view kiln.models: db/views/kiln.models.sql
 -- view kiln.provider_health: db/views/kiln.provider_health.sql
+-- view kiln.usage_by_end_user: db/views/kiln.usage_by_end_user.sql
 
 -- Functions (each defined in its own file)
 
+-- function kiln.add_batch_lines(uuid,uuid,text,integer,integer,text[],text[],text[],jsonb,bigint[],jsonb): db/functions/kiln.add_batch_lines.sql
 -- function kiln.add_workspace_member(uuid,uuid,text): db/functions/kiln.add_workspace_member.sql
 -- function kiln.admin_get_account(uuid): db/functions/kiln.admin_get_account.sql
 -- function kiln.admin_get_workspace(uuid): db/functions/kiln.admin_get_workspace.sql
@@ -907,6 +1028,8 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln.claim_orphan_objects(integer,integer): db/functions/kiln.claim_orphan_objects.sql
 -- function kiln.claim_sign_in(bytea,timestamp with time zone): db/functions/kiln.claim_sign_in.sql
 -- function kiln.claim_upstream(text,integer): db/functions/kiln.claim_upstream.sql
+-- function kiln.close_batch(uuid,uuid): db/functions/kiln.close_batch.sql
+-- function kiln.complete_batch_lines(uuid,uuid[],jsonb,bigint[],text[],text[],text,bigint,integer,integer,integer): db/functions/kiln.complete_batch_lines.sql
 -- function kiln.complete_generation(uuid,jsonb,bigint,text,text): db/functions/kiln.complete_generation.sql
 -- function kiln.consume_account_rate_limit(uuid,text,integer): db/functions/kiln.consume_account_rate_limit.sql
 -- function kiln.consume_rate_limits(text[],integer[]): db/functions/kiln.consume_rate_limits.sql
@@ -946,8 +1069,10 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln.freeze_event_body(bigint,text): db/functions/kiln.freeze_event_body.sql
 -- function kiln.get_batch(uuid,uuid): db/functions/kiln.get_batch.sql
 -- function kiln.get_daily_usage(uuid,uuid,date,date): db/functions/kiln.get_daily_usage.sql
--- function kiln.get_daily_usage_for_callers(uuid[],uuid[],date[],date[]): db/functions/kiln.get_daily_usage_for_callers.sql
--- function kiln.get_daily_usage_for_keys(bytea[],integer,date[],date[]): db/functions/kiln.get_daily_usage_for_keys.sql
+-- function kiln.get_daily_usage_groups(uuid,uuid,date,date,text,integer,date,bigint,text,boolean): db/functions/kiln.get_daily_usage_groups.sql
+-- function kiln.get_daily_usage_groups_for_callers(uuid[],uuid[],date[],date[],text[],integer[],date[],bigint[],text[],boolean[]): db/functions/kiln.get_daily_usage_groups_for_callers.sql
+-- function kiln.get_daily_usage_groups_for_keys(bytea[],integer,date[],date[],text[],integer[],date[],bigint[],text[],boolean[]): db/functions/kiln.get_daily_usage_groups_for_keys.sql
+-- function kiln.get_end_user_budget(uuid,uuid,text): db/functions/kiln.get_end_user_budget.sql
 -- function kiln.get_generation(uuid,uuid,text[]): db/functions/kiln.get_generation.sql
 -- function kiln.get_generation_stream(uuid,uuid): db/functions/kiln.get_generation_stream.sql
 -- function kiln.get_generations(uuid[],uuid[],text[]): db/functions/kiln.get_generations.sql
@@ -970,6 +1095,9 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln.list_audit(uuid,integer,uuid,text): db/functions/kiln.list_audit.sql
 -- function kiln.list_batch_generations(uuid,uuid,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone,text,jsonb): db/functions/kiln.list_batch_generations.sql
 -- function kiln.list_batches(uuid,timestamp with time zone,uuid,integer): db/functions/kiln.list_batches.sql
+-- function kiln.list_end_users(uuid,uuid,date,date,integer,bigint,text): db/functions/kiln.list_end_users.sql
+-- function kiln.list_end_users_for_callers(uuid[],uuid[],date[],date[],integer[],bigint[],text[]): db/functions/kiln.list_end_users_for_callers.sql
+-- function kiln.list_end_users_for_keys(bytea[],integer,date[],date[],integer[],bigint[],text[]): db/functions/kiln.list_end_users_for_keys.sql
 -- function kiln.list_generations(uuid,uuid,text,integer,timestamp with time zone,uuid,text[],text[],text,timestamp with time zone,text,jsonb): db/functions/kiln.list_generations.sql
 -- function kiln.list_generations_for_callers(uuid[],uuid[],text,integer[],timestamp with time zone[],uuid[],text[],text[],text[],timestamp with time zone[],text[],jsonb[]): db/functions/kiln.list_generations_for_callers.sql
 -- function kiln.list_generations_for_keys(bytea[],integer,text,integer[],timestamp with time zone[],uuid[],text[],text[],text[],timestamp with time zone[],text[],jsonb[]): db/functions/kiln.list_generations_for_keys.sql
@@ -986,6 +1114,7 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln.list_workflows_for_keys(bytea[],integer,integer[],integer[]): db/functions/kiln.list_workflows_for_keys.sql
 -- function kiln.lock_workflow(uuid,uuid,uuid,bigint[]): db/functions/kiln.lock_workflow.sql
 -- function kiln.note_object_intent(text): db/functions/kiln.note_object_intent.sql
+-- function kiln.open_batch(uuid,uuid,uuid,integer,text,bytea,integer,integer): db/functions/kiln.open_batch.sql
 -- function kiln.poll_generations(bytea[],integer,uuid[],text): db/functions/kiln.poll_generations.sql
 -- function kiln.purge_audit_log(integer): db/functions/kiln.purge_audit_log.sql
 -- function kiln.purge_events(integer,integer): db/functions/kiln.purge_events.sql
@@ -1005,10 +1134,11 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln.register_worker(text,integer): db/functions/kiln.register_worker.sql
 -- function kiln.release_charge(uuid): db/functions/kiln.release_charge.sql
 -- function kiln.release_upstream_trial(text): db/functions/kiln.release_upstream_trial.sql
+-- function kiln.remove_end_user_budget(uuid,uuid,text): db/functions/kiln.remove_end_user_budget.sql
 -- function kiln.remove_workspace_member(uuid,uuid): db/functions/kiln.remove_workspace_member.sql
 -- function kiln.replace_workflow(uuid,uuid,uuid,text,jsonb,bigint[]): db/functions/kiln.replace_workflow.sql
 -- function kiln.require_webhook_rights(uuid,uuid,uuid): db/functions/kiln.require_webhook_rights.sql
--- function kiln.reserve_budget(uuid,uuid,uuid,text,text,bigint,uuid,uuid,text): db/functions/kiln.reserve_budget.sql
+-- function kiln.reserve_budget(uuid,uuid,uuid,text,text,bigint,uuid,uuid,text,text): db/functions/kiln.reserve_budget.sql
 -- function kiln.reserve_generation(uuid,bigint): db/functions/kiln.reserve_generation.sql
 -- function kiln.resolve_identity(text,text,text,boolean,boolean): db/functions/kiln.resolve_identity.sql
 -- function kiln.retire_worker(text): db/functions/kiln.retire_worker.sql
@@ -1023,10 +1153,12 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln.session_info(bytea): db/functions/kiln.session_info.sql
 -- function kiln.set_account_admin(uuid,boolean): db/functions/kiln.set_account_admin.sql
 -- function kiln.set_audit_retention(interval): db/functions/kiln.set_audit_retention.sql
+-- function kiln.set_end_user_budget(uuid,uuid,text,bigint,text,integer): db/functions/kiln.set_end_user_budget.sql
 -- function kiln.set_workspace_plan(uuid,text,bigint,boolean): db/functions/kiln.set_workspace_plan.sql
 -- function kiln.settle_charge(uuid,bigint): db/functions/kiln.settle_charge.sql
 -- function kiln.sign_in(text,text,text,boolean,text[],boolean): db/functions/kiln.sign_in.sql
 -- function kiln.snapshot_workflow(uuid,uuid,uuid): db/functions/kiln.snapshot_workflow.sql
+-- function kiln.start_batch_lines(uuid,integer,integer,text,bigint,integer,integer,integer,boolean): db/functions/kiln.start_batch_lines.sql
 -- function kiln.start_generation(uuid,text,bigint,integer,integer,integer,integer): db/functions/kiln.start_generation.sql
 -- function kiln.start_generations(bytea[],text,text[],text[],bigint[],jsonb[],bigint[],integer,text[],bytea[],integer): db/functions/kiln.start_generations.sql
 -- function kiln.start_workflow_run(uuid,uuid,uuid,text,uuid,jsonb,jsonb,integer,integer,text,jsonb): db/functions/kiln.start_workflow_run.sql
@@ -1054,19 +1186,26 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln_private.authorize_reads(bytea[],integer): db/functions/kiln_private.authorize_reads.sql
 -- function kiln_private.batch_body(kiln_private.batches): db/functions/kiln_private.batch_body.sql
 -- function kiln_private.batch_capacity(uuid): db/functions/kiln_private.batch_capacity.sql
+-- function kiln_private.batch_line_request(jsonb,jsonb): db/functions/kiln_private.batch_line_request.sql
 -- function kiln_private.busy_slots(uuid): db/functions/kiln_private.busy_slots.sql
 -- function kiln_private.cancel_generation(uuid): db/functions/kiln_private.cancel_generation.sql
--- function kiln_private.check_run_budget(uuid,uuid): db/functions/kiln_private.check_run_budget.sql
+-- function kiln_private.check_run_budget(uuid,uuid,text): db/functions/kiln_private.check_run_budget.sql
 -- function kiln_private.check_workflow_version(bigint,bigint[]): db/functions/kiln_private.check_workflow_version.sql
 -- function kiln_private.claim_idempotency_keys(uuid[],text[],text[],bytea[],integer[],jsonb[],integer): db/functions/kiln_private.claim_idempotency_keys.sql
+-- function kiln_private.count_batch_lines(uuid,integer,boolean,integer,integer,integer,bigint): db/functions/kiln_private.count_batch_lines.sql
 -- function kiln_private.credentials(bytea[]): db/functions/kiln_private.credentials.sql
+-- function kiln_private.debit_end_user_pools(uuid[],text[],timestamp with time zone[],bigint[],bigint[]): db/functions/kiln_private.debit_end_user_pools.sql
 -- function kiln_private.debit_key_pools(uuid[],timestamp with time zone[],bigint[],bigint[]): db/functions/kiln_private.debit_key_pools.sql
 -- function kiln_private.debit_pools(uuid[],timestamp with time zone[],bigint[],bigint[]): db/functions/kiln_private.debit_pools.sql
+-- function kiln_private.dispatch_batch_lines(integer,uuid): db/functions/kiln_private.dispatch_batch_lines.sql
 -- function kiln_private.dispatch_batches(integer): db/functions/kiln_private.dispatch_batches.sql
 -- function kiln_private.drop_generation_stream(uuid): db/functions/kiln_private.drop_generation_stream.sql
 -- function kiln_private.duration_text(integer): db/functions/kiln_private.duration_text.sql
 -- function kiln_private.emit_event(uuid,text,uuid,json,uuid): db/functions/kiln_private.emit_event.sql
 -- function kiln_private.end_generation(uuid,text): db/functions/kiln_private.end_generation.sql
+-- function kiln_private.end_user_budget_json(uuid,text): db/functions/kiln_private.end_user_budget_json.sql
+-- function kiln_private.end_user_period(text,timestamp with time zone): db/functions/kiln_private.end_user_period.sql
+-- function kiln_private.end_user_spend(uuid,text,timestamp with time zone): db/functions/kiln_private.end_user_spend.sql
 -- function kiln_private.enqueue_generations(uuid[],integer): db/functions/kiln_private.enqueue_generations.sql
 -- function kiln_private.enqueue_new_generations(uuid[],integer): db/functions/kiln_private.enqueue_new_generations.sql
 -- function kiln_private.fail_workflow_run(uuid,text): db/functions/kiln_private.fail_workflow_run.sql
@@ -1090,7 +1229,7 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln_private.rebuild_charge_days(): db/functions/kiln_private.rebuild_charge_days.sql
 -- function kiln_private.require_admin(uuid): db/functions/kiln_private.require_admin.sql
 -- function kiln_private.require_key_rights(text[],text[]): db/functions/kiln_private.require_key_rights.sql
--- function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[]): db/functions/kiln_private.reserve_budgets.sql
+-- function kiln_private.reserve_budgets(uuid[],uuid[],uuid[],text[],text[],bigint[],uuid[],uuid[],text[],text[],uuid[],jsonb[]): db/functions/kiln_private.reserve_budgets.sql
 -- function kiln_private.roll_up_charges(kiln_private.charges[],kiln_private.charges[]): db/functions/kiln_private.roll_up_charges.sql
 -- function kiln_private.schedule_run_deadline(uuid,timestamp with time zone): db/functions/kiln_private.schedule_run_deadline.sql
 -- function kiln_private.stream_notify(kiln_private.generation_streams,integer,text,jsonb): db/functions/kiln_private.stream_notify.sql
@@ -1102,10 +1241,12 @@ create sequence kiln_private.batch_turn_seq as bigint increment 1 minvalue 1 max
 -- function kiln_private.tg_budget_periods__account_spend(): db/functions/kiln_private.tg_budget_periods__account_spend.sql
 -- function kiln_private.tg_budget_periods__thresholds(): db/functions/kiln_private.tg_budget_periods__thresholds.sql
 -- function kiln_private.tg_charges__roll_up(): db/functions/kiln_private.tg_charges__roll_up.sql
+-- function kiln_private.tg_end_user_budgets__audit(): db/functions/kiln_private.tg_end_user_budgets__audit.sql
 -- function kiln_private.tg_generations__batch(): db/functions/kiln_private.tg_generations__batch.sql
 -- function kiln_private.tg_generations__drop_held(): db/functions/kiln_private.tg_generations__drop_held.sql
 -- function kiln_private.tg_generations__notify(): db/functions/kiln_private.tg_generations__notify.sql
 -- function kiln_private.tg_generations__outbox(): db/functions/kiln_private.tg_generations__outbox.sql
+-- function kiln_private.tg_generations__tags(): db/functions/kiln_private.tg_generations__tags.sql
 -- function kiln_private.tg_identities__audit(): db/functions/kiln_private.tg_identities__audit.sql
 -- function kiln_private.tg_models__audit(): db/functions/kiln_private.tg_models__audit.sql
 -- function kiln_private.tg_webhook_endpoints__audit(): db/functions/kiln_private.tg_webhook_endpoints__audit.sql
