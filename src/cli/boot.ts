@@ -6,11 +6,9 @@
 import postgres from 'postgres';
 import type { Config } from '../config.ts';
 import { hasCluster, startEmbedded } from '../db/embedded.ts';
-import { migrate } from '../db/migrate.ts';
 import { connect, type Sql } from '../db/pool.ts';
 import { Replica } from '../db/replica.ts';
 import type { Logger } from '../log.ts';
-import { loadSeeds } from '../storage/seeds.ts';
 import { observePool } from '../telemetry/pool.ts';
 
 /**
@@ -18,6 +16,8 @@ import { observePool } from '../telemetry/pool.ts';
  * code (idempotently) onto the configured store: `config` (KILN_STORE), else the environment's.
  */
 export async function migrateAndSeed(url: string, opts: { includeCurrent?: boolean; config?: Config } = {}): Promise<void> {
+  // Loaded here, not with the CLI: only the commands that migrate need graphile-migrate and the store.
+  const [{ migrate }, { loadSeeds }] = await Promise.all([import('../db/migrate.ts'), import('../storage/seeds.ts')]);
   await migrate(url, { includeCurrent: opts.includeCurrent, auditRetentionSeconds: opts.config?.auditRetentionSeconds });
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {

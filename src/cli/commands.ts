@@ -8,7 +8,6 @@ import { childEnv } from '../config.ts';
 import { generateKey } from '../auth/secrets.ts';
 import { microsFlag, oneOf, parseArgs, required, UsageError, uuidFlag } from './args.ts';
 import { modelEntryJson, resolveEntry } from './model-entry.ts';
-import { runServices } from './serve.ts';
 import { withDb, type Command } from './command.ts';
 import { workflowCommands } from './workflows.ts';
 import { mcpCommands } from './mcp.ts';
@@ -31,6 +30,9 @@ import { revokeApiKey } from '../db/sql/revoke_api_key.ts';
 import { setWorkspacePlan } from '../db/sql/set_workspace_plan.ts';
 import { updateAccount } from '../db/sql/update_account.ts';
 import { upsertModel } from '../db/sql/upsert_model.ts';
+
+/** The service (HTTP server, worker, and what they load), imported only by the commands that run it: every other command starts without it. */
+const serve = () => import('./serve.ts');
 
 const TIERS = ['legacy_free', 'pro', 'enterprise', 'blocked'];
 
@@ -57,15 +59,15 @@ function memberJson(m: MemberRow) {
 export const commands: Record<string, Command> = {
   serve: {
     help: 'Run the API and the worker in one process (embedded Postgres when DATABASE_URL is unset).',
-    run: (argv, config) => runServices(config, { api: true, worker: true, argv }),
+    run: async (argv, config) => (await serve()).runServices(config, { api: true, worker: true, argv }),
   },
   api: {
     help: 'Run the HTTP API only.',
-    run: (argv, config) => runServices(config, { api: true, worker: false, argv }),
+    run: async (argv, config) => (await serve()).runServices(config, { api: true, worker: false, argv }),
   },
   worker: {
     help: 'Run the job worker only.',
-    run: (argv, config) => runServices(config, { api: false, worker: true, argv }),
+    run: async (argv, config) => (await serve()).runServices(config, { api: false, worker: true, argv }),
   },
   migrate: {
     help: 'Apply committed migrations (and graphile-worker\'s schema) as the owner (KILN_DATABASE_OWNER_URL, else DATABASE_URL), and record KILN_AUDIT_RETENTION.',

@@ -7,7 +7,9 @@ import { unlinkIdentity } from '../db/sql/unlink_identity.ts';
 import { parseArgs, required, UsageError, uuidFlag } from './args.ts';
 import { DEV_ISSUER_ENV, DevIssuerDisabledError, devIssuerUrl, mintDevToken, startDevIssuer } from '../mcp/dev-issuer.ts';
 import { resourceMetadataUrl } from '../mcp/auth.ts';
-import { DEV_ENV, issuerOf, mcpUrlOf } from '../mcp/mount.ts';
+
+/** The MCP mount (and the server it brings), imported only by the commands that use its settings. */
+const mount = () => import('../mcp/mount.ts');
 
 function identityJson(i: IdentityRow) {
   return {
@@ -65,7 +67,7 @@ export const mcpCommands: Record<string, Command> = {
       const issuer = required(f, 'issuer');
       const subject = required(f, 'subject');
       const workspace = uuidFlag(f, 'workspace', true);
-      const configured = issuerOf(config)?.issuer;
+      const configured = (await mount()).issuerOf(config)?.issuer;
       if (configured && configured !== issuer) {
         process.stderr.write(`note: this server trusts tokens from ${configured}, not ${issuer}; the link only takes effect for that issuer\n`);
       }
@@ -104,7 +106,7 @@ export const mcpCommands: Record<string, Command> = {
     async run(argv, config) {
       parseArgs(argv, { options: {} });
       if (!config.devIssuer) throw new DevIssuerDisabledError();
-      const dev = await startDevIssuer({ dataDir: config.dataDir, port: config.devIssuerPort, env: DEV_ENV });
+      const dev = await startDevIssuer({ dataDir: config.dataDir, port: config.devIssuerPort, env: (await mount()).DEV_ENV });
       process.stdout.write(
         [
           `Development OIDC issuer on ${dev.issuer} (JWKS ${dev.jwksUrl}). Never use it in production.`,
@@ -129,6 +131,7 @@ export const mcpCommands: Record<string, Command> = {
       const ttl = ttlFlag(f.ttl);
       if (!config.devIssuer) throw new DevIssuerDisabledError();
       const issuer = devIssuerUrl(config.devIssuerPort);
+      const { DEV_ENV, mcpUrlOf } = await mount();
       // The server's own derivation (MCP_URL, else KILN_PUBLIC_URL + /mcp, else http://HOST:PORT/mcp).
       const audience = mcpUrlOf(config);
       if (config.oidcIssuer && config.oidcIssuer !== issuer) {
