@@ -39,8 +39,6 @@ import { startGeneration } from '../db/sql/start_generation.ts';
 import { countEnded, countGeneration, countSpend, observeQueue, observeRun } from '../telemetry/metrics.ts';
 import { contextFrom, failSpan, SpanKind, withSpan } from '../telemetry/tracing.ts';
 import { underSpan } from '../telemetry/scope.ts';
-import { rootOf } from '../root.ts';
-import { sleep } from '../providers/sleep.ts';
 
 /** The graphile-worker job a run belongs to: its id, its cap on attempts, and its abort signal. */
 export interface GenerationJob {
@@ -238,24 +236,7 @@ async function execute(ctx: Context, lease: Lease, job: GenerationJob, id: strin
   countEnded(ended);
   // wait (re-queued), busy (a live worker has it), superseded (a newer job has it), done, not_ready, missing
   if (s.outcome !== 'run') return;
-  if (!(s as Started).batch_id) interactiveRan.set(rootOf(ctx), Date.now());
   await runStarted(ctx, lease, job, id, s as Started, canceled, t0, 'generation__run', null);
-}
-
-/**
- * When this process last started interactive work (a generation that is not a batch line): while
- * it does, its batch__run jobs take at most BATCH_SHARE of their time (docs/api.md, "Lanes").
- */
-const interactiveRan = new WeakMap<Context, number>();
-/** Interactive work started within this long counts as flowing. */
-const INTERACTIVE_WINDOW_MS = 1000;
-/** The share of its time a batch__run job keeps running groups while interactive work flows. */
-export const BATCH_SHARE = 0.5;
-
-/** How long a batch__run job pauses after a group that took `ms`: none unless interactive work flows here. */
-function batchPause(ctx: Context, ms: number): number {
-  const last = interactiveRan.get(rootOf(ctx));
-  return last !== undefined && Date.now() - last < INTERACTIVE_WINDOW_MS ? Math.round((ms * (1 - BATCH_SHARE)) / BATCH_SHARE) : 0;
 }
 
 /**
@@ -492,9 +473,5 @@ export async function runBatchLines(ctx: Context, lease: Lease, job: GenerationJ
     countEnded(next.ended);
     lines = next.lines;
     lineJob = { ...job, createdAt: undefined };
-    // Interactive work first, for the CPU too: while it flows here, the lines already started
-    // wait (holding no lock) as long again as the group took.
-    const pause = lines.length ? batchPause(ctx, Date.now() - t0) : 0;
-    if (pause > 0) await sleep(pause, job.signal).catch(() => {});
   }
 }
