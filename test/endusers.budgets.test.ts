@@ -272,6 +272,17 @@ test('scopes and isolation: read keys read but cannot change; another account ne
   assert.equal((await image(o.key, 'hana')).status, 202, 'the personal pool\'s cap is its own');
   const [row] = await sql`select pool_id from kiln_private.end_user_budgets where pool_id = ${ws!.id} and end_user = 'hana'`;
   assert.ok(row);
+
+  // A member who left: its workspace-bound key neither reads nor changes the workspace's caps.
+  const m = await createAccount(sql);
+  await sql`select kiln.add_workspace_member(${ws!.id}, ${m.id}, 'admin')`;
+  const mKey = await createKey(sql, m.id, { scopes: ['read', 'write', 'keys'], workspaceId: ws!.id });
+  assert.equal((await get(mKey.key, 'hana')).body.budgetMicros, IMAGE, 'a member reads the workspace\'s cap');
+  await sql`select kiln.remove_workspace_member(${ws!.id}, ${m.id})`;
+  for (const r of [await get(mKey.key, 'hana'), await put(mKey.key, 'hana', { budgetMicros: 1, period: 'day' }), await del(mKey.key, 'hana')]) {
+    assert.equal(r.status, 404, JSON.stringify(r.body));
+  }
+  assert.equal((await get(wsKey.key, 'hana')).body.budgetMicros, IMAGE, 'the cap is untouched');
 });
 
 test('rpm per end user: the (rpm+1)th quick request gets 429 rate_limited with Retry-After; another end user is fine', async () => {

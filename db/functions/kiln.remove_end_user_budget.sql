@@ -10,7 +10,10 @@ AS $function$
 begin
   -- The period totals stay: reservations held on the cap still end on them (settle_charge,
   -- release_charge), and a cap set again within the period counts afresh.
-  delete from kiln_private.end_user_budgets where pool_id = coalesce(p_workspace_id, p_account_id) and end_user = p_end_user;
+  -- The caller's billing scope (kiln_private.workflow_scope): none, so nothing, for a
+  -- workspace-bound caller whose account left the workspace.
+  delete from kiln_private.end_user_budgets
+    where pool_id = kiln_private.workflow_scope(p_account_id, p_workspace_id) and end_user = p_end_user;
   if not found then
     raise exception 'end user "%" has no budget', p_end_user using errcode = 'KN001';
   end if;

@@ -8,12 +8,16 @@ CREATE OR REPLACE FUNCTION kiln.set_end_user_budget(p_account_id uuid, p_workspa
  SET search_path TO 'pg_catalog', 'pg_temp'
 AS $function$
 declare
-  v_pool uuid := coalesce(p_workspace_id, p_account_id);
+  -- The caller's billing scope; none for a workspace-bound caller whose account left it.
+  v_pool uuid := kiln_private.workflow_scope(p_account_id, p_workspace_id);
   v_old kiln_private.end_user_budgets;
   v_start timestamptz;
   v_settled bigint;
   v_held bigint;
 begin
+  if v_pool is null then
+    raise exception 'workspace not found' using errcode = 'KN001';
+  end if;
   if p_end_user is null or char_length(p_end_user) not between 1 and 128 then
     raise exception 'endUser: must be 1 to 128 characters' using errcode = 'KI001';
   end if;
