@@ -89,7 +89,12 @@ async function main(): Promise<number> {
       // Node 24 does not, and the two CI runs should read alike.
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.KILN_TEST_CONCURRENCY ?? 2}`, ...files],
+        [
+          '--import', 'tsx', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout',
+          // KILN_TEST_TIMINGS=FILE: each file's time, longest first (test/_timings.mjs).
+          ...(process.env.KILN_TEST_TIMINGS ? ['--test-reporter=./test/_timings.mjs', '--test-reporter-destination=stdout'] : []),
+          `--test-concurrency=${process.env.KILN_TEST_CONCURRENCY ?? 2}`, ...files,
+        ],
         {
           stdio: 'inherit',
           env: {

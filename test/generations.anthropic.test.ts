@@ -44,7 +44,8 @@ const cases: Record<string, Case> = {
   malformed: { body: { type: 'code', model: 'claude/coder' }, replies: () => ({ body: '{"type": "message", "content": [' }) },
   rejected: { body: { type: 'code', model: 'claude/coder' }, replies: () => errorReply(400, 'invalid_request_error', `prompt is too long ${SECRET}`) },
   refusal: { body: { type: 'code', model: 'claude/coder' }, replies: () => messageReply('I will not do that.', { input_tokens: 9, output_tokens: 7 }, 'refusal') },
-  timeout: { body: { type: 'code', model: 'claude/coder' }, replies: () => ({ hang: true }) },
+  // Its own entry with a short `upstream.timeoutMs`: 4 attempts of 500 ms, not of the 4 s below.
+  timeout: { body: { type: 'code', model: 'claude/hasty' }, replies: () => ({ hang: true }) },
 };
 
 const requestsOf = (name: string) => peer.requests.filter((r) => caseOf(r.json) === name);
@@ -71,12 +72,15 @@ before(async () => {
   // 4 s per upstream attempt (was 1.5 s): every answering case must answer well inside it even
   // when this process (API, worker and peer together) stalls for seconds on a loaded machine, or
   // it times out and is retried (a 5xx case then failed as "timed out", counts were off); the
-  // never-answering case takes 4 × this.
+  // never-answering case has an entry of its own with a short timeout, and the cancel case one with a long one.
   srv = await startServer({ config: { providerTimeoutMs: 4000, providerAttempts: 2, generationMaxAttempts: 2 } });
   await startTestWorker(srv);
   for (const model of [
     { ...CODER, upstream: { baseUrl: peer.url, model: 'claude-up', apiKeyEnv: 'KILN_TEST_ANTHROPIC_KEY', acceptImageUrls: true } },
     { ...CODER, id: 'claude/svg', name: 'Claude SVG', category: 'svg', upstream: { baseUrl: peer.url, model: 'claude-up', apiKeyEnv: 'KILN_TEST_ANTHROPIC_KEY' } },
+    { ...CODER, id: 'claude/hasty', upstream: { baseUrl: peer.url, model: 'claude-up', apiKeyEnv: 'KILN_TEST_ANTHROPIC_KEY', timeoutMs: 500 } },
+    // Only the cancel can end its call.
+    { ...CODER, id: 'claude/patient', upstream: { baseUrl: peer.url, model: 'claude-up', apiKeyEnv: 'KILN_TEST_ANTHROPIC_KEY', timeoutMs: 60_000 } },
   ]) {
     await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(model)})`;
   }
@@ -165,18 +169,16 @@ test('malformed JSON, a 400 and a refusal fail at once (no retry) and release th
 test('an upstream that never answers times out, is retried, then fails; reservation released', async () => {
   const done = await cases.timeout!.final!;
   assert.equal(done.status, 'failed');
-  assert.match(done.error, /timed out/);
+  assert.match(done.error, /timed out after 500 ms/);
   assert.equal(requestsOf('timeout').length, 4);
   await released('timeout');
 });
 
 test('cancel through the API aborts the in-flight Messages call within 2 s and releases the reservation', async (t) => {
-  // Its own database, server and worker with a long provider timeout: only the cancel can end the call.
-  const slow = await startServer({ config: { providerTimeoutMs: 60_000 } });
-  await startTestWorker(slow);
-  await slow.db.sql`select kiln.upsert_model(${slow.db.sql.json({ ...CODER, upstream: { baseUrl: peer.url, model: 'claude-up', apiKeyEnv: 'KILN_TEST_ANTHROPIC_KEY' } })})`;
+  // An entry with a 60 s upstream timeout: only the cancel can end the call.
+  const slow = srv;
   const key = await newKey(slow);
-  const res = await api(slow.base, key, '/generations', { body: { type: 'code', model: 'claude/coder', prompt: '[case:cancel] take your time' } });
+  const res = await api(slow.base, key, '/generations', { body: { type: 'code', model: 'claude/patient', prompt: '[case:cancel] take your time' } });
   assert.equal(res.status, 202, JSON.stringify(res.body));
   const id = res.body.id;
   let req;

@@ -38,7 +38,8 @@ const cases: Record<string, Case> = {
   malformed: { body: { type: 'image', model: 'gemini/painter' }, replies: () => ({ body: '{"candidates": [{"content": ' }) },
   blocked: { body: { type: 'code', model: 'gemini/coder' }, replies: () => blockedReply('SAFETY') },
   'image-safety': { body: { type: 'image', model: 'gemini/painter' }, replies: () => finishReply('IMAGE_SAFETY') },
-  timeout: { body: { type: 'image', model: 'gemini/painter' }, replies: () => ({ hang: true }) },
+  // Its own entry with a short `upstream.timeoutMs`: 4 attempts of 500 ms, not of the 4 s below.
+  timeout: { body: { type: 'image', model: 'gemini/hasty' }, replies: () => ({ hang: true }) },
 };
 
 const requestsOf = (name: string) => peer.requests.filter((r) => caseOf(r.json) === name);
@@ -49,7 +50,7 @@ async function newKey(on: TestServer) {
   return (await createKey(on.db.sql, a.id)).key;
 }
 
-const upstream = (model: string) => ({ baseUrl: peer.url, model, apiKeyEnv: 'KILN_TEST_GEMINI_KEY' });
+const upstream = (model: string, timeoutMs?: number) => ({ baseUrl: peer.url, model, apiKeyEnv: 'KILN_TEST_GEMINI_KEY', ...(timeoutMs ? { timeoutMs } : {}) });
 const PAINTER = { id: 'gemini/painter', name: 'Gemini painter', category: 'image', provider: 'gemini', supports_image_input: true, cost: { micros_per_image: 39000 }, markup: 1.25 };
 const CODER = {
   id: 'gemini/coder', name: 'Gemini coder', category: 'text', provider: 'gemini', supports_image_input: true,
@@ -67,10 +68,15 @@ before(async () => {
   // 4 s per upstream attempt (was 1.5 s): every answering case must answer well inside it even
   // when this process (API, worker and peer together) stalls for seconds on a loaded machine, or
   // it times out and is retried (a 5xx case then failed as "timed out", counts were off); the
-  // never-answering case takes 4 × this.
+  // never-answering case has an entry of its own with a short timeout, and the cancel case one with a long one.
   srv = await startServer({ config: { providerTimeoutMs: 4000, providerAttempts: 2, generationMaxAttempts: 2 } });
   await startTestWorker(srv);
-  for (const model of [{ ...PAINTER, upstream: upstream('gemini-up-image') }, { ...CODER, upstream: upstream('gemini-up-flash') }]) {
+  for (const model of [
+    { ...PAINTER, upstream: upstream('gemini-up-image') }, { ...CODER, upstream: upstream('gemini-up-flash') },
+    { ...PAINTER, id: 'gemini/hasty', upstream: upstream('gemini-up-image', 500) },
+    // Only the cancel can end its call.
+    { ...PAINTER, id: 'gemini/patient', upstream: upstream('gemini-up-image', 60_000) },
+  ]) {
     await srv.db.sql`select kiln.upsert_model(${srv.db.sql.json(model)})`;
   }
   await submitCases(srv, cases);
@@ -149,18 +155,16 @@ test('malformed JSON, a blocked prompt and an IMAGE_SAFETY finish fail at once a
 test('an upstream that never answers times out, is retried, then fails; reservation released', async () => {
   const done = await cases.timeout!.final!;
   assert.equal(done.status, 'failed');
-  assert.match(done.error, /timed out/);
+  assert.match(done.error, /timed out after 500 ms/);
   assert.equal(requestsOf('timeout').length, 4);
   await released('timeout');
 });
 
 test('cancel through the API aborts the in-flight generateContent call within 2 s and releases the reservation', async (t) => {
-  // Its own database, server and worker with a long provider timeout: only the cancel can end the call.
-  const slow = await startServer({ config: { providerTimeoutMs: 60_000 } });
-  await startTestWorker(slow);
-  await slow.db.sql`select kiln.upsert_model(${slow.db.sql.json({ ...PAINTER, upstream: upstream('gemini-up-image') })})`;
+  // An entry with a 60 s upstream timeout: only the cancel can end the call.
+  const slow = srv;
   const key = await newKey(slow);
-  const res = await api(slow.base, key, '/generations', { body: { type: 'image', model: 'gemini/painter', prompt: '[case:cancel] take your time' } });
+  const res = await api(slow.base, key, '/generations', { body: { type: 'image', model: 'gemini/patient', prompt: '[case:cancel] take your time' } });
   assert.equal(res.status, 202, JSON.stringify(res.body));
   const id = res.body.id;
   let req;

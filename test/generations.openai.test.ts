@@ -29,7 +29,7 @@ const entryOf = (file: string) => JSON.parse(fs.readFileSync(path.join(CATALOG, 
 const MARKUP = 1.25; // entries without a markup use KILN_DEFAULT_MARKUP, pinned here
 // Per upstream attempt. Every answering case must answer well inside it even when this process
 // (API, worker and peer together) stalls for seconds on a loaded machine, or it is retried and
-// its request counts are off; the never-answering case takes 4 × this.
+// its request counts are off. The never-answering case has an entry of its own with a short timeout.
 const PROVIDER_TIMEOUT_MS = 4000;
 
 interface Case extends WholePathCase {
@@ -70,7 +70,8 @@ const cases: Record<string, Case> = {
   },
   malformed: { body: { type: 'code', model: 'peer/coder' }, replies: () => ({ body: 'this is {not json', headers: { 'content-type': 'application/json' } }) },
   rejected: { body: { type: 'code', model: 'peer/coder' }, replies: () => errorReply(400, 'invalid_request_error', 'bad_param', `rejected ${SECRET}`) },
-  timeout: { body: { type: 'code', model: 'peer/coder' }, replies: () => ({ hang: true }) },
+  // Its own entry with a short `upstream.timeoutMs`: 4 attempts of 500 ms, not of the 4 s above.
+  timeout: { body: { type: 'code', model: 'peer/hasty' }, replies: () => ({ hang: true }) },
   // The shipped catalog entries.
   'catalog-gpt-image': { body: { type: 'image', model: 'openai/gpt-image-1', aspectRatio: '2:3' }, replies: () => undefined },
   'catalog-gpt-5': {
@@ -101,6 +102,9 @@ before(async () => {
   for (const model of [
     { id: 'peer/coder', name: 'Peer coder', category: 'text', provider: 'openai',
       upstream: { baseUrl: peer.url, model: 'up-coder', apiKeyEnv: 'KILN_TEST_PEER_KEY' },
+      cost: { input_micros_per_token: 1, output_micros_per_token: 2 }, maxOutputTokens: 1000, markup: 1 },
+    { id: 'peer/hasty', name: 'Peer coder, 500 ms timeout', category: 'text', provider: 'openai',
+      upstream: { baseUrl: peer.url, model: 'up-coder', apiKeyEnv: 'KILN_TEST_PEER_KEY', timeoutMs: 500 },
       cost: { input_micros_per_token: 1, output_micros_per_token: 2 }, maxOutputTokens: 1000, markup: 1 },
     { id: 'peer/painter', name: 'Peer painter', category: 'image', provider: 'openai',
       upstream: { baseUrl: peer.url, model: 'up-painter', apiKeyEnv: 'KILN_TEST_PEER_KEY' },
@@ -216,7 +220,7 @@ test('malformed JSON and other 4xx fail at once (no retry) and release the reser
 test('an upstream that never answers times out, is retried, then fails; reservation released', async () => {
   const done = await cases.timeout!.final!;
   assert.equal(done.status, 'failed');
-  assert.match(done.error, /timed out/);
+  assert.match(done.error, /timed out after 500 ms/);
   assert.equal(requestsOf('timeout').length, 4);
   await released('timeout');
 });

@@ -378,6 +378,19 @@ describe('fal adapter: deadline and abort', () => {
     assert.ok(job().polls >= 3, 'it was polling until the deadline');
   });
 
+  it("an entry's upstream.timeoutMs is its job deadline, in place of the adapter's", async () => {
+    peer.plan(() => ({ queued: 1_000_000 }));
+    const err = await rejection(provider({ timeoutMs: 60_000 }).generateImage(req({ model: model({}, { timeoutMs: 300 }) })));
+    assert.equal(err.code, 'timeout');
+    assert.match(err.message, /timed out after 300 ms/);
+    assert.equal(job().canceled, true);
+    // `kiln model upsert` takes 100 ms to an hour, in whole milliseconds.
+    const shipped = JSON.parse(fs.readFileSync(path.resolve(import.meta.dirname, '..', 'catalog', 'fal-flux-schnell.json'), 'utf8'));
+    const check = (timeoutMs: unknown) => v.safeParse(ModelEntry, { ...shipped, upstream: { ...shipped.upstream, timeoutMs } }).success;
+    assert.deepEqual([100, 90_000, 3_600_000].map(check), [true, true, true]);
+    assert.deepEqual([99, 3_600_001, 1.5, '500', null].map(check), [false, false, false, false, false]);
+  });
+
   it('a status poll that hangs is cut at the deadline too, and the request cancelled', async () => {
     peer.plan(() => ({ queued: 5 }));
     peer.script((r) => (r.path.endsWith('/status') ? { hang: true } : undefined));

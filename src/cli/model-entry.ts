@@ -24,6 +24,7 @@ export const ModelEntry = v.pipe(v.strictObject({
         params: v.optional(v.record(v.string(), v.unknown())),
         maxSeconds: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(3600))),
         pollIntervalMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(60000))),
+        timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(3_600_000))),
         waitSeconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(60))),
         delayMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(600000))),
         acceptImageUrls: v.optional(v.boolean()),

@@ -6,7 +6,7 @@ import { stripCodeFences } from './fences.ts';
 import { eventJson, malformedEvent, postJson, postStream, streamErrorEvent, type Call, type StreamOptions } from './http.ts';
 import { systemPrompt, userPrompt } from './prompts.ts';
 import { outputKind, type ImageInputData, type ImageOutput, type OutputSink, type Provider, type TextOutput, type TextRequest } from './types.ts';
-import { authHeaders, badResponse, baseUrl, misconfigured, nonNegInt, rejected, responseId, streams, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
+import { authHeaders, badResponse, entryOptions, baseUrl, misconfigured, nonNegInt, rejected, responseId, streams, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
 /** The only stable version of the Messages API; newer features come as `anthropic-beta` headers. */
@@ -125,7 +125,7 @@ export function createAnthropicProvider(options: AdapterOptions = {}): Provider 
         }, req.model.upstream?.params, OWN_FIELDS)),
         signal: req.signal,
       };
-      const { json, requestId, whole } = sink ? await streamedMessage(call, options, sink) : { ...(await postJson(call, options)), whole: false };
+      const { json, requestId, whole } = sink ? await streamedMessage(call, entryOptions(options, req.model), sink) : { ...(await postJson(call, entryOptions(options, req.model))), whole: false };
 
       const msg = json as Message | null;
       if (msg?.type !== 'message' || !Array.isArray(msg.content)) throw badResponse('upstream provider returned no message');

@@ -9,7 +9,7 @@ import { eventJson, malformedEvent, postJson, postStream, streamErrorEvent, type
 import { decodeBase64Image, toImageOutput } from './images.ts';
 import { imagePrompt, systemPrompt, userPrompt } from './prompts.ts';
 import { outputKind, type ImageInputData, type ImageOutput, type ImageRequest, type OutputSink, type Provider, type TextOutput, type TextRequest } from './types.ts';
-import { authHeaders, badResponse, baseUrl, misconfigured, nonNegInt, rejected, responseId, streams, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
+import { authHeaders, badResponse, entryOptions, baseUrl, misconfigured, nonNegInt, rejected, responseId, streams, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 /** Image types Gemini reads inline; anything else (GIF) is converted to PNG first. */
@@ -134,7 +134,7 @@ export function createGeminiProvider(options: AdapterOptions = {}): Provider {
     };
   }
 
-  const request = (model: CatalogModel, body: Record<string, unknown>, signal: AbortSignal) => postJson(call(model, body, signal), options);
+  const request = (model: CatalogModel, body: Record<string, unknown>, signal: AbortSignal) => postJson(call(model, body, signal), entryOptions(options, model));
 
   return {
     async generateText(req: TextRequest): Promise<TextOutput> {
@@ -149,7 +149,7 @@ export function createGeminiProvider(options: AdapterOptions = {}): Provider {
       };
       const sink = streams(req.model, req.sink);
       const { json, requestId, whole } = sink
-        ? await streamedAnswer(call(req.model, body, req.signal, true), options, sink)
+        ? await streamedAnswer(call(req.model, body, req.signal, true), entryOptions(options, req.model), sink)
         : { ...(await request(req.model, body, req.signal)), whole: false };
       const { parts, finish } = answerParts(json);
       const text = parts.map((p) => (typeof p.text === 'string' ? p.text : '')).join('');

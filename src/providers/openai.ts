@@ -23,7 +23,7 @@ import {
   type TextRequest,
   type TokenUsage,
 } from './types.ts';
-import { authHeaders, badResponse, baseUrl, dataUrl, misconfigured, nonNegInt, rejected, responseId, streams, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
+import { authHeaders, badResponse, entryOptions, baseUrl, dataUrl, misconfigured, nonNegInt, rejected, responseId, streams, upstreamModel, withParams, type AdapterOptions } from './upstream.ts';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -252,7 +252,7 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
         })),
         signal: req.signal,
       };
-      const { json, requestId, whole } = sink ? await streamedChat(call, options, sink) : { ...(await postJson(call, options)), whole: false };
+      const { json, requestId, whole } = sink ? await streamedChat(call, entryOptions(options, req.model), sink) : { ...(await postJson(call, entryOptions(options, req.model))), whole: false };
       const choice = firstChoice(json);
       // A server that ignored `stream` answered in one piece: its text is the one delta.
       if (whole && sink && choice.text !== '') sink.text(choice.text);
@@ -326,14 +326,14 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
       }
       const call: Call = { url: endpoint(req.model, path), headers, body: payload, signal: req.signal };
       const { json, requestId } = partials
-        ? await streamedImage({ ...call, headers: { ...headers, accept: 'text/event-stream' } }, options, sink!, mediaTypeOf(entryParams(req.model).output_format))
-        : await postJson(call, options);
+        ? await streamedImage({ ...call, headers: { ...headers, accept: 'text/event-stream' } }, entryOptions(options, req.model), sink!, mediaTypeOf(entryParams(req.model).output_format))
+        : await postJson(call, entryOptions(options, req.model));
       const item = (json as { data?: Array<{ b64_json?: unknown; url?: unknown }> })?.data?.[0];
       let data: Buffer;
       if (typeof item?.b64_json === 'string' && item.b64_json.length > 0) {
         data = decodeBase64Image(item.b64_json);
       } else if (typeof item?.url === 'string') {
-        data = await downloadImage(item.url, { trustedOrigin: new URL(endpoint(req.model, '/')).origin, maxBytes: options.maxImageBytes, timeoutMs: options.timeoutMs, signal: req.signal });
+        data = await downloadImage(item.url, { trustedOrigin: new URL(endpoint(req.model, '/')).origin, maxBytes: options.maxImageBytes, timeoutMs: entryOptions(options, req.model).timeoutMs, signal: req.signal });
       } else {
         throw badResponse('upstream provider returned no image');
       }

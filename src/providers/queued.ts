@@ -9,7 +9,7 @@ import { bestEffort, requestJson, runUpstreamJob, type UpstreamJob } from './htt
 import { toImageOutput } from './images.ts';
 import { sleep } from './sleep.ts';
 import type { ImageInputData, ImageOutput, ImageRequest, Provider, TextOutput } from './types.ts';
-import { authHeaders, baseUrl, jobImage, misconfigured, pollInterval, withParams, type AdapterOptions } from './upstream.ts';
+import { authHeaders, baseUrl, entryOptions, jobImage, misconfigured, pollInterval, withParams, type AdapterOptions } from './upstream.ts';
 
 /** What a protocol's calls are made with: the base URL, its origin (the only one the key goes to), the key's header, the job. */
 export interface QueuedCall {
@@ -68,7 +68,6 @@ export interface QueuedProtocol<T> {
 /** A Provider of image models over a queued protocol. */
 export function createQueuedProvider<T>(protocol: QueuedProtocol<T>, options: AdapterOptions): Provider {
   const authOf = authHeaders(options, protocol.auth.header, protocol.auth.scheme);
-  const timeoutMs = options.timeoutMs ?? 120_000;
 
   return {
     async generateText(): Promise<TextOutput> {
@@ -85,6 +84,7 @@ export function createQueuedProvider<T>(protocol: QueuedProtocol<T>, options: Ad
       const input = withParams(protocol.input(req, images), req.model.upstream?.params);
       const interval = pollInterval(req.model);
 
+      const timeoutMs = entryOptions(options, req.model).timeoutMs ?? 120_000;
       return runUpstreamJob({ signal: req.signal, timeoutMs }, async (job) => {
         const call: QueuedCall = { base, origin, auth, job, options };
         const submission = await protocol.submit(call, target, input);

@@ -19,6 +19,15 @@ export interface AdapterOptions extends RetryOptions {
 }
 
 const DEFAULT_POLL_MS = 1000;
+
+/**
+ * The adapter's options for one entry: its `upstream.timeoutMs`, when it sets one, in place of
+ * KILN_PROVIDER_TIMEOUT_MS (a slow image model beside fast code models, or the reverse).
+ */
+export function entryOptions<T extends AdapterOptions>(options: T, model: CatalogModel): T {
+  const t = model.upstream?.timeoutMs;
+  return typeof t === 'number' && t > 0 ? { ...options, timeoutMs: t } : options;
+}
 const NOTHING: ReadonlySet<string> = new Set();
 
 export const badResponse = (message: string) => new ProviderError(message, { code: 'bad_response', retryable: false });

@@ -19,6 +19,8 @@ export interface CatalogUpstream {
   /** Longest upstream run time billed (and waited for) — replicate time-billed models. */
   maxSeconds?: number;
   pollIntervalMs?: number;
+  /** This entry's upstream timeout in ms, in place of KILN_PROVIDER_TIMEOUT_MS (src/providers/upstream.ts entryOptions). */
+  timeoutMs?: number;
   delayMs?: number;
   /** false: never ask this upstream for a stream, even when the generation streams. */
   stream?: boolean;
