@@ -26,29 +26,9 @@ function findTests(dir: string): string[] {
   return out.sort();
 }
 
-/**
- * The files that take longest (about 15–55 s each in CI), started first: with two files at a
- * time, one of them left for last would keep one slot busy while the other waits with nothing
- * to do. Every other file follows in name order.
- */
-const LONGEST = [
-  'generations.openai', 'console.browser', 'cli', 'fault.failover', 'store.outage', 'workflows.crash',
-  'console.editor.browser', 'webhooks.retention', 'cli.user.stream', 'generations.anthropic', 'generations.gemini',
-  'batches.crash', 'mcp.cli', 'images.transform', 'webhooks.delivery', 'generations.recovery', 'console.endusers.browser',
-  'live.wait', 'fault.restore', 'scale.replica', 'batches.fairness', 'batches.results',
-];
-
-function longestFirst(files: string[]): string[] {
-  const rank = (f: string) => {
-    const i = LONGEST.indexOf(path.basename(f).replace(/\.test\.ts$/, ''));
-    return i < 0 ? LONGEST.length : i;
-  };
-  return [...files].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
-}
-
 async function main(): Promise<number> {
   const only = process.argv.slice(2);
-  const files = only.length ? only.map((f) => path.resolve(f)) : longestFirst(findTests(path.join(root, 'test')));
+  const files = only.length ? only.map((f) => path.resolve(f)) : findTests(path.join(root, 'test'));
   let adminUrl: (db: string) => string;
   let stop = async () => {};
   let dataDir: string | null = null;
