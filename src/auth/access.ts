@@ -17,12 +17,11 @@ import type { Queryable, Sql } from '../db/pool.ts';
 import { currentQueryParent } from '../db/query-parent.ts';
 import { bindPool } from '../telemetry/pool.ts';
 import { readTolerant } from '../db/replica.ts';
-import { bearerKey, hashKey, sessionSecret } from './secrets.ts';
+import { bearerKey, hashKey } from './secrets.ts';
+import { sessionSecret } from './session-cookie.ts';
+import { KEY_SCOPES, type Scope } from './scopes.ts';
 
-/** The scopes a key or session may carry (keys/schemas.ts validates them, auth/me.ts reports them). */
-export const KEY_SCOPES = ['read', 'write', 'keys', 'admin'] as const;
-/** read, write; keys: manage the keys (and read the audit log) of the billing scope; admin: the operator's routes (admins only). */
-export type Scope = (typeof KEY_SCOPES)[number];
+export { KEY_SCOPES, type Scope };
 /** Endpoint bucket: per-key reads, per-account transforms, or none (starts are bounded by budgets and slots). */
 export type Bucket = 'read' | 'transform' | null;
 export type Origin = 'api' | 'mcp' | 'app' | 'workflow';

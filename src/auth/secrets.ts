@@ -1,7 +1,7 @@
 // API key format and hashing. Keys are `kiln_live_` + 40 base62 characters; only SHA-256 is stored.
+// No HTTP here (the CLI makes keys with it): auth/session-cookie.ts reads the session cookie.
 
 import { createHash, randomInt } from 'node:crypto';
-import { getCookie, type HTTPEvent } from 'h3';
 
 export const KEY_PREFIX = 'kiln_live_';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -27,10 +27,9 @@ export function generateSessionSecret(): { secret: string; hash: Buffer; display
   return { secret, hash: hashKey(secret), displayPrefix: secret.slice(0, SESSION_PREFIX.length + 4) };
 }
 
-/** The request's session secret (its `kiln_session` cookie, read by h3), or null when absent or malformed. */
-export function sessionSecret(event: HTTPEvent): string | null {
-  const value = getCookie(event, SESSION_COOKIE);
-  return value !== undefined && SESSION_RE.test(value) ? value : null;
+/** Whether a value has the form of a session secret. */
+export function isSessionSecret(value: string | undefined): value is string {
+  return value !== undefined && SESSION_RE.test(value);
 }
 
 export function hashKey(key: string): Buffer {

@@ -9,7 +9,6 @@ import { hasCluster, startEmbedded } from '../db/embedded.ts';
 import { connect, type Sql } from '../db/pool.ts';
 import { Replica } from '../db/replica.ts';
 import type { Logger } from '../log.ts';
-import { observePool } from '../telemetry/pool.ts';
 
 /**
  * Migrates the database (db/migrate.ts), then loads the shared seed images that ship with the
@@ -52,7 +51,11 @@ export interface Database {
 
 export async function openDatabase(
   config: Config,
-  opts: { migrate?: boolean; poolSize?: number; handleSignals?: boolean; /** Make the embedded cluster when there is none. */ create?: boolean } = {},
+  opts: {
+    migrate?: boolean; poolSize?: number; handleSignals?: boolean; /** Make the embedded cluster when there is none. */ create?: boolean;
+    /** false: plain pools, without loading telemetry (a one-call CLI command). Default true. */
+    observe?: boolean;
+  } = {},
 ): Promise<Database> {
   let url = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | null = null;
@@ -80,6 +83,7 @@ export async function openDatabase(
   // Behind the pooler the direct pool carries only LISTEN (postgres.js gives each listen its own
   // connection) and the odd NOTIFY: two at most, opened on first use. Pools are observed only
   // where telemetry was started (kiln serve | api | worker); untouched otherwise.
+  const observePool = opts.observe === false ? (_name: string, pool: Sql) => pool : (await import('../telemetry/pool.ts')).observePool;
   const direct = observePool(config.poolerUrl ? 'direct' : 'main', connect(url, { max: config.poolerUrl ? 2 : max }));
   const sql = config.poolerUrl ? observePool('main', connect(config.poolerUrl, { max, prepare: false })) : direct;
   return {

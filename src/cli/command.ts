@@ -17,7 +17,7 @@ export interface Command {
 }
 
 export async function withDb<T>(config: Config, fn: (sql: Sql) => Promise<T>): Promise<T> {
-  const db = await openDatabase(config, { migrate: !config.databaseUrl, poolSize: 2 });
+  const db = await openDatabase(config, { migrate: !config.databaseUrl, poolSize: 2, observe: false });
   try {
     return await fn(db.sql);
   } finally {

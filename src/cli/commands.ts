@@ -22,7 +22,7 @@ import { expandIncludes, hasIncludes } from '../db/definitions.ts';
 import { createAccount, type AccountRow } from '../db/sql/create_account.ts';
 import { listAuditLog } from '../db/sql/audit.ts';
 import { createKey } from '../db/sql/keys.ts';
-import { KEY_SCOPES } from '../keys/schemas.ts';
+import { KEY_SCOPES } from '../auth/scopes.ts';
 import { createWorkspace } from '../db/sql/create_workspace.ts';
 import { getUsage } from '../db/sql/get_usage.ts';
 import { removeWorkspaceMember } from '../db/sql/remove_workspace_member.ts';

@@ -5,8 +5,9 @@ import { linkIdentity, type IdentityRow } from '../db/sql/link_identity.ts';
 import { listIdentities } from '../db/sql/list_identities.ts';
 import { unlinkIdentity } from '../db/sql/unlink_identity.ts';
 import { parseArgs, required, UsageError, uuidFlag } from './args.ts';
-import { DEV_ISSUER_ENV, DevIssuerDisabledError, devIssuerUrl, mintDevToken, startDevIssuer } from '../mcp/dev-issuer.ts';
-import { resourceMetadataUrl } from '../mcp/auth.ts';
+
+/** The development issuer, loaded by the commands that use it only (the others start without it and its JOSE library). */
+const devIssuer = () => import('../mcp/dev-issuer.ts');
 
 /** The MCP mount (and the server it brings), imported only by the commands that use its settings. */
 const mount = () => import('../mcp/mount.ts');
@@ -33,6 +34,7 @@ const PROBE_TIMEOUT_MS = 2000;
  * KILN_PUBLIC_URL or MCP_URL would refuse the token with 401 "aud claim invalid".
  */
 async function audienceWarning(audience: string): Promise<string | null> {
+  const [{ resourceMetadataUrl }, { DEV_ISSUER_ENV }] = await Promise.all([import('../mcp/auth.ts'), devIssuer()]);
   const url = resourceMetadataUrl(audience);
   const set = 'set PORT, KILN_PUBLIC_URL and MCP_URL here as for the server';
   let res: Response;
@@ -105,6 +107,7 @@ export const mcpCommands: Record<string, Command> = {
     help: 'DEVELOPMENT ONLY (KILN_DEV_ISSUER=1): serve the local OIDC issuer (discovery + JWKS) on 127.0.0.1:KILN_DEV_ISSUER_PORT until Ctrl-C',
     async run(argv, config) {
       parseArgs(argv, { options: {} });
+      const { DevIssuerDisabledError, startDevIssuer } = await devIssuer();
       if (!config.devIssuer) throw new DevIssuerDisabledError();
       const dev = await startDevIssuer({ dataDir: config.dataDir, port: config.devIssuerPort, env: (await mount()).DEV_ENV });
       process.stdout.write(
@@ -129,6 +132,7 @@ export const mcpCommands: Record<string, Command> = {
       }).values;
       const user = uuidFlag(f, 'user')!;
       const ttl = ttlFlag(f.ttl);
+      const { DevIssuerDisabledError, devIssuerUrl, mintDevToken } = await devIssuer();
       if (!config.devIssuer) throw new DevIssuerDisabledError();
       const issuer = devIssuerUrl(config.devIssuerPort);
       const { DEV_ENV, mcpUrlOf } = await mount();

@@ -6,7 +6,7 @@
 import { openDatabase } from './boot.ts';
 import { oneOf, parseArgs, UsageError } from './args.ts';
 import type { Command } from './command.ts';
-import { moveObjects, type MoveProgress, type MoveResult } from '../storage/move.ts';
+import type { MoveProgress, MoveResult } from '../storage/move.ts';
 import type { Backend } from '../storage/store.ts';
 
 function bar(p: MoveProgress, startedAt: number, width = 30): string {
@@ -42,6 +42,7 @@ export const storeCommands: Record<string, Command> = {
       let last = 0;
       let result: MoveResult;
       try {
+        const { moveObjects } = await import('../storage/move.ts');
         result = await moveObjects({ sql: db.sql, config }, to as Backend, {
           signal: stop.signal,
           onProgress(p) {

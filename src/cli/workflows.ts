@@ -5,7 +5,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { withDb, type Command } from './command.ts';
 import { parseArgs, required, UsageError, uuidFlag } from './args.ts';
-import { createWorkflow, getWorkflow, replaceWorkflow, type SavedWorkflow } from '../workflows/authoring.ts';
+import type { SavedWorkflow } from '../workflows/authoring.ts';
+
+/** Workflow authoring (graph validation and the catalog it checks against), loaded by these commands only. */
+const authoring = () => import('../workflows/authoring.ts');
 
 function readGraph(file: string): unknown {
   try {
@@ -40,12 +43,14 @@ export const workflowCommands: Record<string, Command> = {
       if (f.id !== undefined) {
         if (f.user !== undefined || f.workspace !== undefined) throw new UsageError('--id replaces a graph; --user and --workspace are for new workflows');
         const id = uuidFlag(f, 'id')!;
+        const { replaceWorkflow } = await authoring();
         return withDb(config, async (sql) => summary(await replaceWorkflow(sql, config, { id, graph, name })));
       }
       const user = uuidFlag(f, 'user')!;
       const workspace = uuidFlag(f, 'workspace', true);
       const named = (graph as { name?: unknown } | null)?.name;
       const fallback = typeof named === 'string' && named ? named : path.basename(file).replace(/\.json$/i, '');
+      const { createWorkflow } = await authoring();
       return withDb(config, async (sql) =>
         summary(await createWorkflow(sql, config, { accountId: user, workspaceId: workspace, name: name ?? String(fallback).slice(0, 200), graph })),
       );
@@ -56,6 +61,7 @@ export const workflowCommands: Record<string, Command> = {
     async run(argv, config) {
       const f = parseArgs(argv, { options: { id: { type: 'string' } } }).values;
       const id = uuidFlag(f, 'id')!;
+      const { getWorkflow } = await authoring();
       return withDb(config, async (sql) => {
         const w = await getWorkflow(sql, id);
         if (!w) throw new Error('workflow not found');

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { getCookie, type H3, type H3Event } from 'h3';
 import { clientIp, publicOrigin } from '../auth/access.ts';
-import { sessionSecret } from '../auth/secrets.ts';
+import { sessionSecret } from '../auth/session-cookie.ts';
 import { beginSignIn, clearSessionCookie, clearTransactionCookie, completeSignIn, signOut, TRANSACTION_COOKIE, type SignInResult } from '../auth/sso.ts';
 import type { Context } from '../context.ts';
 import { errors } from '../errors.ts';

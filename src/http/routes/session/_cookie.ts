@@ -3,7 +3,8 @@
 
 import type { H3Event } from 'h3';
 import type { Caller } from '../../../auth/access.ts';
-import { hashKey, sessionSecret } from '../../../auth/secrets.ts';
+import { hashKey } from '../../../auth/secrets.ts';
+import { sessionSecret } from '../../../auth/session-cookie.ts';
 import { ApiError } from '../../../errors.ts';
 
 export function sessionHash(caller: Caller, event: H3Event): Buffer {
