@@ -15,7 +15,8 @@ export interface Delivery {
   at: number;
 }
 
-export type Reply = { status?: number; headers?: Record<string, string>; hang?: boolean; delayMs?: number };
+/** `until`: answer once it settles (after `delayMs`), for a delivery held in flight as long as a test needs. */
+export type Reply = { status?: number; headers?: Record<string, string>; hang?: boolean; delayMs?: number; until?: Promise<unknown> };
 
 export interface Receiver {
   url: string;
@@ -63,8 +64,11 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
       const reply = r.reply(d, index);
       if (reply.hang) { hung.push(res); return; }
       setTimeout(() => {
-        res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
-        res.end('receiver body that must never be stored');
+        void Promise.resolve(reply.until).finally(() => {
+          if (res.destroyed) return;
+          res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
+          res.end('receiver body that must never be stored');
+        });
       }, reply.delayMs ?? 0);
     });
   });

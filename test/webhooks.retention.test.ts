@@ -104,9 +104,11 @@ test('old events go with their deliveries and attempts; a pending delivery\'s ev
   }, 30_000);
   await keeper.stop();
 
-  // …so send the failed one again into a receiver that takes 15 s to answer (pending all the
-  // while), and sweep with the default retention (30 days).
-  down.reply = () => ({ status: 204, delayMs: 15_000 });
+  // …so send the failed one again into a receiver that holds it unanswered until the sweeps are
+  // checked (pending all the while), and sweep with the default retention (30 days).
+  let answer!: () => void;
+  const held = new Promise<void>((resolve) => { answer = resolve; });
+  down.reply = () => ({ status: 204, until: held });
   assert.equal((await api(srv.base, key, `/webhooks/${downId}/deliveries/${again.id}/redeliver`, { method: 'POST' })).status, 202);
   const purger = await startTestWorker(srv, { webhookRetrySchedule: [], webhookTimeoutMs: 60_000, eventRetentionSeconds: 30 * 86_400 });
   await twoSweeps();
@@ -134,6 +136,7 @@ test('old events go with their deliveries and attempts; a pending delivery\'s ev
   assert.ok(await attempts() >= 2, 'the remaining deliveries keep their attempts');
 
   // Once the redelivery ends, its old event goes at the next sweep.
+  answer();
   await until('the old event of the finished redelivery to be purged', async () =>
     (await srv.db.sql`select 1 from kiln_private.events where id = ${pendingEvent}`).length === 0, 40_000, 200);
   await purger.stop();
