@@ -364,6 +364,7 @@ function batches(f: Figures): string[] {
     ...(t.spread ? [`| … POST /generations from the 64 bench accounts instead | ${t.spread.seconds} s (${n(t.spread.perSecond)}/s): batch ${t.spread.ratio}×; CPU ms per line ${t.spread.cpu.worker} / ${t.spread.cpu.postgres ?? '?'} / ${t.spread.cpu.api} | — | |`] : []),
     `| interactive enqueue → processing, idle | p50 ${l.idle.p50} ms, p99 ${l.idle.p99} ms, max ${l.idle.max} ms | — | |`,
     `| … while a ${n(a.lines)}-line batch drains | p50 ${l.draining.p50} ms, p99 ${l.draining.p99} ms, max ${l.draining.max} ms: p99 ${factor}× idle | p99 ≤ ${TARGETS.batchLatencyFactor}× idle | ${met(factor <= TARGETS.batchLatencyFactor)} |`,
+    ...(l.control ? [`| … control: idle queue, busy loops outside Kiln on the ${l.control.busyLoopCores} cores the drain added | p50 ${l.control.p50} ms, p99 ${l.control.p99} ms, max ${l.control.max} ms: p99 ${l.idle.p99 > 0 ? +(l.control.p99 / l.idle.p99).toFixed(2) : NaN}× idle (machine busy: idle ${l.cores.idle}, draining ${l.cores.draining}, control ${l.cores.control} cores) | — | |`] : []),
   ];
 }
 function admin(f: Figures): string[] {

@@ -5,7 +5,9 @@
 //     against N POST /generations from 32 connections (first POST → the last one completed), both
 //     from the same account (16 parallel slots, one pool); the POSTs from the 64 bench accounts too.
 // (c) Interactive enqueue → `processing` (kiln.generation_timings.queued_ms) for generations
-//     posted at a steady rate on an idle queue, then while a 50,000-line batch drains.
+//     posted at a steady rate on an idle queue, then while a 50,000-line batch drains, then — the
+//     control — on an idle queue again while busy loops outside Kiln take the cores the drain
+//     added (what the machine's CPU alone does to the tail).
 // Called by test/bench/run.ts (`KILN_BENCH_ONLY=batches npm run bench` runs this section alone).
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -31,6 +33,12 @@ export interface BatchFigures {
     ratePerSecond: number;
     idle: { p50: number; p99: number; max: number };
     draining: { p50: number; p99: number; max: number };
+    /**
+     * The control: the idle queue again while processes outside Kiln keep busy the cores the
+     * drain added (`busyLoopCores`); the machine's busy cores in each run (every process).
+     */
+    control: { p50: number; p99: number; max: number; busyLoopCores: number };
+    cores: { idle: number; draining: number; control: number };
     /** Batch lines that ended while the draining samples were taken, and those still left after. */
     drained: number;
     left: number;
@@ -82,6 +90,26 @@ function cpuNow(ctx: BenchContext, worker: ChildProcess) {
 function cpuPerLine(a: ReturnType<typeof cpuNow>, b: ReturnType<typeof cpuNow>, lines: number): CpuPerLine {
   const ms = (t: number) => +((t * 1000) / TICKS_PER_SECOND / lines).toFixed(2);
   return { worker: ms(b.worker - a.worker), postgres: a.postgres === null || b.postgres === null ? null : ms(b.postgres - a.postgres), api: ms(b.api - a.api) };
+}
+
+/** The machine's busy CPU ticks (every process: /proc/stat's first line, all but idle and iowait). */
+function machineBusy(): number {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return f.reduce((a, b) => a + b, 0) - f[3]! - f[4]!;
+}
+
+/** Cores the machine kept busy since `a` (machineBusy at `t0`). */
+function coresUsed(a: number, t0: number): number {
+  return (machineBusy() - a) / TICKS_PER_SECOND / ((performance.now() - t0) / 1000);
+}
+
+/** Processes outside Kiln that keep `cores` of CPU busy (10 ms periods at a duty cycle) until killed. */
+function hog(cores: number): ChildProcess[] {
+  const n = Math.max(1, Math.ceil(cores));
+  const duty = Math.min(1, cores / n);
+  const code = `const d = ${duty}; const w = new Int32Array(new SharedArrayBuffer(4));
+    for (;;) { const t = Date.now(); while (Date.now() - t < 10 * d); if (d < 1) Atomics.wait(w, 0, 0, 10 * (1 - d)); }`;
+  return Array.from({ length: n }, () => spawn(process.execPath, ['-e', code], { stdio: 'ignore' }));
 }
 
 function batchBody(n: number, tag: string): string {
@@ -191,7 +219,10 @@ export async function benchBatches(ctx: BenchContext): Promise<BatchFigures> {
     const batchCpu = cpuPerLine(batchCpu0, cpuNow(ctx, worker), LINES);
 
     // (c) Interactive latency on an idle queue.
+    const idleCpu0 = machineBusy();
+    const idleT0 = performance.now();
     const idle = await interactiveLatency(ctx, 'idle');
+    const idleCores = coresUsed(idleCpu0, idleT0);
 
     // (a) Accepting a BIG-line batch (the worker starts draining it at once).
     const body = batchBody(BIG, 'big');
@@ -212,10 +243,27 @@ export async function benchBatches(ctx: BenchContext): Promise<BatchFigures> {
 
     // (c) Interactive latency while it drains.
     const [{ before }] = await ctx.sql`select (completed + failed + canceled)::int as before from kiln_private.batches where id = ${big}`;
+    const drainCpu0 = machineBusy();
+    const drainT0 = performance.now();
     const draining = await interactiveLatency(ctx, 'draining');
+    const drainCores = coresUsed(drainCpu0, drainT0);
     const [{ after, total }] = await ctx.sql`select (completed + failed + canceled)::int as after, total from kiln_private.batches where id = ${big}`;
     await ctx.sql`select kiln.cancel_batch(${acct!.id}::uuid, ${big}::uuid)`;
     await batchEnded(ctx, big, 60_000);
+
+    // (c) The control: the same interactive load on an idle queue while processes outside Kiln
+    // keep busy the cores the drain added (the machine's busy cores while draining, over the idle run's).
+    const hogCores = Math.max(0.1, drainCores - idleCores);
+    const hogs = hog(hogCores);
+    let hogged: number[];
+    const hogCpu0 = machineBusy();
+    const hogT0 = performance.now();
+    try {
+      hogged = await interactiveLatency(ctx, 'hogged');
+    } finally {
+      for (const h of hogs) h.kill('SIGKILL');
+    }
+    const hoggedCores = coresUsed(hogCpu0, hogT0);
 
     const figures: BatchFigures = {
       accept: { lines: BIG, megabytes: +(Buffer.byteLength(body) / 2 ** 20).toFixed(1), seconds: +acceptSeconds.toFixed(2), rssGrowthMb: +((peak - baseline) / 2 ** 20).toFixed(1) },
@@ -227,7 +275,11 @@ export async function benchBatches(ctx: BenchContext): Promise<BatchFigures> {
         batchCpu, postCpu,
         spread: { seconds: +spread.seconds.toFixed(2), perSecond: Math.round(LINES / spread.seconds), ratio: +(spread.seconds / batchSeconds).toFixed(2), cpu: spread.cpu },
       },
-      latency: { n: SAMPLES, ratePerSecond: RATE, idle: summary(idle), draining: summary(draining), drained: after - before, left: total - after },
+      latency: {
+        n: SAMPLES, ratePerSecond: RATE, idle: summary(idle), draining: summary(draining), drained: after - before, left: total - after,
+        control: { ...summary(hogged), busyLoopCores: +hogCores.toFixed(2) },
+        cores: { idle: +idleCores.toFixed(2), draining: +drainCores.toFixed(2), control: +hoggedCores.toFixed(2) },
+      },
     };
     const { accept: a, throughput: t, latency: l } = figures;
     console.log('\n## Batches');
@@ -235,7 +287,7 @@ export async function benchBatches(ctx: BenchContext): Promise<BatchFigures> {
     console.log(`${t.lines} lines: batch ${t.batchSeconds} s (${t.batchPerSecond}/s) vs POST /generations from the same account, ${t.connections} connections ${t.postSeconds} s (${t.postPerSecond}/s): ${t.ratio}× (goal ≥ ${TARGETS.batchSpeedup}×)`);
     console.log(`CPU ms per line (worker / Postgres / API): batch ${t.batchCpu.worker} / ${t.batchCpu.postgres} / ${t.batchCpu.api}; POST ${t.postCpu.worker} / ${t.postCpu.postgres} / ${t.postCpu.api}`);
     console.log(`POST /generations from the 64 bench accounts instead: ${t.spread.seconds} s (${t.spread.perSecond}/s): batch ${t.spread.ratio}×; CPU ms per line ${t.spread.cpu.worker} / ${t.spread.cpu.postgres} / ${t.spread.cpu.api}`);
-    console.log(`interactive enqueue → processing, idle: p50 ${l.idle.p50} ms, p99 ${l.idle.p99} ms; while a ${BIG}-line batch drains (${l.drained} lines ended meanwhile, ${l.left} left): p50 ${l.draining.p50} ms, p99 ${l.draining.p99} ms (goal p99 ≤ ${TARGETS.batchLatencyFactor}× idle)`);
+    console.log(`interactive enqueue → processing, idle: p50 ${l.idle.p50} ms, p99 ${l.idle.p99} ms; while a ${BIG}-line batch drains (${l.drained} lines ended meanwhile, ${l.left} left): p50 ${l.draining.p50} ms, p99 ${l.draining.p99} ms (goal p99 ≤ ${TARGETS.batchLatencyFactor}× idle); control, idle queue with ${l.control.busyLoopCores} cores of busy loops: p50 ${l.control.p50} ms, p99 ${l.control.p99} ms (busy cores: idle ${l.cores.idle}, draining ${l.cores.draining}, control ${l.cores.control})`);
     return figures;
   } finally {
     worker.kill('SIGTERM');
