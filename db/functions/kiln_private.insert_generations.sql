@@ -117,7 +117,10 @@ begin
         array(select c_gid[i] from unnest(v_idx) as u(i)),
         array_fill(null::uuid, array[cardinality(v_idx)]),
         array_fill(null::text, array[cardinality(v_idx)]),
-        array(select p_requests[i]->>'endUser' from unnest(v_idx) as u(i))) r;
+        array(select p_requests[i]->>'endUser' from unnest(v_idx) as u(i)),
+        -- The charges carry their generation's attribution (docs/api.md, "Attribution") from their insert.
+        null::uuid[],
+        array(select nullif(p_requests[i]->'metadata', 'null'::jsonb) from unnest(v_idx) as u(i))) r;
     for v_n in 1 .. cardinality(v_idx) loop
       c_charge[v_idx[v_n]] := r_charge[v_n];
       c_err[v_idx[v_n]] := r_err[v_n];
@@ -137,16 +140,6 @@ begin
     )
     select array_agg(g.id order by g.created_at) into v_created from gens g;
     perform kiln_private.enqueue_new_generations(v_created, p_max_attempts);
-    -- The charges reserve_budgets made carry their generation's attribution (docs/api.md,
-    -- "Attribution"): the end user from reserve_budgets, the metadata here; requests without
-    -- metadata touch no charge.
-    if exists (select 1 from generate_subscripts(p_account_ids, 1) as s(i)
-               where c_charge[s.i] is not null and p_requests[s.i] ? 'metadata') then
-      update kiln_private.charges c
-        set metadata = nullif(p_requests[s.i]->'metadata', 'null'::jsonb)
-        from generate_subscripts(p_account_ids, 1) as s(i)
-        where c.id = c_charge[s.i] and p_requests[s.i] ? 'metadata';
-    end if;
   end if;
 
   -- 4. A refused claimant keeps nothing: its retry may succeed later (one primary-key delete each).
