@@ -64,11 +64,12 @@ export async function startReceiver(path = '/hook'): Promise<Receiver> {
       const reply = r.reply(d, index);
       if (reply.hang) { hung.push(res); return; }
       setTimeout(() => {
-        void Promise.resolve(reply.until).finally(() => {
+        const answer = () => {
           if (res.destroyed) return;
           res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
           res.end('receiver body that must never be stored');
-        });
+        };
+        void Promise.resolve(reply.until).then(answer, answer);
       }, reply.delayMs ?? 0);
     });
   });

@@ -162,21 +162,20 @@ test('an upstream that never answers times out, is retried, then fails; reservat
 
 test('cancel through the API aborts the in-flight generateContent call within 2 s and releases the reservation', async (t) => {
   // An entry with a 60 s upstream timeout: only the cancel can end the call.
-  const slow = srv;
-  const key = await newKey(slow);
-  const res = await api(slow.base, key, '/generations', { body: { type: 'image', model: 'gemini/patient', prompt: '[case:cancel] take your time' } });
+  const key = await newKey(srv);
+  const res = await api(srv.base, key, '/generations', { body: { type: 'image', model: 'gemini/patient', prompt: '[case:cancel] take your time' } });
   assert.equal(res.status, 202, JSON.stringify(res.body));
   const id = res.body.id;
   let req;
   for (let i = 0; i < 500 && !(req = requestsOf('cancel')[0]); i++) await new Promise((r) => setTimeout(r, 20));
   assert.ok(req, 'the worker called the peer');
-  assert.equal((await generationRow(slow.db.sql, id)).status, 'processing');
+  assert.equal((await generationRow(srv.db.sql, id)).status, 'processing');
   const canceledAt = Date.now();
-  const cancel = await api(slow.base, key, `/generations/${id}/cancel`, { method: 'POST' });
+  const cancel = await api(srv.base, key, `/generations/${id}/cancel`, { method: 'POST' });
   assert.equal(cancel.status, 200, JSON.stringify(cancel.body));
   assert.ok(await clientGone(req, 5000), 'the peer saw the connection aborted');
   t.diagnostic(`upstream call aborted ${req.abortedAt! - canceledAt} ms after the cancel`);
   assert.ok(req.abortedAt! - canceledAt <= 2_000);
-  assert.deepEqual((await charges(slow.db.sql, id)).map((c) => [c.status, c.settled]), [['released', null]]);
+  assert.deepEqual((await charges(srv.db.sql, id)).map((c) => [c.status, c.settled]), [['released', null]]);
   assert.equal(requestsOf('cancel').length, 1);
 });

@@ -100,6 +100,7 @@ export function createAnthropicProvider(options: AdapterOptions = {}): Provider 
     },
 
     async generateText(req: TextRequest): Promise<TextOutput> {
+      const opts = entryOptions(options, req.model);
       const kind = outputKind(req);
       const system = systemPrompt(kind);
       const prompt = userPrompt(req.prompt, req.textInputs);
@@ -125,7 +126,7 @@ export function createAnthropicProvider(options: AdapterOptions = {}): Provider 
         }, req.model.upstream?.params, OWN_FIELDS)),
         signal: req.signal,
       };
-      const { json, requestId, whole } = sink ? await streamedMessage(call, entryOptions(options, req.model), sink) : { ...(await postJson(call, entryOptions(options, req.model))), whole: false };
+      const { json, requestId, whole } = sink ? await streamedMessage(call, opts, sink) : { ...(await postJson(call, opts)), whole: false };
 
       const msg = json as Message | null;
       if (msg?.type !== 'message' || !Array.isArray(msg.content)) throw badResponse('upstream provider returned no message');

@@ -223,6 +223,7 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
 
   return {
     async generateText(req: TextRequest): Promise<TextOutput> {
+      const opts = entryOptions(options, req.model);
       const family = familyOf(req.model);
       const name = upstreamModel(req.model);
       const kind = outputKind(req);
@@ -252,7 +253,7 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
         })),
         signal: req.signal,
       };
-      const { json, requestId, whole } = sink ? await streamedChat(call, entryOptions(options, req.model), sink) : { ...(await postJson(call, entryOptions(options, req.model))), whole: false };
+      const { json, requestId, whole } = sink ? await streamedChat(call, opts, sink) : { ...(await postJson(call, opts)), whole: false };
       const choice = firstChoice(json);
       // A server that ignored `stream` answered in one piece: its text is the one delta.
       if (whole && sink && choice.text !== '') sink.text(choice.text);
@@ -275,6 +276,7 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
     },
 
     async generateImage(req: ImageRequest): Promise<ImageOutput> {
+      const opts = entryOptions(options, req.model);
       const family = familyOf(req.model);
       if (family === 'chat' || family === 'reasoning') throw misconfigured(`catalog entry ${req.model.id} is invalid: upstream.family ${family} is for text and svg entries`);
       const prompt = imagePrompt(req.prompt, req.textInputs);
@@ -326,14 +328,14 @@ export function createOpenAIProvider(options: AdapterOptions = {}): Provider {
       }
       const call: Call = { url: endpoint(req.model, path), headers, body: payload, signal: req.signal };
       const { json, requestId } = partials
-        ? await streamedImage({ ...call, headers: { ...headers, accept: 'text/event-stream' } }, entryOptions(options, req.model), sink!, mediaTypeOf(entryParams(req.model).output_format))
-        : await postJson(call, entryOptions(options, req.model));
+        ? await streamedImage({ ...call, headers: { ...headers, accept: 'text/event-stream' } }, opts, sink!, mediaTypeOf(entryParams(req.model).output_format))
+        : await postJson(call, opts);
       const item = (json as { data?: Array<{ b64_json?: unknown; url?: unknown }> })?.data?.[0];
       let data: Buffer;
       if (typeof item?.b64_json === 'string' && item.b64_json.length > 0) {
         data = decodeBase64Image(item.b64_json);
       } else if (typeof item?.url === 'string') {
-        data = await downloadImage(item.url, { trustedOrigin: new URL(endpoint(req.model, '/')).origin, maxBytes: options.maxImageBytes, timeoutMs: entryOptions(options, req.model).timeoutMs, signal: req.signal });
+        data = await downloadImage(item.url, { trustedOrigin: new URL(endpoint(req.model, '/')).origin, maxBytes: options.maxImageBytes, timeoutMs: opts.timeoutMs, signal: req.signal });
       } else {
         throw badResponse('upstream provider returned no image');
       }
